@@ -1,0 +1,56 @@
+# ckbench — one build entry.
+#   make            build build/ckbench
+#   make test       install missing packages, build, run the tests (plain, then ASan+UBSan)
+#   make bench      install missing packages, build, run `ckbench bench` on the default suite
+#   make SAN=1 ...  the same under AddressSanitizer + UBSan, in build-san/
+
+CC      ?= cc
+SAN     ?=
+BUILD   ?= $(if $(SAN),build-san,build)
+
+CFLAGS_PROJECT = -std=gnu11 -O2 -g -march=native -fopenmp -Wall -Wextra -Werror \
+                 -Iinclude -Isrc -MMD -MP
+LDLIBS  = -ldnnl -ljson-c -lseccomp -lm -ldl
+LDFLAGS = -fopenmp
+ifeq ($(SAN),1)
+  CFLAGS_PROJECT += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS        += -fsanitize=address,undefined
+endif
+
+LIB_SRC  := $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard workloads/*/workload.c)
+TEST_SRC := $(wildcard tests/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all deps test test-quick bench clean
+all: $(BUILD)/ckbench $(BUILD)/ckbench-tests
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_PROJECT) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/ckbench: $(BUILD)/obj/src/cli/main.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/ckbench-tests: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# The test command of the README: plain build, then the sanitizer build.
+test: deps
+	$(MAKE) all
+	CKBENCH_BIN=$(CURDIR)/build/ckbench build/ckbench-tests
+	$(MAKE) SAN=1 all
+	CKBENCH_BIN=$(CURDIR)/build-san/ckbench build-san/ckbench-tests --tier quick
+
+# The main job of the README: every workload at default size.
+bench: deps
+	$(MAKE) all
+	build/ckbench bench
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/obj/src/cli/main.d

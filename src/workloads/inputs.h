@@ -1,0 +1,31 @@
+/*
+ * inputs.h — deterministic, parallel fills for create_inputs().
+ *
+ * Every value is a pure function of (seed, stream, index) through
+ * ckb_hash64, so inputs are identical whatever the thread count, and two
+ * tensors of one workload draw from different streams.
+ */
+#ifndef CKB_INPUTS_H
+#define CKB_INPUTS_H
+
+#include <stdint.h>
+
+#include "ckbench.h"
+
+/* A standard normal sample for (seed, stream, index) (Box-Muller). */
+float ckb_normal(uint64_t seed, uint64_t stream, uint64_t index);
+
+void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                          float std);
+void ckb_fill_uniform_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float lo,
+                           float hi);
+void ckb_fill_normal_f32(float *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
+                         float std);
+void ckb_fill_uniform_f32(float *x, int64_t n, uint64_t seed, uint64_t stream, float lo,
+                          float hi);
+
+/* A per-seed factor in [lo, hi): varies scales and offsets between seeds so
+ * that no analytic shortcut holds for every input set (CHEATS.md #4). */
+float ckb_seed_factor(uint64_t seed, uint64_t stream, float lo, float hi);
+
+#endif /* CKB_INPUTS_H */

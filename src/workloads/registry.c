@@ -1,0 +1,41 @@
+/* The workload table: registry.def expanded into declarations and rows. */
+#include <string.h>
+
+#include "workloads/workload.h"
+
+#define CKB_WORKLOAD(id) extern const ckb_workload ckb_wl_##id;
+#include "workloads/registry.def"
+#undef CKB_WORKLOAD
+
+static const ckb_workload *const registry__table[] = {
+#define CKB_WORKLOAD(id) &ckb_wl_##id,
+#include "workloads/registry.def"
+#undef CKB_WORKLOAD
+};
+
+enum { REGISTRY_COUNT = sizeof registry__table / sizeof registry__table[0] };
+/* The suite grows by issue; this guards against a row lost in a merge. */
+_Static_assert(REGISTRY_COUNT == 1, "registry.def lost or gained a row: update this count");
+
+int ckb_workload_count(void) { return REGISTRY_COUNT; }
+
+const ckb_workload *ckb_workload_at(int i)
+{
+    return i >= 0 && i < REGISTRY_COUNT ? registry__table[i] : NULL;
+}
+
+const ckb_workload *ckb_workload_find(const char *name)
+{
+    if (!name || !*name)
+        return NULL;
+    size_t n = strlen(name);
+    for (int i = 0; i < REGISTRY_COUNT; i++) {
+        const char *id = registry__table[i]->id;
+        if (strcmp(id, name) == 0)
+            return registry__table[i];
+        /* "8p" matches "8p_GEMM"; case-insensitive for the number prefix form */
+        if (strncasecmp(id, name, n) == 0 && id[n] == '_' && strchr(name, '_') == NULL)
+            return registry__table[i];
+    }
+    return NULL;
+}

@@ -1,0 +1,130 @@
+/*
+ * workload.h — the contract every workload fulfils (DESIGN §2).
+ *
+ * A workload is one folder, workloads/<id>/, holding workload.c (this
+ * contract, filled in), optional expert.c (a candidate file with tunable
+ * macros) and README.md. It is registered by one line in registry.def.
+ *
+ * All kernels of the harness (baseline, reference) take the same two
+ * arguments: the dims of the chosen size, indexed by the workload's own
+ * enum, and the tensors in declaration order (inputs first, then outputs).
+ */
+#ifndef CKB_WORKLOAD_H
+#define CKB_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckbench.h"
+
+#define CKB_MAX_DIMS 16
+#define CKB_MAX_CONSTS 8
+#define CKB_MAX_TENSORS 12
+#define CKB_MAX_RANK 6
+#define CKB_MAX_PARAMS 8
+#define CKB_MAX_PARAM_VALUES 8
+
+typedef enum { CKB_BF16, CKB_F32, CKB_I32 } ckb_dtype;
+typedef enum { CKB_IN, CKB_OUT } ckb_role;
+typedef enum { CKB_SIZE_SMALL, CKB_SIZE_DEFAULT, CKB_SIZE_PAPER, CKB_SIZE_COUNT } ckb_size;
+
+/* A named dimension; its value for each size (small, default, paper). */
+typedef struct {
+    const char *name;
+    int64_t value[CKB_SIZE_COUNT];
+} ckb_dim;
+
+/* A named scalar constant, the same at every size (eps, a scale, dropout p). */
+typedef struct {
+    const char *name;
+    double value;
+} ckb_const;
+
+/* A tensor: its shape lists indices into the workload's dims. */
+typedef struct {
+    const char *name;
+    ckb_dtype dtype;
+    ckb_role role;
+    int rank;
+    int shape[CKB_MAX_RANK];
+} ckb_tensor;
+
+/* One tunable parameter of an expert kernel: a macro name, its untuned
+ * default and the grid `ckbench tune` searches. */
+typedef struct {
+    const char *name;
+    int64_t fallback;
+    int nvalues;
+    int64_t values[CKB_MAX_PARAM_VALUES];
+} ckb_param;
+
+typedef void (*ckb_kernel_fn)(const int64_t *dims, void *const *tensors);
+
+typedef struct ckb_workload {
+    const char *id;      /* "8p_GEMM": also the folder name under workloads/ */
+    const char *model;   /* the model the operator comes from */
+    const char *op;      /* operator type, as in JAXBench's CONFIG */
+    const char *tags;    /* comma-separated categories that choose the docs */
+    const char *summary; /* what it computes, one line */
+
+    int ndims;
+    ckb_dim dims[CKB_MAX_DIMS];
+    int nconsts;
+    ckb_const consts[CKB_MAX_CONSTS];
+    int ntensors;
+    ckb_tensor tensors[CKB_MAX_TENSORS];
+
+    /* allclose(out, oracle): |a-b| <= atol + rtol*|b|. 0 means the default
+     * 1e-2 (bf16); a workload that changes it says why. */
+    double atol, rtol;
+    const char *tolerance_reason;
+
+    /* Fills every input tensor, deterministically for (dims, seed). */
+    void (*create_inputs)(const int64_t *dims, uint64_t seed, void *const *t);
+    ckb_kernel_fn baseline;  /* oneDNN + loops: the speedup denominator */
+    ckb_kernel_fn reference; /* plain loops, to validate the baseline in tests */
+    double (*flops)(const int64_t *dims);
+    double (*bytes)(const int64_t *dims); /* compulsory traffic: inputs + outputs */
+
+    /* The expert's tunable macros; nparams == 0 and no expert.c if none. */
+    int nparams;
+    ckb_param params[CKB_MAX_PARAMS];
+} ckb_workload;
+
+/* ---- registry ---------------------------------------------------------- */
+
+int ckb_workload_count(void);
+const ckb_workload *ckb_workload_at(int i);
+/* By exact id ("8p_GEMM") or by its number prefix ("8p"); NULL if unknown. */
+const ckb_workload *ckb_workload_find(const char *name);
+
+/* ---- derived facts ----------------------------------------------------- */
+
+const char *ckb_size_name(ckb_size s);
+int ckb_size_parse(const char *name, ckb_size *out); /* 0 on success */
+const char *ckb_dtype_name(ckb_dtype t);
+const char *ckb_dtype_ctype(ckb_dtype t); /* "ckb_bf16", "float", "int32_t" */
+size_t ckb_dtype_size(ckb_dtype t);
+
+/* Fills dims[] with the values of size s. */
+void ckb_workload_dims(const ckb_workload *w, ckb_size s, int64_t *dims);
+int64_t ckb_tensor_numel(const ckb_tensor *t, const int64_t *dims);
+size_t ckb_tensor_bytes(const ckb_tensor *t, const int64_t *dims);
+double ckb_workload_atol(const ckb_workload *w);
+double ckb_workload_rtol(const ckb_workload *w);
+int ckb_workload_has_tag(const ckb_workload *w, const char *tag);
+
+/* Allocates every tensor of w at dims, 64-byte aligned and zeroed, into
+ * t[0..ntensors-1]. Returns 0, or -1 (nothing left allocated) when out of
+ * memory. Free with ckb_tensors_free. */
+int ckb_tensors_alloc(const ckb_workload *w, const int64_t *dims, void **t);
+void ckb_tensors_free(const ckb_workload *w, void **t);
+
+/* The generated header force-included into candidates: the dims and consts
+ * as macros and the prototype of workload(). Caller frees. */
+char *ckb_workload_candidate_header(const ckb_workload *w, ckb_size s);
+/* The candidate's signature, e.g. "void workload(const ckb_bf16 *A, ...)".
+ * Caller frees. */
+char *ckb_workload_signature(const ckb_workload *w);
+
+#endif /* CKB_WORKLOAD_H */

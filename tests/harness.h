@@ -1,0 +1,38 @@
+/*
+ * harness.h — the tests' own small runner. A test is a function registered
+ * with CKBT_TEST(name, tier); CKBT_EXPECT records a failure with file:line
+ * and what was seen, and the test goes on. The runner prints one line per
+ * test and closes with "N passed, N failed".
+ *
+ * Tiers: "quick" runs on every commit (and under the sanitizers); "full"
+ * adds the slower tests (the plain CI run executes both).
+ */
+#ifndef CKB_TEST_HARNESS_H
+#define CKB_TEST_HARNESS_H
+
+#include <stdio.h>
+
+typedef void (*ckbt_fn)(void);
+void ckbt_register(const char *name, const char *tier, const char *file, ckbt_fn fn);
+void ckbt_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The path of the ckbench binary under test ($CKBENCH_BIN or build/ckbench). */
+const char *ckbt_bin(void);
+/* A fresh temporary directory for this test; removed at exit unless it failed. */
+const char *ckbt_tmpdir(void);
+
+#define CKBT_TEST(name, tier)                                                      \
+    static void name(void);                                                        \
+    __attribute__((constructor)) static void ckbt_reg_##name(void)                 \
+    {                                                                              \
+        ckbt_register(#name, tier, __FILE__, name);                                \
+    }                                                                              \
+    static void name(void)
+
+#define CKBT_EXPECT(cond, ...)                                                     \
+    do {                                                                           \
+        if (!(cond))                                                               \
+            ckbt_fail(__FILE__, __LINE__, "expected " #cond ": " __VA_ARGS__);     \
+    } while (0)
+
+#endif /* CKB_TEST_HARNESS_H */

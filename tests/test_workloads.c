@@ -1,0 +1,182 @@
+/*
+ * Every registered workload, at small size: the baseline agrees with the
+ * plain reference on two seeds, inputs are deterministic and differ between
+ * seeds, and the tolerance is tight enough to reject a slightly wrong answer
+ * (one element off by 5%, an input zeroed, an input in the wrong order).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/check.h"
+#include "harness.h"
+#include "workloads/workload.h"
+
+typedef struct {
+    const ckb_workload *w;
+    int64_t dims[CKB_MAX_DIMS];
+    void *t[CKB_MAX_TENSORS];
+} instance;
+
+static int instance_init(instance *in, const ckb_workload *w, uint64_t seed)
+{
+    in->w = w;
+    ckb_workload_dims(w, CKB_SIZE_SMALL, in->dims);
+    if (ckb_tensors_alloc(w, in->dims, in->t) != 0)
+        return -1;
+    w->create_inputs(in->dims, seed, in->t);
+    return 0;
+}
+
+/* Compares every output of a against b with the workload's tolerance. */
+static ckb_check compare_outputs(const instance *a, const instance *b)
+{
+    ckb_check all = {.ok = 1, .worst = -1};
+    for (int i = 0; i < a->w->ntensors; i++) {
+        const ckb_tensor *t = &a->w->tensors[i];
+        if (t->role != CKB_OUT)
+            continue;
+        ckb_check c;
+        ckb_check_allclose(t->dtype, a->t[i], b->t[i], ckb_tensor_numel(t, a->dims),
+                           ckb_workload_atol(a->w), ckb_workload_rtol(a->w), &c);
+        ckb_check_merge(&all, &c);
+    }
+    return all;
+}
+
+static void copy_inputs(instance *dst, const instance *src)
+{
+    for (int i = 0; i < src->w->ntensors; i++)
+        if (src->w->tensors[i].role == CKB_IN)
+            memcpy(dst->t[i], src->t[i], ckb_tensor_bytes(&src->w->tensors[i], src->dims));
+}
+
+CKBT_TEST(baselines_match_references_on_two_seeds, "quick")
+{
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+            instance base, ref;
+            CKBT_EXPECT(instance_init(&base, w, seed) == 0, "%s: allocation", w->id);
+            CKBT_EXPECT(instance_init(&ref, w, seed) == 0, "%s: allocation", w->id);
+            w->baseline(base.dims, base.t);
+            w->reference(ref.dims, ref.t);
+            ckb_check c = compare_outputs(&base, &ref);
+            CKBT_EXPECT(c.ok, "%s seed %llu: baseline vs reference: %lld bad, worst [%lld] %g vs %g",
+                        w->id, (unsigned long long)seed, (long long)c.nbad, (long long)c.worst,
+                        c.got, c.want);
+            ckb_tensors_free(w, base.t);
+            ckb_tensors_free(w, ref.t);
+        }
+    }
+}
+
+CKBT_TEST(inputs_are_deterministic_and_seed_dependent, "quick")
+{
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        instance a, b, c;
+        instance_init(&a, w, 7);
+        instance_init(&b, w, 7);
+        instance_init(&c, w, 8);
+        for (int i = 0; i < w->ntensors; i++) {
+            if (w->tensors[i].role != CKB_IN)
+                continue;
+            size_t n = ckb_tensor_bytes(&w->tensors[i], a.dims);
+            CKBT_EXPECT(memcmp(a.t[i], b.t[i], n) == 0, "%s.%s differs for one seed", w->id,
+                        w->tensors[i].name);
+            CKBT_EXPECT(memcmp(a.t[i], c.t[i], n) != 0, "%s.%s is the same for two seeds",
+                        w->id, w->tensors[i].name);
+        }
+        ckb_tensors_free(w, a.t);
+        ckb_tensors_free(w, b.t);
+        ckb_tensors_free(w, c.t);
+    }
+}
+
+/* Multiplies the largest-magnitude output element by 1.05. */
+static void nudge_largest_output(instance *in)
+{
+    for (int i = 0; i < in->w->ntensors; i++) {
+        const ckb_tensor *t = &in->w->tensors[i];
+        if (t->role != CKB_OUT)
+            continue;
+        int64_t n = ckb_tensor_numel(t, in->dims), best = 0;
+        double bestv = -1;
+        for (int64_t k = 0; k < n; k++) {
+            double v = t->dtype == CKB_BF16 ? fabs(ckb_bf16_to_f32(((ckb_bf16 *)in->t[i])[k]))
+                       : t->dtype == CKB_F32 ? fabs(((float *)in->t[i])[k])
+                                             : fabs((double)((int32_t *)in->t[i])[k]);
+            if (v > bestv)
+                bestv = v, best = k;
+        }
+        if (t->dtype == CKB_BF16) {
+            ckb_bf16 *p = in->t[i];
+            p[best] = ckb_f32_to_bf16(ckb_bf16_to_f32(p[best]) * 1.05f);
+        } else if (t->dtype == CKB_F32) {
+            ((float *)in->t[i])[best] *= 1.05f;
+        } else {
+            ((int32_t *)in->t[i])[best] += 1;
+        }
+        return; /* one element of the first output */
+    }
+}
+
+CKBT_TEST(tolerance_rejects_one_element_off_by_5_percent, "quick")
+{
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        instance base, bad;
+        instance_init(&base, w, 3);
+        instance_init(&bad, w, 3);
+        w->baseline(base.dims, base.t);
+        w->baseline(bad.dims, bad.t);
+        nudge_largest_output(&bad);
+        ckb_check c = compare_outputs(&bad, &base);
+        CKBT_EXPECT(!c.ok, "%s: an output off by 5%% passed", w->id);
+        ckb_tensors_free(w, base.t);
+        ckb_tensors_free(w, bad.t);
+    }
+}
+
+/* Every input matters: the reference computed from a zeroed or reversed
+ * input (a missing bias, a transposed weight, a dropped scale) must fail
+ * against the true answer. */
+CKBT_TEST(tolerance_rejects_a_zeroed_or_reordered_input, "quick")
+{
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        instance truth;
+        instance_init(&truth, w, 4);
+        w->baseline(truth.dims, truth.t);
+        for (int i = 0; i < w->ntensors; i++) {
+            const ckb_tensor *t = &w->tensors[i];
+            if (t->role != CKB_IN)
+                continue;
+            for (int mode = 0; mode < 2; mode++) {
+                instance bad;
+                instance_init(&bad, w, 4);
+                copy_inputs(&bad, &truth);
+                size_t esz = ckb_dtype_size(t->dtype);
+                int64_t n = ckb_tensor_numel(t, bad.dims);
+                char *p = bad.t[i];
+                if (mode == 0) {
+                    memset(p, 0, (size_t)n * esz);
+                } else {
+                    char tmp[8];
+                    for (int64_t a = 0, b = n - 1; a < b; a++, b--) {
+                        memcpy(tmp, p + a * esz, esz);
+                        memcpy(p + a * esz, p + b * esz, esz);
+                        memcpy(p + b * esz, tmp, esz);
+                    }
+                }
+                w->reference(bad.dims, bad.t);
+                ckb_check c = compare_outputs(&bad, &truth);
+                CKBT_EXPECT(!c.ok, "%s: input %s %s went unnoticed", w->id, t->name,
+                            mode == 0 ? "zeroed" : "reversed");
+                ckb_tensors_free(w, bad.t);
+            }
+        }
+        ckb_tensors_free(w, truth.t);
+    }
+}
