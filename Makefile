@@ -9,7 +9,7 @@ SAN     ?=
 BUILD   ?= $(if $(SAN),build-san,build)
 
 CFLAGS_PROJECT = -std=gnu11 -O2 -g -march=native -fopenmp -Wall -Wextra -Werror \
-                 -Iinclude -Isrc -MMD -MP
+                 -D_GNU_SOURCE -Iinclude -Isrc -MMD -MP
 LDLIBS  = -ldnnl -ljson-c -lseccomp -lm -ldl
 LDFLAGS = -fopenmp
 ifeq ($(SAN),1)

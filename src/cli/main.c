@@ -1,1 +1,50 @@
-int main(void){return 0;}
+/* ckbench — the command-line entry point: dispatch to one command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "eval/child.h"
+
+static const char usage[] =
+    "usage: ckbench COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  list                         the workloads: sizes, GFLOP, tags, expert\n"
+    "  describe WORKLOAD            one workload: dims, tensors, the candidate signature\n"
+    "  machine [--threads N] [--out PATH] [--force]\n"
+    "                               measure peak f32/bf16 GFLOP/s and bandwidth, store the profile\n"
+    "  eval WORKLOAD FILE [--size small|default|paper] [--seeds N] [--threads N]\n"
+    "       [--warmup N] [--iters N] [--seed S] [--keep DIR] [--timeout-scale X]\n"
+    "                               evaluate a candidate kernel; one JSON object on stdout\n"
+    "  bench [--size S] [--workloads ID,ID...] [--threads N] [--out DIR] [--resume]\n"
+    "        [--no-expert] [--warmup N] [--iters N]\n"
+    "                               the suite: baselines and experts, results.json/.csv\n"
+    "  tune WORKLOAD [--size S] [--threads N] [--iters N] [--dry-run]\n"
+    "                               grid-search the expert's parameters, store the best\n"
+    "\n"
+    "A WORKLOAD is its id (8p_GEMM) or its number (8p). Threads default to every core.\n"
+    "Exit status: 0 done (an eval that judged a kernel wrong is done), 1 the harness\n"
+    "failed, 2 bad command line.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
+        return ckb_child_main(argc, argv);
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } commands[] = {
+        {"list", ckb_cmd_list},   {"describe", ckb_cmd_describe}, {"machine", ckb_cmd_machine},
+        {"eval", ckb_cmd_eval},   {"bench", ckb_cmd_bench},       {"tune", ckb_cmd_tune},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc, argv);
+    fprintf(stderr, "ckbench: unknown command '%s'\n\n%s", argv[1], usage);
+    return 2;
+}

@@ -1,0 +1,38 @@
+/*
+ * expert.h — a workload's expert kernel: workloads/<id>/expert.c, a
+ * candidate file whose tunable macros the registry declares, and the tuned
+ * values `ckbench tune` stores beside it in tuned.json, per size and thread
+ * budget (they are this machine's values; absent ones fall back to the
+ * declared defaults).
+ */
+#ifndef CKB_EXPERT_H
+#define CKB_EXPERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workloads/workload.h"
+
+typedef struct {
+    int n;
+    int64_t values[CKB_MAX_PARAMS];
+    char text[CKB_MAX_PARAMS][80];          /* "NAME=VALUE" */
+    const char *defines[CKB_MAX_PARAMS];    /* points into text, for ckb_eval_opts */
+    int tuned;                              /* 1: read from tuned.json */
+} ckb_expert_config;
+
+/* 1 when w has an expert; its path goes into buf. */
+int ckb_expert_path(const ckb_workload *w, char *buf, size_t n);
+/* Fills cfg from values[] (w->nparams of them). */
+void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_expert_config *cfg);
+/* The tuned values for (size, threads), else the declared defaults. */
+void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
+                            ckb_expert_config *cfg);
+/* Records the tuned values with what the search found; 0 on success. */
+int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
+                           const ckb_expert_config *cfg, double best_ms, double untuned_ms,
+                           int configs_tried, int configs_correct);
+/* Where tuned values live: workloads/<id>/tuned.json. */
+void ckb_expert_tuned_path(const ckb_workload *w, char *buf, size_t n);
+
+#endif /* CKB_EXPERT_H */

@@ -1,0 +1,354 @@
+#include "bench/suite.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/expert.h"
+#include "core/fsutil.h"
+#include "core/proc.h"
+#include "core/strbuf.h"
+#include "eval/compile.h"
+#include "eval/eval.h"
+#include "workloads/dnnl_ops.h"
+
+static json_object *suite__variant(const char *status, const ckb_stats *s, double flops,
+                                   double peak)
+{
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "status", json_object_new_string(status));
+    if (s && s->n > 0) {
+        json_object_object_add(v, "median_ms", json_object_new_double(s->median));
+        json_object_object_add(v, "mean_ms", json_object_new_double(s->mean));
+        json_object_object_add(v, "std_ms", json_object_new_double(s->std));
+        json_object_object_add(v, "min_ms", json_object_new_double(s->min));
+        double g = flops / (s->median * 1e-3) / 1e9;
+        json_object_object_add(v, "gflops", json_object_new_double(g));
+        if (peak > 0)
+            json_object_object_add(v, "pct_of_peak", json_object_new_double(100.0 * g / peak));
+    }
+    return v;
+}
+
+static json_object *suite__dims(const ckb_workload *w, ckb_size s)
+{
+    json_object *d = json_object_new_object();
+    for (int i = 0; i < w->ndims; i++)
+        json_object_object_add(d, w->dims[i].name, json_object_new_int64(w->dims[i].value[s]));
+    return d;
+}
+
+static void suite__shape(const ckb_workload *w, ckb_size s, char *buf, size_t n)
+{
+    const ckb_tensor *t = NULL;
+    for (int i = 0; i < w->ntensors && !t; i++)
+        if (w->tensors[i].role == CKB_OUT)
+            t = &w->tensors[i];
+    size_t used = (size_t)snprintf(buf, n, "[");
+    for (int k = 0; t && k < t->rank && used < n; k++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", k ? " " : "",
+                                 (long long)w->dims[t->shape[k]].value[s]);
+    if (used < n)
+        snprintf(buf + used, n - used, "]");
+}
+
+static double suite__peak(const ckb_suite_opts *o) { return o->machine->bf16_gflops; }
+
+/* Runs one workload: the expert against the baseline, or the baseline alone. */
+static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *w)
+{
+    ckb_eval_opts eo;
+    ckb_eval_opts_default(&eo);
+    eo.size = o->size;
+    eo.threads = o->threads;
+    eo.warmup = o->warmup;
+    eo.iters = o->iters;
+    eo.peak_gflops = suite__peak(o);
+    eo.bw_gbs = o->machine->bw_gbs;
+    char expert[512];
+    ckb_expert_config cfg;
+    int has_expert = o->use_expert && ckb_expert_path(w, expert, sizeof expert);
+    if (has_expert) {
+        ckb_expert_config_load(w, o->size, o->threads, &cfg);
+        eo.defines = cfg.defines;
+        eo.ndefines = cfg.n;
+    } else {
+        eo.mode = CKB_MODE_BASELINE;
+    }
+    ckb_eval_result r;
+    int rc = ckb_eval_run(w, has_expert ? expert : NULL, &eo, &r);
+
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, o->size, dims);
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "workload", json_object_new_string(w->id));
+    json_object_object_add(e, "model", json_object_new_string(w->model));
+    json_object_object_add(e, "operator", json_object_new_string(w->op));
+    json_object_object_add(e, "tags", json_object_new_string(w->tags));
+    json_object_object_add(e, "dims", suite__dims(w, o->size));
+    json_object_object_add(e, "flops", json_object_new_double(r.flops));
+    json_object_object_add(e, "bytes", json_object_new_double(r.bytes));
+    char shape[128];
+    suite__shape(w, o->size, shape, sizeof shape);
+    json_object_object_add(e, "output_shape", json_object_new_string(shape));
+
+    double peak = suite__peak(o);
+    int base_ok = rc == 0 && r.base.n > 0;
+    json_object_object_add(e, "baseline",
+                           suite__variant(base_ok ? "ok" : "error", base_ok ? &r.base : NULL,
+                                          r.flops, peak));
+    if (has_expert) {
+        json_object *x = suite__variant(ckb_status_name(r.status),
+                                        r.status == CKB_ST_OK ? &r.cand : NULL, r.flops, peak);
+        json_object *params = json_object_new_object();
+        for (int i = 0; i < cfg.n; i++)
+            json_object_object_add(params, w->params[i].name,
+                                   json_object_new_int64(cfg.values[i]));
+        json_object_object_add(x, "params", params);
+        json_object_object_add(x, "tuned", json_object_new_boolean(cfg.tuned));
+        if (r.status != CKB_ST_OK)
+            json_object_object_add(x, "error", json_object_new_string(r.message));
+        json_object_object_add(e, "expert", x);
+        if (r.status == CKB_ST_OK)
+            json_object_object_add(e, "speedup", json_object_new_double(r.speedup));
+    }
+    if (!base_ok)
+        json_object_object_add(e, "error", json_object_new_string(r.message));
+    json_object_object_add(e, "eval", ckb_eval_result_json(w, &eo, &r));
+    return e;
+}
+
+/* The same baseline timed against itself in one interleaved run: the
+ * ratio of the two medians is what a speedup of 1.00x looks like here. */
+static json_object *suite__noise(const ckb_suite_opts *o, const ckb_workload *w)
+{
+    ckb_eval_opts eo;
+    ckb_eval_opts_default(&eo);
+    eo.size = o->size;
+    eo.threads = o->threads;
+    eo.warmup = o->warmup;
+    eo.iters = o->iters;
+    eo.mode = CKB_MODE_SELF;
+    ckb_eval_result r;
+    json_object *n = json_object_new_object();
+    json_object_object_add(n, "workload", json_object_new_string(w->id));
+    if (ckb_eval_run(w, NULL, &eo, &r) == 0 && r.status == CKB_ST_OK) {
+        json_object_object_add(n, "first_median_ms", json_object_new_double(r.base.median));
+        json_object_object_add(n, "second_median_ms", json_object_new_double(r.cand.median));
+        json_object_object_add(n, "ratio", json_object_new_double(r.speedup));
+    } else {
+        json_object_object_add(n, "error", json_object_new_string(r.message));
+    }
+    return n;
+}
+
+static char *suite__git_commit(void)
+{
+    char *argv[] = {"git", "-C", (char *)ckb_home(), "rev-parse", "--short", "HEAD", NULL};
+    ckb_proc_result pr;
+    if (ckb_proc_run(argv, 10, 256, &pr) != 0)
+        return strdup("unknown");
+    char *nl = strchr(pr.output, '\n');
+    if (nl)
+        *nl = '\0';
+    char *s = strdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
+    ckb_proc_result_free(&pr);
+    return s;
+}
+
+static json_object *suite__metadata(const ckb_suite_opts *o)
+{
+    json_object *m = json_object_new_object();
+    char when[32], *commit = suite__git_commit();
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    json_object_object_add(m, "started_at", json_object_new_string(when));
+    json_object_object_add(m, "ckbench_commit", json_object_new_string(commit));
+    free(commit);
+    json_object_object_add(m, "size", json_object_new_string(ckb_size_name(o->size)));
+    json_object_object_add(m, "threads", json_object_new_int(o->threads));
+    json_object_object_add(m, "warmup", json_object_new_int(o->warmup));
+    json_object_object_add(m, "iters", json_object_new_int(o->iters));
+    json_object_object_add(m, "timing", json_object_new_string(
+        "median of per-call monotonic-clock times inside the sandbox; baseline and "
+        "candidate interleaved in one process"));
+    json_object_object_add(m, "compiler", json_object_new_string(ckb_compiler_version()));
+    json_object_object_add(m, "compile_flags", json_object_new_string(
+        "-O3 -march=native -fopenmp -shared -fPIC -std=gnu11"));
+    json_object_object_add(m, "onednn_version", json_object_new_string(ckb_dnnl_version()));
+    json_object_object_add(m, "onednn_isa", json_object_new_string(ckb_dnnl_isa()));
+    json_object_object_add(m, "machine", ckb_machine_to_json(o->machine));
+    return m;
+}
+
+static int suite__write(const ckb_suite_opts *o, json_object *root)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results.json", o->out_dir);
+    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
+        fprintf(stderr, "ckbench: cannot write %s: %s (the previous file is untouched)\n", path,
+                strerror(errno));
+        return -1;
+    }
+    /* JAXBench's columns, plus % of peak and the speedup over the baseline. */
+    ckb_strbuf csv = {0};
+    ckb_strbuf_printf(&csv, "name,variant,status,timing_method,median_ms,mean_ms,std_ms,min_ms,"
+                            "flops,gflops,pct_of_peak,output_shape,speedup,error\n");
+    json_object *list;
+    json_object_object_get_ex(root, "workloads", &list);
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i), *v, *x;
+        const char *variants[2] = {"baseline", "expert"};
+        for (int k = 0; k < 2; k++) {
+            if (!json_object_object_get_ex(e, variants[k], &v))
+                continue;
+#define F(name) (json_object_object_get_ex(v, name, &x) ? json_object_get_double(x) : 0.0)
+#define S(obj, name) (json_object_object_get_ex(obj, name, &x) ? json_object_get_string(x) : "")
+            const char *err = k ? S(v, "error") : S(e, "error");
+            ckb_strbuf_printf(&csv, "%s,%s,%s,in_sandbox_monotonic,%.4f,%.4f,%.4f,%.4f,%.6g,%.2f,"
+                                    "%.2f,%s,",
+                              S(e, "workload"), variants[k], S(v, "status"), F("median_ms"),
+                              F("mean_ms"), F("std_ms"), F("min_ms"),
+                              json_object_object_get_ex(e, "flops", &x) ? json_object_get_double(x)
+                                                                        : 0.0,
+                              F("gflops"), F("pct_of_peak"), S(e, "output_shape"));
+            if (k == 1 && json_object_object_get_ex(e, "speedup", &x))
+                ckb_strbuf_printf(&csv, "%.3f", json_object_get_double(x));
+            /* The error goes last, quoted, with quotes doubled and newlines flattened. */
+            ckb_strbuf_printf(&csv, ",\"");
+            for (const char *p = err; *p && p - err < 300; p++)
+                ckb_strbuf_printf(&csv, "%s", *p == '"' ? "\"\"" : *p == '\n' ? " " : (char[]){*p, 0});
+            ckb_strbuf_printf(&csv, "\"\n");
+#undef F
+#undef S
+        }
+    }
+    snprintf(path, sizeof path, "%s/results.csv", o->out_dir);
+    int rc = ckb_write_file_atomic(path, csv.data, csv.len);
+    if (rc != 0)
+        fprintf(stderr, "ckbench: cannot write %s: %s\n", path, strerror(errno));
+    ckb_strbuf_free(&csv);
+    return rc;
+}
+
+static void suite__table(json_object *root, double peak)
+{
+    json_object *list, *x;
+    json_object_object_get_ex(root, "workloads", &list);
+    printf("\n%-40s %11s %11s %8s %9s %7s %7s\n", "workload", "baseline ms", "expert ms",
+           "speedup", "GFLOP/s", "% peak", "status");
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i), *b = NULL, *ex = NULL;
+        json_object_object_get_ex(e, "baseline", &b);
+        json_object_object_get_ex(e, "expert", &ex);
+        double bms = b && json_object_object_get_ex(b, "median_ms", &x) ? json_object_get_double(x)
+                                                                         : 0;
+        double ems = ex && json_object_object_get_ex(ex, "median_ms", &x)
+                         ? json_object_get_double(x)
+                         : 0;
+        double best = ems > 0 ? ems : bms;
+        double flops = json_object_object_get_ex(e, "flops", &x) ? json_object_get_double(x) : 0;
+        double g = best > 0 ? flops / (best * 1e-3) / 1e9 : 0;
+        const char *st = ex && json_object_object_get_ex(ex, "status", &x) ? json_object_get_string(x)
+                         : b && json_object_object_get_ex(b, "status", &x) ? json_object_get_string(x)
+                                                                           : "?";
+        char ebuf[16] = "-", sbuf[16] = "-";
+        if (ems > 0) {
+            snprintf(ebuf, sizeof ebuf, "%.2f", ems);
+            snprintf(sbuf, sizeof sbuf, "%.2fx", bms / ems);
+        }
+        printf("%-40s %11.2f %11s %8s %9.1f %7.1f %7s\n",
+               json_object_get_string(json_object_object_get(e, "workload")), bms, ebuf, sbuf, g,
+               peak > 0 ? 100.0 * g / peak : 0, st);
+    }
+    json_object *noise;
+    if (json_object_object_get_ex(root, "timing_noise", &noise) &&
+        json_object_object_get_ex(noise, "ratio", &x))
+        printf("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
+               json_object_get_string(json_object_object_get(noise, "workload")),
+               json_object_get_double(x));
+}
+
+static json_object *suite__find(json_object *list, const char *id)
+{
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i), *x;
+        if (json_object_object_get_ex(e, "workload", &x) &&
+            strcmp(json_object_get_string(x), id) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+int ckb_suite_run(const ckb_suite_opts *o)
+{
+    if (ckb_mkdirs(o->out_dir) != 0) {
+        fprintf(stderr, "ckbench: cannot create %s: %s\n", o->out_dir, strerror(errno));
+        return -1;
+    }
+    json_object *old = NULL, *old_list = NULL;
+    if (o->resume) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/results.json", o->out_dir);
+        old = json_object_from_file(path);
+        json_object *meta, *x;
+        /* Only results of the same size and thread budget carry over. */
+        if (old && json_object_object_get_ex(old, "metadata", &meta) &&
+            json_object_object_get_ex(meta, "size", &x) &&
+            strcmp(json_object_get_string(x), ckb_size_name(o->size)) == 0 &&
+            json_object_object_get_ex(meta, "threads", &x) && json_object_get_int(x) == o->threads)
+            json_object_object_get_ex(old, "workloads", &old_list);
+    }
+    json_object *root = json_object_new_object();
+    json_object_object_add(root, "metadata", suite__metadata(o));
+    json_object *list = json_object_new_array();
+    json_object_object_add(root, "workloads", list);
+    int tty = isatty(2), rc = 0;
+    for (int i = 0; i < o->n; i++) {
+        const ckb_workload *w = o->list[i];
+        json_object *prev = suite__find(old_list, w->id);
+        if (prev) {
+            json_object_array_add(list, json_object_get(prev));
+            continue;
+        }
+        if (tty)
+            fprintf(stderr, "\r\033[K[%d/%d] %s ...", i + 1, o->n, w->id);
+        else
+            fprintf(stderr, "[%d/%d] %s\n", i + 1, o->n, w->id);
+        json_object_array_add(list, suite__run_one(o, w));
+        if (suite__write(o, root) != 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        const ckb_workload *nw = NULL;
+        for (int i = 0; i < o->n; i++)
+            if (strcmp(o->list[i]->id, o->noise_workload ? o->noise_workload : "8p_GEMM") == 0)
+                nw = o->list[i];
+        if (!nw && o->n > 0)
+            nw = o->list[0];
+        json_object *noise;
+        if (old && json_object_object_get_ex(old, "timing_noise", &noise) && old_list)
+            json_object_object_add(root, "timing_noise", json_object_get(noise));
+        else if (nw) {
+            if (tty)
+                fprintf(stderr, "\r\033[Ktiming noise (%s against itself) ...", nw->id);
+            json_object_object_add(root, "timing_noise", suite__noise(o, nw));
+        }
+        rc = suite__write(o, root);
+    }
+    if (tty)
+        fprintf(stderr, "\r\033[K");
+    suite__table(root, suite__peak(o));
+    printf("\nresults: %s/results.json, %s/results.csv\n", o->out_dir, o->out_dir);
+    json_object_put(root);
+    json_object_put(old);
+    return rc;
+}

@@ -1,0 +1,116 @@
+#include "bench/tune.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/expert.h"
+#include "eval/eval.h"
+
+/* Evaluates one configuration; its median in ms, or -1 when not correct. */
+static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const char *expert,
+                         const int64_t *values, ckb_eval_result *r)
+{
+    ckb_expert_config cfg;
+    ckb_expert_config_set(w, values, &cfg);
+    ckb_eval_opts eo;
+    ckb_eval_opts_default(&eo);
+    eo.size = o->size;
+    eo.threads = o->threads;
+    eo.warmup = o->warmup;
+    eo.iters = o->iters;
+    eo.defines = cfg.defines;
+    eo.ndefines = cfg.n;
+    eo.peak_gflops = o->machine->bf16_gflops;
+    eo.bw_gbs = o->machine->bw_gbs;
+    if (ckb_eval_run(w, expert, &eo, r) != 0 || r->status != CKB_ST_OK)
+        return -1;
+    return r->cand.median;
+}
+
+static void tune__print_config(const ckb_workload *w, const int64_t *v)
+{
+    for (int i = 0; i < w->nparams; i++)
+        printf("%s%s=%-5lld", i ? " " : "", w->params[i].name, (long long)v[i]);
+}
+
+int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
+{
+    char expert[512];
+    if (!ckb_expert_path(w, expert, sizeof expert) || w->nparams == 0) {
+        fprintf(stderr, "ckbench: %s has no expert kernel with tunable parameters\n", w->id);
+        return -1;
+    }
+    int total = 1;
+    for (int i = 0; i < w->nparams; i++)
+        total *= w->params[i].nvalues;
+    printf("tuning %s at size %s, %d threads: %d configurations of", w->id,
+           ckb_size_name(o->size), o->threads, total);
+    for (int i = 0; i < w->nparams; i++)
+        printf(" %s", w->params[i].name);
+    printf("\n");
+
+    int64_t fallback[CKB_MAX_PARAMS], cur[CKB_MAX_PARAMS], best[CKB_MAX_PARAMS];
+    for (int i = 0; i < w->nparams; i++)
+        fallback[i] = w->params[i].fallback;
+    ckb_eval_result r;
+    double untuned = tune__eval(w, o, expert, fallback, &r);
+    printf("untuned  ");
+    tune__print_config(w, fallback);
+    if (untuned > 0)
+        printf("  %9.3f ms  %.2fx baseline\n", untuned, r.speedup);
+    else
+        printf("  %s: %.120s\n", ckb_status_name(r.status), r.message);
+
+    double best_ms = -1;
+    int correct = 0, tried = 0;
+    int idx[CKB_MAX_PARAMS] = {0};
+    for (int n = 0; n < total; n++) {
+        for (int i = 0; i < w->nparams; i++)
+            cur[i] = w->params[i].values[idx[i]];
+        double ms = tune__eval(w, o, expert, cur, &r);
+        tried++;
+        printf("[%3d/%d] ", n + 1, total);
+        tune__print_config(w, cur);
+        if (ms > 0) {
+            correct++;
+            printf("  %9.3f ms  %.2fx baseline%s\n", ms, r.speedup,
+                   best_ms < 0 || ms < best_ms ? "  *" : "");
+            if (best_ms < 0 || ms < best_ms) {
+                best_ms = ms;
+                memcpy(best, cur, sizeof cur);
+            }
+        } else {
+            printf("  %s: %.100s\n", ckb_status_name(r.status), r.message);
+        }
+        fflush(stdout);
+        /* odometer over the parameter grid */
+        for (int i = w->nparams - 1; i >= 0; i--) {
+            if (++idx[i] < w->params[i].nvalues)
+                break;
+            idx[i] = 0;
+        }
+    }
+    if (best_ms < 0) {
+        fprintf(stderr, "ckbench: no configuration of %s was correct\n", w->id);
+        return -1;
+    }
+    printf("best     ");
+    tune__print_config(w, best);
+    printf("  %9.3f ms", best_ms);
+    if (untuned > 0)
+        printf("  %.2fx over untuned", untuned / best_ms);
+    printf("  (%d tried, %d correct)\n", tried, correct);
+    if (o->dry_run)
+        return 0;
+    ckb_expert_config cfg;
+    ckb_expert_config_set(w, best, &cfg);
+    if (ckb_expert_config_save(w, o->size, o->threads, &cfg, best_ms, untuned, tried, correct) !=
+        0) {
+        perror("ckbench: cannot store the tuned values");
+        return -1;
+    }
+    char path[512];
+    ckb_expert_tuned_path(w, path, sizeof path);
+    printf("stored in %s\n", path);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/* `ckbench bench`: the suite, JAXBench's run_all. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/suite.h"
+#include "cli/cli.h"
+
+int ckb_cmd_bench(int argc, char **argv)
+{
+    ckb_cli_opts o;
+    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
+        return 2;
+    if (o.npositional) {
+        fprintf(stderr, "ckbench: bench takes no positional arguments (use --workloads)\n");
+        return 2;
+    }
+    ckb_suite_opts so = {0};
+    so.size = o.size;
+    so.threads = o.threads;
+    so.out_dir = o.out ? o.out : "results";
+    so.use_expert = !o.no_expert;
+    so.resume = o.resume;
+    so.warmup = o.warmup;
+    so.iters = o.iters;
+    if (o.workloads) {
+        char *list = strdup(o.workloads), *save = NULL;
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            const ckb_workload *w = ckb_cli_workload(t);
+            if (!w) {
+                free(list);
+                return 2;
+            }
+            if (so.n < 128)
+                so.list[so.n++] = w;
+        }
+        free(list);
+    } else {
+        for (int i = 0; i < ckb_workload_count() && i < 128; i++)
+            so.list[so.n++] = ckb_workload_at(i);
+    }
+    ckb_machine m;
+    if (ckb_cli_machine(&o, &m) != 0)
+        return 1;
+    so.machine = &m;
+    return ckb_suite_run(&so) == 0 ? 0 : 1;
+}

@@ -1,0 +1,73 @@
+/* `ckbench list` and `ckbench describe`: the suite as the registry has it. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench/expert.h"
+#include "cli/cli.h"
+
+int ckb_cmd_list(int argc, char **argv)
+{
+    ckb_cli_opts o;
+    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
+        return 2;
+    printf("%-44s %-24s %10s %10s %10s  %-6s %s\n", "workload", "model", "small GF",
+           "default GF", "paper GF", "expert", "tags");
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        double gf[CKB_SIZE_COUNT];
+        for (int s = 0; s < CKB_SIZE_COUNT; s++) {
+            int64_t d[CKB_MAX_DIMS];
+            ckb_workload_dims(w, (ckb_size)s, d);
+            gf[s] = w->flops(d) / 1e9;
+        }
+        char path[512];
+        printf("%-44s %-24.24s %10.3f %10.2f %10.1f  %-6s %s\n", w->id, w->model, gf[0], gf[1],
+               gf[2], ckb_expert_path(w, path, sizeof path) ? "yes" : "-", w->tags);
+    }
+    printf("\n%d workloads. Sizes: small (tests), default (benchmarks), paper (JAXBench's "
+           "dims). `ckbench describe ID` for dims and tensors.\n",
+           ckb_workload_count());
+    return 0;
+}
+
+int ckb_cmd_describe(int argc, char **argv)
+{
+    ckb_cli_opts o;
+    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
+        return 2;
+    if (o.npositional != 1) {
+        fprintf(stderr, "usage: ckbench describe WORKLOAD\n");
+        return 2;
+    }
+    const ckb_workload *w = ckb_cli_workload(o.positional[0]);
+    if (!w)
+        return 2;
+    printf("%s — %s\n  model: %s   operator: %s   tags: %s\n\n", w->id, w->summary, w->model,
+           w->op, w->tags);
+    printf("  %-10s %12s %12s %12s\n", "dim", "small", "default", "paper");
+    for (int i = 0; i < w->ndims; i++)
+        printf("  %-10s %12lld %12lld %12lld\n", w->dims[i].name,
+               (long long)w->dims[i].value[0], (long long)w->dims[i].value[1],
+               (long long)w->dims[i].value[2]);
+    for (int i = 0; i < w->nconsts; i++)
+        printf("  const %s = %g\n", w->consts[i].name, w->consts[i].value);
+    printf("\n  tolerance: atol %g, rtol %g%s%s\n", ckb_workload_atol(w), ckb_workload_rtol(w),
+           w->tolerance_reason ? " — " : "", w->tolerance_reason ? w->tolerance_reason : "");
+    char *sig = ckb_workload_signature(w);
+    printf("\n  candidate signature:\n    %s;\n", sig);
+    free(sig);
+    char *hdr = ckb_workload_candidate_header(w, o.size);
+    printf("\n  generated header at size %s:\n%s", ckb_size_name(o.size), hdr);
+    free(hdr);
+    if (w->nparams) {
+        printf("\n  expert parameters:\n");
+        for (int i = 0; i < w->nparams; i++) {
+            printf("    %-10s default %-6lld grid", w->params[i].name,
+                   (long long)w->params[i].fallback);
+            for (int k = 0; k < w->params[i].nvalues; k++)
+                printf(" %lld", (long long)w->params[i].values[k]);
+            printf("\n");
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,228 @@
+/*
+ * child.c — the sandboxed side of an evaluation (`ckbench __sandbox`),
+ * exec'd fresh by the parent with limits already applied. It loads the
+ * candidate, then obeys one-byte commands: run the candidate on an input
+ * set and copy the outputs out the instant it returns, or run the
+ * interleaved timing loop. It computes no verdict and never sees an oracle.
+ */
+#include "eval/child.h"
+
+#include <dlfcn.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eval/guard.h"
+#include "eval/protocol.h"
+#include "eval/stage.h"
+
+typedef void (*child__fn)();
+
+typedef struct {
+    const ckb_workload *w;
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_proto_header *h;
+    void *shm;
+    ckb_guard in[CKB_MAX_TENSORS];   /* inputs, read-only during calls */
+    ckb_guard out[CKB_MAX_TENSORS];  /* the candidate's outputs */
+    void *base_out[CKB_MAX_TENSORS]; /* the baseline's own outputs (timing only) */
+    child__fn cand;
+} child__state;
+
+static double child__ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Calls workload() with the tensors as separate pointer arguments; every
+ * argument is a data pointer, so the call matches the candidate's ABI. */
+static void child__call(child__fn f, int n, void *const *t)
+{
+    switch (n) {
+    case 1: f(t[0]); break;
+    case 2: f(t[0], t[1]); break;
+    case 3: f(t[0], t[1], t[2]); break;
+    case 4: f(t[0], t[1], t[2], t[3]); break;
+    case 5: f(t[0], t[1], t[2], t[3], t[4]); break;
+    case 6: f(t[0], t[1], t[2], t[3], t[4], t[5]); break;
+    case 7: f(t[0], t[1], t[2], t[3], t[4], t[5], t[6]); break;
+    case 8: f(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]); break;
+    case 9: f(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]); break;
+    case 10: f(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]); break;
+    case 11: f(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10]); break;
+    case 12: f(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11]); break;
+    default: abort();
+    }
+}
+
+/* Copies set `set`'s inputs into the guarded buffers, read-only again after. */
+static void child__load_inputs(child__state *s, int set)
+{
+    for (int i = 0; i < s->w->ntensors; i++) {
+        if (s->w->tensors[i].role != CKB_IN)
+            continue;
+        ckb_guard_protect(&s->in[i], 0);
+        memcpy(s->in[i].ptr, ckb_proto_tensor(s->shm, s->h, set, i), s->in[i].bytes);
+        ckb_guard_protect(&s->in[i], 1);
+    }
+}
+
+static void child__tensors(child__state *s, void **t, int baseline_outputs)
+{
+    for (int i = 0; i < s->w->ntensors; i++)
+        t[i] = s->w->tensors[i].role == CKB_IN ? s->in[i].ptr
+               : baseline_outputs              ? s->base_out[i]
+                                               : s->out[i].ptr;
+}
+
+static void child__run_candidate(child__state *s, void **t)
+{
+    if (s->h->mode == CKB_MODE_CANDIDATE)
+        child__call(s->cand, s->w->ntensors, t);
+    else
+        s->w->baseline(s->dims, t);
+}
+
+static void child__check(child__state *s, int set)
+{
+    void *t[CKB_MAX_TENSORS];
+    child__load_inputs(s, set);
+    child__tensors(s, t, 0);
+    /* Poison: all-ones bytes are NaN in bf16 and f32, -1 in i32. */
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_OUT)
+            memset(s->out[i].ptr, 0xff, s->out[i].bytes);
+    double t0 = child__ms();
+    child__run_candidate(s, t);
+    double t1 = child__ms();
+    /* Copied out the instant the call returns: later writes do not count. */
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_OUT)
+            memcpy(ckb_proto_tensor(s->shm, s->h, set, i), s->out[i].ptr, s->out[i].bytes);
+    s->h->check_ms = t1 - t0;
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_OUT && !ckb_guard_canary_ok(&s->out[i]))
+            snprintf(s->h->msg, sizeof s->h->msg, "wrote past the end of output %s",
+                     s->w->tensors[i].name);
+}
+
+/* The timing loop: baseline and candidate interleaved, their order
+ * alternating, the input set rotating, warm-up calls identical to timed ones. */
+static void child__time(child__state *s)
+{
+    void *tc[CKB_MAX_TENSORS], *tb[CKB_MAX_TENSORS];
+    child__tensors(s, tc, 0);
+    child__tensors(s, tb, 1);
+    int calls = s->h->warmup + s->h->iters;
+    int time_baseline = s->h->mode != CKB_MODE_BASELINE;
+    double p0 = child__ms();
+    for (int it = 0; it < calls; it++) {
+        child__load_inputs(s, it % s->h->nsets_timing);
+        double cb = 0, cc = 0;
+        for (int k = 0; k < 2; k++) {
+            int cand_turn = (k == 0) == (it % 2 == 0);
+            if (cand_turn) {
+                double t0 = child__ms();
+                child__run_candidate(s, tc);
+                cc = child__ms() - t0;
+            } else if (time_baseline) {
+                double t0 = child__ms();
+                s->w->baseline(s->dims, tb);
+                cb = child__ms() - t0;
+                /* The baseline's answer must not be left for the candidate. */
+                for (int i = 0; i < s->w->ntensors; i++)
+                    if (s->w->tensors[i].role == CKB_OUT)
+                        memset(tb[i], 0, ckb_tensor_bytes(&s->w->tensors[i], s->dims));
+            }
+        }
+        s->h->cand_ms[it] = cc;
+        s->h->base_ms[it] = cb;
+    }
+    s->h->phase_ms = child__ms() - p0;
+}
+
+static int child__reply(char c)
+{
+    return write(CKB_PROTO_FD_REPLY, &c, 1) == 1 ? 0 : -1;
+}
+
+int ckb_child_main(int argc, char **argv)
+{
+    /* argv: __sandbox WORKLOAD SIZE SO_PATH */
+    if (argc < 5)
+        return 2;
+    child__state s = {0};
+    struct stat st;
+    if (fstat(CKB_PROTO_FD_SHM, &st) != 0)
+        return 2;
+    s.shm = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, CKB_PROTO_FD_SHM,
+                 0);
+    if (s.shm == MAP_FAILED)
+        return 2;
+    s.h = s.shm;
+    ckb_size size;
+    s.w = ckb_workload_find(argv[2]);
+    if (s.h->magic != CKB_PROTO_MAGIC || !s.w || ckb_size_parse(argv[3], &size) != 0)
+        return 2;
+    ckb_workload_dims(s.w, size, s.dims);
+    omp_set_num_threads(s.h->threads);
+
+    for (int i = 0; i < s.w->ntensors; i++) {
+        size_t bytes = ckb_tensor_bytes(&s.w->tensors[i], s.dims);
+        if (s.w->tensors[i].role == CKB_IN) {
+            if (ckb_guard_alloc(&s.in[i], bytes) != 0)
+                return 3;
+        } else {
+            if (ckb_guard_alloc(&s.out[i], bytes) != 0)
+                return 3;
+            s.base_out[i] = aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (!s.base_out[i])
+                return 3;
+        }
+    }
+
+    s.h->stage = CKB_STAGE_LOAD;
+    if (s.h->mode == CKB_MODE_CANDIDATE) {
+        void *so = dlopen(argv[4], RTLD_NOW | RTLD_LOCAL);
+        void *sym = so ? dlsym(so, "workload") : NULL;
+        if (!sym) {
+            s.h->load_error = 1;
+            snprintf(s.h->msg, sizeof s.h->msg, "%s", so ? "no symbol workload" : dlerror());
+            child__reply('L');
+            return 0;
+        }
+        s.cand = (child__fn)sym;
+    }
+    if (child__reply('R') != 0)
+        return 2;
+
+    for (;;) {
+        unsigned char cmd[2];
+        ssize_t n = read(CKB_PROTO_FD_CMD, cmd, 2);
+        if (n != 2)
+            return 0; /* the parent is gone */
+        switch (cmd[0]) {
+        case CKB_CMD_CHECK:
+            s.h->stage = CKB_STAGE_CORRECTNESS;
+            child__check(&s, cmd[1]);
+            break;
+        case CKB_CMD_TIME:
+            s.h->stage = CKB_STAGE_TIMING;
+            child__time(&s);
+            break;
+        case CKB_CMD_QUIT:
+            return 0;
+        default:
+            return 2;
+        }
+        if (child__reply((char)cmd[0]) != 0)
+            return 2;
+    }
+}

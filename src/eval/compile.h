@@ -1,0 +1,34 @@
+/*
+ * compile.h — stage 1: a candidate C file to a shared object, with the fixed
+ * flags of DESIGN §4 and a time limit. The compiler's message is kept,
+ * trimmed, for the model's feedback, and classified for the taxonomy.
+ */
+#ifndef CKB_COMPILE_H
+#define CKB_COMPILE_H
+
+#include <limits.h>
+
+#include "workloads/workload.h"
+
+typedef struct {
+    int ok;
+    char so_path[PATH_MAX];
+    char *message;    /* trimmed compiler output (may be ""); caller frees */
+    const char *kind; /* NULL when ok; else "syntax", "unknown_intrinsic",
+                         "wrong_signature", "undeclared", "link", "timeout", "other" */
+    double seconds;
+} ckb_compile_result;
+
+/* Compiles src for workload w at size s inside workdir (which must exist):
+ * writes workdir/dims.h and workdir/candidate.so. defines are extra
+ * "NAME=VALUE" macros (an expert's tunables), may be NULL. Returns 0 when the
+ * compiler ran (see out->ok), -1 when it could not be started. */
+int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, const char *workdir,
+                          const char *const *defines, int ndefines, ckb_compile_result *out);
+void ckb_compile_result_free(ckb_compile_result *r);
+
+/* The compiler command ckbench uses ($CKBENCH_CC or cc) and its version line. */
+const char *ckb_compiler(void);
+const char *ckb_compiler_version(void);
+
+#endif /* CKB_COMPILE_H */

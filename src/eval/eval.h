@@ -1,0 +1,71 @@
+/*
+ * eval.h — one evaluation of a candidate against a workload's baseline
+ * (DESIGN §4, §5): compile, static check, sandboxed correctness on seeds
+ * drawn now, interleaved timing, a last check on fresh inputs. The same
+ * path times the baseline alone (bench without an expert) and the baseline
+ * against itself (the timing noise).
+ */
+#ifndef CKB_EVAL_H
+#define CKB_EVAL_H
+
+#include <stdint.h>
+
+#include "core/stats.h"
+#include "eval/protocol.h"
+#include "eval/stage.h"
+#include "workloads/workload.h"
+
+struct json_object;
+
+typedef struct {
+    ckb_size size;
+    int threads;           /* the thread budget of candidate and baseline */
+    int nseeds;            /* input sets checked before timing (>= 1; default 3) */
+    int warmup, iters;     /* default 5 + 50 */
+    int mode;              /* CKB_MODE_CANDIDATE, _BASELINE or _SELF */
+    const char *workdir;   /* NULL: a fresh temporary folder, removed after */
+    const char *const *defines; /* extra NAME=VALUE macros for the compile */
+    int ndefines;
+    double timeout_scale;  /* multiplies every wall-clock limit (default 1) */
+    double max_timing_s;   /* a slow candidate gets fewer calls to fit this */
+    double max_steal_pct;  /* a timing run with more steal than this is redone */
+    uint64_t seed;         /* 0: seeds drawn from the OS now; else derived from it */
+    double peak_gflops, bw_gbs; /* the machine's roofs; 0: no plausibility check */
+} ckb_eval_opts;
+
+void ckb_eval_opts_default(ckb_eval_opts *o);
+
+typedef struct {
+    ckb_status status;
+    ckb_stage stage;           /* the stage the evaluation ended in */
+    char message[4096];        /* compiler or runtime message, trimmed */
+    char detail[64];           /* compile error kind, signal name, cheat kind */
+    int correct;
+    double max_abs_err;
+    int64_t nbad, worst_index;
+    double worst_got, worst_want;
+    char worst_tensor[32];
+    int nseeds;
+    uint64_t seeds[CKB_PROTO_MAX_SETS];
+    uint64_t final_seed;
+    int warmup, iters;
+    ckb_stats cand, base;      /* per-call milliseconds */
+    double speedup;            /* base.median / cand.median */
+    double flops, bytes;
+    double compile_s, correctness_s, timing_s, total_s;
+    double steal_pct;          /* of the kept timing run */
+    int timing_runs;
+    double parent_timing_ms, child_timing_ms;
+} ckb_eval_result;
+
+/* Evaluates the candidate file src (ignored in the baseline modes). Returns
+ * 0 when the evaluation ran, whatever its verdict; -1 when the harness
+ * itself could not run (r->message says why). */
+int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
+                 ckb_eval_result *r);
+
+/* The result as JSON (DESIGN §9 columns and the eval fields). */
+struct json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
+                                         const ckb_eval_result *r);
+
+#endif /* CKB_EVAL_H */

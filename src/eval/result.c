@@ -1,0 +1,105 @@
+/* An evaluation result as JSON: the eval fields and JAXBench's columns. */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "eval/eval.h"
+
+static json_object *result__num(double v)
+{
+    /* JSON has no NaN/Inf; a missing figure is null. */
+    return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+static json_object *result__stats(const ckb_stats *s)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "median_ms", result__num(s->median));
+    json_object_object_add(o, "mean_ms", result__num(s->mean));
+    json_object_object_add(o, "std_ms", result__num(s->std));
+    json_object_object_add(o, "min_ms", result__num(s->min));
+    json_object_object_add(o, "max_ms", result__num(s->max));
+    json_object_object_add(o, "n", json_object_new_int(s->n));
+    return o;
+}
+
+static json_object *result__seed(uint64_t s)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s);
+    return json_object_new_string(buf); /* 64-bit seeds do not fit a JSON double */
+}
+
+json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
+                                  const ckb_eval_result *r)
+{
+    json_object *j = json_object_new_object();
+    int timed = r->cand.n > 0;
+    json_object_object_add(j, "workload", json_object_new_string(w->id));
+    json_object_object_add(j, "size", json_object_new_string(ckb_size_name(o->size)));
+    json_object_object_add(j, "threads", json_object_new_int(o->threads));
+    json_object_object_add(j, "status", json_object_new_string(ckb_status_name(r->status)));
+    json_object_object_add(j, "stage", json_object_new_string(ckb_stage_name(r->stage)));
+    if (r->detail[0])
+        json_object_object_add(j, "detail", json_object_new_string(r->detail));
+    json_object_object_add(j, "correct", json_object_new_boolean(r->correct));
+    json_object_object_add(j, "max_abs_err", result__num(r->max_abs_err));
+    if (r->nbad) {
+        json_object *wj = json_object_new_object();
+        json_object_object_add(wj, "tensor", json_object_new_string(r->worst_tensor));
+        json_object_object_add(wj, "bad_elements", json_object_new_int64(r->nbad));
+        json_object_object_add(wj, "index", json_object_new_int64(r->worst_index));
+        json_object_object_add(wj, "got", result__num(r->worst_got));
+        json_object_object_add(wj, "expected", result__num(r->worst_want));
+        json_object_object_add(j, "worst", wj);
+    }
+    json_object *seeds = json_object_new_array();
+    for (int i = 0; i < r->nseeds; i++)
+        json_object_array_add(seeds, result__seed(r->seeds[i]));
+    json_object_object_add(j, "seeds", seeds);
+    if (r->final_seed)
+        json_object_object_add(j, "final_seed", result__seed(r->final_seed));
+    json_object_object_add(j, "timing_method", json_object_new_string("in_sandbox_monotonic"));
+    json_object_object_add(j, "warmup", json_object_new_int(r->warmup));
+    json_object_object_add(j, "iters", json_object_new_int(r->iters));
+    if (timed) {
+        json_object_object_add(j, "candidate", result__stats(&r->cand));
+        json_object_object_add(j, "baseline", result__stats(&r->base));
+        json_object_object_add(j, "speedup", result__num(r->speedup));
+    }
+    json_object_object_add(j, "flops", json_object_new_double(r->flops));
+    json_object_object_add(j, "bytes", json_object_new_double(r->bytes));
+    double ai = r->bytes > 0 ? r->flops / r->bytes : 0;
+    json_object_object_add(j, "arithmetic_intensity", result__num(ai));
+    if (o->peak_gflops > 0 && o->bw_gbs > 0) {
+        double t_compute = r->flops / (o->peak_gflops * 1e9), t_mem = r->bytes / (o->bw_gbs * 1e9);
+        json_object_object_add(j, "bound", json_object_new_string(t_compute >= t_mem ? "compute"
+                                                                                      : "memory"));
+        json_object_object_add(j, "roofline_ms",
+                               result__num(1e3 * (t_compute > t_mem ? t_compute : t_mem)));
+        json_object_object_add(j, "peak_gflops", result__num(o->peak_gflops));
+    }
+    if (timed) {
+        double g = r->flops / (r->cand.median * 1e-3) / 1e9;
+        double gb = r->flops / (r->base.median * 1e-3) / 1e9;
+        json_object_object_add(j, "gflops", result__num(g));
+        json_object_object_add(j, "baseline_gflops", result__num(gb));
+        if (o->peak_gflops > 0) {
+            json_object_object_add(j, "pct_of_peak", result__num(100.0 * g / o->peak_gflops));
+            json_object_object_add(j, "baseline_pct_of_peak",
+                                   result__num(100.0 * gb / o->peak_gflops));
+        }
+        json_object_object_add(j, "steal_pct", result__num(r->steal_pct));
+        json_object_object_add(j, "timing_runs", json_object_new_int(r->timing_runs));
+        json_object_object_add(j, "parent_timing_ms", result__num(r->parent_timing_ms));
+        json_object_object_add(j, "child_timing_ms", result__num(r->child_timing_ms));
+    }
+    json_object *st = json_object_new_object();
+    json_object_object_add(st, "compile", result__num(r->compile_s));
+    json_object_object_add(st, "correctness", result__num(r->correctness_s));
+    json_object_object_add(st, "timing", result__num(r->timing_s));
+    json_object_object_add(st, "total", result__num(r->total_s));
+    json_object_object_add(j, "stage_seconds", st);
+    json_object_object_add(j, "message", json_object_new_string(r->message));
+    return j;
+}

@@ -1,0 +1,58 @@
+#include "eval_util.h"
+
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/proc.h"
+#include "harness.h"
+
+json_object *ckbt_eval(const char *workload, const char *file, int *exit_code, ...)
+{
+    char path[512];
+    if (file[0] == '/')
+        snprintf(path, sizeof path, "%s", file);
+    else
+        snprintf(path, sizeof path, "tests/candidates/%s", file);
+    char *argv[40];
+    int n = 0;
+    argv[n++] = (char *)ckbt_bin();
+    argv[n++] = "eval";
+    argv[n++] = (char *)workload;
+    argv[n++] = path;
+    argv[n++] = "--size";
+    argv[n++] = "small";
+    va_list ap;
+    va_start(ap, exit_code);
+    for (char *a; n < 38 && (a = va_arg(ap, char *));)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    ckb_proc_result r;
+    if (ckb_proc_run(argv, 300, 1 << 20, &r) != 0) {
+        ckbt_fail(__FILE__, __LINE__, "cannot run %s", argv[0]);
+        return NULL;
+    }
+    *exit_code = r.exited ? r.exit_code : 128 + r.signal;
+    /* The JSON object is the stdout part; stderr lines (if any) come first. */
+    char *brace = strstr(r.output, "\n{");
+    const char *text = r.output[0] == '{' ? r.output : brace ? brace + 1 : r.output;
+    json_object *j = json_tokener_parse(text);
+    if (!j) /* not always a failure: bad command lines print no JSON */
+        fprintf(stdout, "    (eval of %s printed no JSON: %.300s)\n", file, r.output);
+    ckb_proc_result_free(&r);
+    return j;
+}
+
+const char *ckbt_str(json_object *j, const char *key)
+{
+    json_object *x;
+    return j && json_object_object_get_ex(j, key, &x) ? json_object_get_string(x) : "";
+}
+
+double ckbt_num(json_object *j, const char *key)
+{
+    json_object *x;
+    return j && json_object_object_get_ex(j, key, &x) ? json_object_get_double(x) : 0.0;
+}

@@ -1,0 +1,15 @@
+/* eval_util.h — runs `ckbench eval` as a user would and reads its JSON. */
+#ifndef CKB_TEST_EVAL_UTIL_H
+#define CKB_TEST_EVAL_UTIL_H
+
+struct json_object;
+
+/* Runs `ckbench eval WORKLOAD tests/candidates/FILE --size small` plus the
+ * extra arguments (NULL-terminated), returns the parsed JSON (caller puts)
+ * or NULL after reporting a test failure. *exit_code gets the exit status. */
+struct json_object *ckbt_eval(const char *workload, const char *file, int *exit_code, ...);
+/* The string field of a JSON object, or "" when absent. */
+const char *ckbt_str(struct json_object *j, const char *key);
+double ckbt_num(struct json_object *j, const char *key);
+
+#endif

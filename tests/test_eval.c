@@ -1,0 +1,106 @@
+/*
+ * `ckbench eval` end to end on the 8p_GEMM corpus under tests/candidates:
+ * a correct kernel passes with timings; each broken one ends with its own
+ * status, and the harness itself always exits 0 with one JSON object.
+ */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "eval_util.h"
+#include "harness.h"
+
+static void expect_status(const char *file, const char *status, const char *detail,
+                          const char *stage)
+{
+    int code = -1;
+    json_object *j = ckbt_eval("8p_GEMM", file, &code, "--seed", "42", "--warmup", "1",
+                               "--iters", "5", "--timeout-scale", "0.2", NULL);
+    CKBT_EXPECT(code == 0, "%s: exit code %d", file, code);
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), status) == 0, "%s: status %s, wanted %s (%s)",
+                file, ckbt_str(j, "status"), status, ckbt_str(j, "message"));
+    if (detail)
+        CKBT_EXPECT(strcmp(ckbt_str(j, "detail"), detail) == 0, "%s: detail %s, wanted %s",
+                    file, ckbt_str(j, "detail"), detail);
+    if (stage)
+        CKBT_EXPECT(strcmp(ckbt_str(j, "stage"), stage) == 0, "%s: stage %s, wanted %s", file,
+                    ckbt_str(j, "stage"), stage);
+    if (strcmp(status, "ok") != 0)
+        CKBT_EXPECT(json_object_get_boolean(json_object_object_get(j, "correct")) == 0,
+                    "%s: a failed kernel marked correct", file);
+    json_object_put(j);
+}
+
+CKBT_TEST(eval_passes_a_correct_plain_c_kernel, "quick")
+{
+    int code = -1;
+    json_object *j = ckbt_eval("8p", "gemm_plain.c", &code, "--seeds", "3", "--warmup", "2",
+                               "--iters", "7", NULL);
+    CKBT_EXPECT(code == 0, "exit code %d", code);
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "ok") == 0, "status %s: %s", ckbt_str(j, "status"),
+                ckbt_str(j, "message"));
+    CKBT_EXPECT(json_object_get_boolean(json_object_object_get(j, "correct")), "not correct");
+    CKBT_EXPECT(json_object_array_length(json_object_object_get(j, "seeds")) == 3,
+                "three seeds recorded");
+    json_object *cand = json_object_object_get(j, "candidate");
+    json_object *base = json_object_object_get(j, "baseline");
+    CKBT_EXPECT(ckbt_num(cand, "median_ms") > 0 && ckbt_num(base, "median_ms") > 0,
+                "both timed");
+    CKBT_EXPECT((int)ckbt_num(cand, "n") == 7, "7 timed calls, got %g", ckbt_num(cand, "n"));
+    CKBT_EXPECT(ckbt_num(j, "speedup") > 0, "a speedup");
+    CKBT_EXPECT(ckbt_num(j, "gflops") > 0 && ckbt_num(j, "pct_of_peak") > 0, "GFLOP/s and %% of peak");
+    CKBT_EXPECT(ckbt_num(j, "max_abs_err") < 0.1, "max_abs_err %g", ckbt_num(j, "max_abs_err"));
+    json_object_put(j);
+}
+
+CKBT_TEST(eval_seeds_are_drawn_fresh_each_run, "quick")
+{
+    int code;
+    json_object *a = ckbt_eval("8p", "gemm_plain.c", &code, "--iters", "1", "--warmup", "0", NULL);
+    json_object *b = ckbt_eval("8p", "gemm_plain.c", &code, "--iters", "1", "--warmup", "0", NULL);
+    const char *sa = json_object_get_string(json_object_array_get_idx(json_object_object_get(a, "seeds"), 0));
+    const char *sb = json_object_get_string(json_object_array_get_idx(json_object_object_get(b, "seeds"), 0));
+    CKBT_EXPECT(sa && sb && strcmp(sa, sb) != 0, "two runs drew the same seed %s", sa ? sa : "?");
+    json_object_put(a);
+    json_object_put(b);
+}
+
+CKBT_TEST(eval_compile_errors_are_classified, "quick")
+{
+    expect_status("gemm_syntax_error.c", "compile_error", "syntax", "compile");
+    expect_status("gemm_wrong_signature.c", "compile_error", "wrong_signature", "compile");
+    expect_status("gemm_unknown_intrinsic.c", "compile_error", "unknown_intrinsic", "compile");
+    expect_status("gemm_no_workload.c", "compile_error", "no_workload", "symcheck");
+}
+
+CKBT_TEST(eval_rejects_a_forbidden_import, "quick")
+{
+    expect_status("gemm_fopen.c", "forbidden_symbol", "import", "symcheck");
+}
+
+CKBT_TEST(eval_contains_crashes_and_hangs, "quick")
+{
+    expect_status("gemm_segfault.c", "crash", "SIGSEGV", "correctness");
+    expect_status("gemm_writes_input.c", "crash", "SIGSEGV", "correctness");
+    expect_status("gemm_overrun.c", "crash", "SIGSEGV", "correctness");
+    expect_status("gemm_infinite_loop.c", "timeout", "wall_clock", "correctness");
+}
+
+CKBT_TEST(eval_catches_wrong_and_remembered_answers, "quick")
+{
+    expect_status("gemm_zeros.c", "wrong_result", "mismatch", "correctness");
+    expect_status("gemm_off_by_5pct.c", "wrong_result", "mismatch", "correctness");
+    expect_status("gemm_memoize.c", "wrong_result", "mismatch", "correctness");
+}
+
+CKBT_TEST(eval_reports_unknown_workload_and_missing_file, "quick")
+{
+    int code;
+    json_object *j = ckbt_eval("99x_Nothing", "gemm_plain.c", &code, NULL);
+    CKBT_EXPECT(code == 2 && j == NULL, "unknown workload: exit %d", code);
+    json_object_put(j);
+    j = ckbt_eval("8p", "does_not_exist.c", &code, NULL);
+    CKBT_EXPECT(code == 1, "missing file: exit %d", code);
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "harness_error") == 0, "status %s",
+                ckbt_str(j, "status"));
+    json_object_put(j);
+}
