@@ -104,3 +104,11 @@ CKBT_TEST(eval_reports_unknown_workload_and_missing_file, "quick")
                 ckbt_str(j, "status"));
     json_object_put(j);
 }
+
+CKBT_TEST(eval_kills_a_raw_system_call, "quick")
+{
+    /* Under AddressSanitizer the filter is off (its reports need files). */
+#if !defined(__SANITIZE_ADDRESS__)
+    expect_status("gemm_raw_syscall.c", "forbidden_symbol", "syscall", "correctness");
+#endif
+}

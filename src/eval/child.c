@@ -20,6 +20,7 @@
 #include "eval/guard.h"
 #include "eval/protocol.h"
 #include "eval/stage.h"
+#include "eval/syscalls.h"
 
 typedef void (*child__fn)();
 
@@ -199,6 +200,18 @@ int ckb_child_main(int argc, char **argv)
             return 0;
         }
         s.cand = (child__fn)sym;
+    }
+    /* One baseline call before the filter: oneDNN creates its primitives
+     * and OpenMP its thread pool (the budget) while they still may. */
+    {
+        void *tb[CKB_MAX_TENSORS];
+        child__load_inputs(&s, 0);
+        child__tensors(&s, tb, 1);
+        s.w->baseline(s.dims, tb);
+    }
+    if (ckb_syscalls_restrict(CKB_PROTO_FD_CMD, CKB_PROTO_FD_REPLY) != 0) {
+        snprintf(s.h->msg, sizeof s.h->msg, "cannot install the seccomp filter");
+        return 4;
     }
     if (child__reply('R') != 0)
         return 2;

@@ -198,14 +198,21 @@ static void eval__child_died(eval__ctx *c, int wait_rc)
     }
     if (sb->term_signal) {
         int s = sb->term_signal;
-        ckb_status st = s == SIGXCPU ? CKB_ST_TIMEOUT
+        ckb_status st = s == SIGXCPU                   ? CKB_ST_TIMEOUT
                         : s == SIGXFSZ || s == SIGKILL ? CKB_ST_RESOURCE_LIMIT
+                        : s == SIGSYS                  ? CKB_ST_FORBIDDEN_SYMBOL
                                                        : CKB_ST_CRASH;
-        eval__fail(c, st, eval__signal_name(s), "killed by %s (signal %d)%s%s",
-                   eval__signal_name(s), s, *err ? ": " : "", err);
+        eval__fail(c, st, s == SIGSYS ? "syscall" : eval__signal_name(s),
+                   "killed by %s (signal %d)%s%s%s", eval__signal_name(s), s,
+                   s == SIGSYS ? ": a system call outside the sandbox's allow list" : "",
+                   *err ? ": " : "", err);
         return;
     }
-    if (sb->exit_code == 3)
+    if (sb->exit_code == 2 || sb->exit_code == 4)
+        eval__fail(c, CKB_ST_HARNESS_ERROR, "sandbox",
+                   "the sandbox failed to set up (exit code %d)%s%s", sb->exit_code,
+                   *err ? ": " : "", err);
+    else if (sb->exit_code == 3)
         eval__fail(c, CKB_ST_RESOURCE_LIMIT, "memory",
                    "the sandbox could not allocate the workload's buffers");
     else if (strstr(err, "AddressSanitizer") || strstr(err, "runtime error"))
@@ -528,6 +535,8 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
 done:
     if (r->status != CKB_ST_OK)
         r->correct = 0;
+    if (r->status == CKB_ST_HARNESS_ERROR)
+        rc = -1;
     eval__release(&c);
     r->total_s = ckb_now() - t_start;
     return rc;
