@@ -15,8 +15,16 @@ int ckb_cmd_machine(int argc, char **argv)
     else
         ckb_machine_default_path(o.threads, path, sizeof path);
     ckb_machine m;
-    if (o.force || ckb_machine_load(path, &m) != 0 || m.threads != o.threads) {
-        fprintf(stderr, "ckbench: measuring this machine with %d threads...\n", o.threads);
+    if (!o.force) {
+        /* A stored profile is reused only when it was measured on this CPU
+         * with this thread budget; otherwise it is measured again. */
+        if (ckb_machine_get(o.threads, path, &m) != 0) {
+            fprintf(stderr, "ckbench: the measurement failed\n");
+            return 1;
+        }
+    } else {
+        fprintf(stderr, "ckbench: measuring this machine (%d thread%s)...\n", o.threads,
+                o.threads == 1 ? "" : "s");
         if (ckb_machine_measure(o.threads, &m) != 0) {
             fprintf(stderr, "ckbench: the measurement failed\n");
             return 1;

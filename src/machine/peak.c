@@ -1,0 +1,301 @@
+/*
+ * peak.c — the three measurements of a machine profile: f32 FMA peak, bf16
+ * dot peak, triad bandwidth. Each is a best case: enough independent
+ * accumulators that throughput, not latency, binds, and the best of a few
+ * repetitions, since a peak is what no kernel can beat.
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include "machine/profile.h"
+
+enum {
+    PEAK__REPS = 5,
+    /* a stream is short (~20 ms) and its time easily lost to a neighbour */
+    PEAK__BW_REPS = 10,
+    /* >= 2 x FMA latency (4-6 cycles) x 2 ports, so no port waits for a result */
+    PEAK__ACC = 16, /* as spelled out in PEAK__DECL16 */
+};
+#define PEAK__TARGET_S 0.04 /* one repetition: long enough for the clock, short overall */
+#define PEAK__CALIB_S 0.004
+
+/* The accumulators are named variables, spelled out: an array indexed in a
+ * loop stays in memory at -O2, and a load/store per FMA would bind first. */
+#define PEAK__DECL12(T, set1)                                                       \
+    T a0 = set1(0), a1 = set1(1), a2 = set1(2), a3 = set1(3), a4 = set1(4),        \
+      a5 = set1(5), a6 = set1(6), a7 = set1(7), a8 = set1(8), a9 = set1(9),        \
+      a10 = set1(10), a11 = set1(11)
+#define PEAK__DECL16(T, set1)                                                       \
+    PEAK__DECL12(T, set1);                                                          \
+    T a12 = set1(12), a13 = set1(13), a14 = set1(14), a15 = set1(15)
+#define PEAK__STEP12(op)                                                            \
+    do {                                                                            \
+        a0 = op(a0, x, y), a1 = op(a1, x, y), a2 = op(a2, x, y), a3 = op(a3, x, y); \
+        a4 = op(a4, x, y), a5 = op(a5, x, y), a6 = op(a6, x, y), a7 = op(a7, x, y); \
+        a8 = op(a8, x, y), a9 = op(a9, x, y), a10 = op(a10, x, y);                 \
+        a11 = op(a11, x, y);                                                        \
+    } while (0)
+#define PEAK__STEP16(op)                                                            \
+    do {                                                                            \
+        PEAK__STEP12(op);                                                           \
+        a12 = op(a12, x, y), a13 = op(a13, x, y), a14 = op(a14, x, y);             \
+        a15 = op(a15, x, y);                                                        \
+    } while (0)
+#define PEAK__SUM12(add)                                                            \
+    add(add(add(add(a0, a1), add(a2, a3)), add(add(a4, a5), add(a6, a7))),         \
+        add(add(a8, a9), add(a10, a11)))
+#define PEAK__SUM16(add) add(PEAK__SUM12(add), add(add(a12, a13), add(a14, a15)))
+
+/* A kernel runs `iters` iterations on the calling thread and returns a value
+ * that depends on every instruction, so the compiler must keep them all. */
+typedef float (*peak__kernel)(long iters);
+
+#if defined(__AVX512F__)
+enum { PEAK__F32_FLOP = PEAK__ACC * 16 * 2 }; /* 16 lanes, multiply + add */
+
+__attribute__((noinline)) static float peak__f32(long iters)
+{
+    __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-6f);
+    /* opaque to the optimiser: no folding of the chain into a closed form */
+    __asm__("" : "+v"(x), "+v"(y));
+    PEAK__DECL16(__m512, _mm512_set1_ps);
+    for (long i = 0; i < iters; i++)
+        PEAK__STEP16(_mm512_fmadd_ps);
+    return _mm512_reduce_add_ps(PEAK__SUM16(_mm512_add_ps));
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+/* 16 ymm registers: 12 accumulators + the two operands, no spills */
+enum { PEAK__F32_ACC = 12 /* PEAK__DECL12 */, PEAK__F32_FLOP = PEAK__F32_ACC * 8 * 2 };
+
+__attribute__((noinline)) static float peak__f32(long iters)
+{
+    __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-6f);
+    __asm__("" : "+x"(x), "+x"(y));
+    PEAK__DECL12(__m256, _mm256_set1_ps);
+    for (long i = 0; i < iters; i++)
+        PEAK__STEP12(_mm256_fmadd_ps);
+    float out[8], r = 0;
+    _mm256_storeu_ps(out, PEAK__SUM12(_mm256_add_ps));
+    for (int k = 0; k < 8; k++)
+        r += out[k];
+    return r;
+}
+#else
+/* Portable: whatever the compiler makes of independent multiply-adds. */
+enum { PEAK__F32_ACC = 8, PEAK__F32_FLOP = PEAK__F32_ACC * 2 };
+
+__attribute__((noinline)) static float peak__f32(long iters)
+{
+    volatile float vx = 0.999999f, vy = 1e-6f;
+    float x = vx, y = vy, a[PEAK__F32_ACC], r = 0;
+    for (int k = 0; k < PEAK__F32_ACC; k++)
+        a[k] = (float)k;
+    for (long i = 0; i < iters; i++)
+        for (int k = 0; k < PEAK__F32_ACC; k++)
+            a[k] = a[k] * x + y;
+    for (int k = 0; k < PEAK__F32_ACC; k++)
+        r += a[k];
+    return r;
+}
+#endif
+
+#if defined(__AVX512BF16__)
+enum { PEAK__BF16_FLOP = PEAK__ACC * 16 * 2 * 2 }; /* 16 lanes x 2 pairs x (mul + add) */
+
+__attribute__((noinline)) static float peak__bf16(long iters)
+{
+    /* small products: the sums stay far from overflow for any iters */
+    __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+    __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(3e-3f), _mm512_set1_ps(1e-3f));
+    __asm__("" : "+v"(x), "+v"(y));
+    PEAK__DECL16(__m512, _mm512_set1_ps);
+    for (long i = 0; i < iters; i++)
+        PEAK__STEP16(_mm512_dpbf16_ps);
+    return _mm512_reduce_add_ps(PEAK__SUM16(_mm512_add_ps));
+}
+#endif
+
+static double peak__now(void) { return omp_get_wtime(); }
+
+/* One timed run of kernel on every thread of a team of `threads`; the
+ * seconds from a common start to the last thread's end, or -1 when the team
+ * came out smaller than asked (a peak for N threads measured on fewer would
+ * be wrong). */
+static double peak__run(peak__kernel kernel, int threads, long iters)
+{
+    double t0 = 0, t1 = 0;
+    int team = 0;
+    volatile float sink = 0;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp barrier
+#pragma omp master
+        t0 = peak__now();
+#pragma omp barrier
+        float r = kernel(iters);
+#pragma omp barrier
+#pragma omp master
+        {
+            t1 = peak__now();
+            team = omp_get_num_threads();
+        }
+#pragma omp critical(peak__sink)
+        sink = sink + r;
+    }
+    (void)sink;
+    return team == threads ? t1 - t0 : -1.0;
+}
+
+/* Best GFLOP/s of PEAK__REPS runs sized to about PEAK__TARGET_S each. */
+static double peak__measure(peak__kernel kernel, double flop_per_iter, int threads)
+{
+    if (threads < 1)
+        return -1.0;
+    /* Double the length until the clock can be trusted, then scale to the
+     * target. On the calling thread alone: in a team, a vCPU the hypervisor
+     * is slow to wake would pass for a slow core and shrink every run to
+     * the noise of that wake-up. */
+    long iters = 1L << 12;
+    double t;
+    volatile float sink;
+    for (;;) {
+        double t0 = peak__now();
+        sink = kernel(iters);
+        t = peak__now() - t0;
+        if (t >= PEAK__CALIB_S || iters > (1L << 40))
+            break;
+        iters *= 2;
+    }
+    (void)sink;
+    double scaled = (double)iters * PEAK__TARGET_S / t;
+    iters = scaled < (double)(1L << 12) ? 1L << 12 : (long)scaled;
+    double best = 0;
+    for (int r = 0; r < PEAK__REPS; r++) {
+        t = peak__run(kernel, threads, iters);
+        if (t <= 0)
+            return -1.0;
+        double g = (double)threads * (double)iters * flop_per_iter / t * 1e-9;
+        if (g > best)
+            best = g;
+    }
+    return best;
+}
+
+double ckb_machine_peak_f32(int threads)
+{
+    return peak__measure(peak__f32, PEAK__F32_FLOP, threads);
+}
+
+int ckb_machine_has_bf16_kernel(void)
+{
+#if defined(__AVX512BF16__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+double ckb_machine_peak_bf16(int threads)
+{
+#if defined(__AVX512BF16__)
+    return peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
+#else
+    return ckb_machine_peak_f32(threads);
+#endif
+}
+
+/* Array length (elements) per triad array: >= 8 x L3 each and >= 256 MiB in
+ * all, so no cache level holds a useful part; at most a quarter of the RAM
+ * for the three, so a small machine does not swap. */
+static size_t peak__triad_len(int64_t l3)
+{
+    size_t each = (size_t)256 << 20;
+    each /= 3;
+    if (l3 > 0 && (size_t)l3 * 8 > each)
+        each = (size_t)l3 * 8;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0) {
+        size_t cap = (size_t)pages * (size_t)psz / 4 / 3;
+        if (each > cap)
+            each = cap;
+    }
+    return each / sizeof(float) / 16 * 16;
+}
+
+double ckb_machine_bandwidth(int threads, int64_t l3)
+{
+    double best = -1.0;
+    size_t n = peak__triad_len(l3);
+    float *a = NULL, *b = NULL, *c = NULL;
+    if (threads < 1 || n == 0)
+        goto cleanup;
+    /* 2 MiB alignment lets transparent huge pages back the arrays */
+    size_t bytes = (n * sizeof(float) + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    a = aligned_alloc(2u << 20, bytes);
+    b = aligned_alloc(2u << 20, bytes);
+    c = aligned_alloc(2u << 20, bytes);
+    if (!a || !b || !c)
+        goto cleanup;
+    /* huge pages where the kernel offers them only on request: fewer TLB
+     * misses in the stream, and far fewer faults in the first touch */
+    madvise(a, bytes, MADV_HUGEPAGE);
+    madvise(b, bytes, MADV_HUGEPAGE);
+    madvise(c, bytes, MADV_HUGEPAGE);
+    int team = 0;
+    /* first touch by the thread that will stream each part (same schedule) */
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp master
+        team = omp_get_num_threads();
+#pragma omp for simd schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            a[i] = 0.0f;
+            b[i] = 1.0f;
+            c[i] = 2.0f;
+        }
+    }
+    if (team != threads)
+        goto cleanup;
+    volatile float vs = 3.0f;
+    float s = vs;
+    double t0 = 0, tbest = 0;
+    /* One team for every repetition, each timed from a barrier: a worker
+     * woken for each new region can start a scheduler tick late (4-8 ms on
+     * an 18 ms stream, measured here), which would count as slow memory. */
+#pragma omp parallel num_threads(threads)
+    for (int r = 0; r < PEAK__BW_REPS; r++) {
+#pragma omp barrier
+#pragma omp master
+        t0 = peak__now();
+#pragma omp barrier
+#pragma omp for simd schedule(static)
+        for (size_t i = 0; i < n; i++)
+            a[i] = b[i] + s * c[i];
+        /* the loop's implicit barrier: every thread is done */
+#pragma omp master
+        {
+            double t = peak__now() - t0;
+            if (t > 0 && (tbest == 0 || t < tbest))
+                tbest = t;
+        }
+    }
+    /* STREAM's convention: 3 arrays x n x 4 bytes (read b, read c, write a).
+     * The write-allocate read of a that the caches add is real traffic (4/3
+     * of this) but is not counted, as workloads count their bytes the same
+     * way: each tensor read or written once. */
+    best = tbest > 0 ? 3.0 * (double)n * sizeof(float) / tbest * 1e-9 : -1.0;
+    /* check before trusting the time (STREAM's checkSTREAMresults) */
+    if (a[0] != 7.0f || a[n / 2] != 7.0f || a[n - 1] != 7.0f)
+        best = -1.0;
+cleanup:
+    free(a);
+    free(b);
+    free(c);
+    return best;
+}

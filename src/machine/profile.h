@@ -1,0 +1,93 @@
+/*
+ * profile.h — what this machine can do, measured once (DESIGN §5, §6): the
+ * f32 FMA and bf16 dot peaks for a thread budget, the memory bandwidth, and
+ * the facts they depend on (CPU model, ISA, caches). Every result divides by
+ * these figures for GFLOP/s, % of peak and the roofline, so a profile is
+ * cached per thread budget and re-measured only when the CPU changes.
+ *
+ * The peaks are best-case figures (best of a few repetitions of a loop that
+ * no real kernel beats), the bandwidth is STREAM-triad-like over arrays far
+ * larger than the last-level cache.
+ */
+#ifndef CKB_MACHINE_PROFILE_H
+#define CKB_MACHINE_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+typedef struct {
+    char cpu[128];          /* model name from /proc/cpuinfo */
+    char isa[128];          /* e.g. "avx512f avx512bw avx512vl avx512_bf16 avx512_vnni fma" */
+    int cores;              /* online CPUs */
+    int threads;            /* the thread budget this profile was measured with */
+    int64_t l1d, l2, l3;    /* bytes per instance, from sysfs; 0 when unknown */
+    double f32_gflops;      /* peak f32 FMA throughput, all `threads` */
+    double bf16_gflops;     /* peak bf16 dot (vdpbf16ps) throughput; = f32 if no BF16 */
+    double bw_gbs;          /* memory bandwidth (STREAM-triad-like, arrays >> L3) */
+    double f32_gflops_1t, bf16_gflops_1t; /* single-thread peaks, to detect a missing core */
+    char measured_at[32];   /* ISO 8601 UTC */
+    char compiler[64];      /* __VERSION__ of the compiler that built ckbench */
+} ckb_machine;
+
+/* Fills the facts that need no measurement (cpu, isa, cores, caches,
+ * compiler; threads as given); the figures and measured_at are zero. Fast:
+ * reads /proc and sysfs. These facts identify the machine a cached profile
+ * belongs to. */
+void ckb_machine_probe(int threads, ckb_machine *out);
+
+/* Fills *out with this machine's facts and measures its peaks with exactly
+ * `threads` OpenMP threads (and with one, for the _1t fields). Takes a few
+ * seconds and allocates several hundred MiB for the bandwidth arrays.
+ * 0 on success; -1 when threads < 1 or a measurement could not run (out of
+ * memory, fewer threads than asked). */
+int ckb_machine_measure(int threads, ckb_machine *out);
+
+/* Writes m as JSON to path atomically (temporary file + rename), creating
+ * the parent directories. 0 on success; -1 with errno set otherwise, the
+ * old file left as it was. */
+int ckb_machine_save(const ckb_machine *m, const char *path);
+
+/* Reads a profile written by ckb_machine_save. 0 on success; -1 when the
+ * file is missing, not JSON, of another format version, lacks a field or
+ * holds an implausible figure (then *out is unspecified). */
+int ckb_machine_load(const char *path, ckb_machine *out);
+
+/* The default path: $XDG_CACHE_HOME/ckbench/machine-<threads>t.json, else
+ * ~/.cache/ckbench/machine-<threads>t.json. Writes into buf (truncated to n). */
+void ckb_machine_default_path(int threads, char *buf, size_t n);
+
+/* Loads the profile at path (or the default path when NULL) if it matches
+ * `threads` and this CPU (model, ISA, online cores); otherwise measures,
+ * saves, and says so on stderr ("measuring this machine (once)..."). A
+ * profile that cannot be saved is still returned, with a warning.
+ * 0 on success; -1 when the measurement failed. */
+int ckb_machine_get(int threads, const char *path, ckb_machine *out);
+
+/* The profile as a JSON object (every field, plus "format"); the caller
+ * owns it and releases it with json_object_put. */
+struct json_object *ckb_machine_to_json(const ckb_machine *m);
+
+/* The roofline's ridge point: bf16 peak / bandwidth, in FLOP per byte
+ * (0 when the bandwidth is unknown). */
+double ckb_machine_ridge(const ckb_machine *m);
+
+/*
+ * The measurements behind ckb_machine_measure (peak.c), for `ckbench size`
+ * and the tests. Each runs with exactly `threads` OpenMP threads and returns
+ * the best of a few repetitions, or a negative value when it could not run.
+ */
+
+/* Peak f32 FMA throughput in GFLOP/s (AVX-512, else AVX2+FMA, else scalar). */
+double ckb_machine_peak_f32(int threads);
+/* Peak bf16 dot throughput (vdpbf16ps) in GFLOP/s; without AVX512-BF16 in
+ * the build, the f32 figure. */
+double ckb_machine_peak_bf16(int threads);
+/* Triad bandwidth in GB/s over arrays of at least 8 x l3 bytes each (l3 may
+ * be 0: unknown) and 256 MiB in all, capped to a quarter of the RAM. */
+double ckb_machine_bandwidth(int threads, int64_t l3);
+/* Whether the build measures bf16 with vdpbf16ps (not the f32 fallback). */
+int ckb_machine_has_bf16_kernel(void);
+
+#endif /* CKB_MACHINE_PROFILE_H */

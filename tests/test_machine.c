@@ -1,0 +1,219 @@
+/* The machine profile: plausible figures on this machine, a file that
+ * round-trips every field, and a broken file that is refused, not trusted. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "machine/profile.h"
+
+/* A profile with every field set to something a round trip could lose:
+ * fractions that need all 17 digits, 64-bit sizes, strings with quotes. */
+static ckb_machine fake_profile(void)
+{
+    ckb_machine m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.cpu, sizeof m.cpu, "AMD EPYC \"Zen 5\" / test");
+    snprintf(m.isa, sizeof m.isa, "avx512f avx512bw avx512vl avx512_bf16 avx512_vnni fma");
+    m.cores = 2;
+    m.threads = 2;
+    m.l1d = 48 << 10;
+    m.l2 = 1 << 20;
+    m.l3 = (int64_t)5 << 32; /* beyond 32 bits */
+    m.f32_gflops = 1.0 / 3.0 * 1000;
+    m.bf16_gflops = 987.654321012345678;
+    m.bw_gbs = 31.400000000000002;
+    m.f32_gflops_1t = 2.0 / 7.0 * 500;
+    m.bf16_gflops_1t = 0.1 + 0.2;
+    snprintf(m.measured_at, sizeof m.measured_at, "2025-01-02T03:04:05Z");
+    snprintf(m.compiler, sizeof m.compiler, "gcc 12.2.0");
+    return m;
+}
+
+static void expect_same(const ckb_machine *a, const ckb_machine *b)
+{
+    CKBT_EXPECT(strcmp(a->cpu, b->cpu) == 0, "cpu '%s' vs '%s'", a->cpu, b->cpu);
+    CKBT_EXPECT(strcmp(a->isa, b->isa) == 0, "isa '%s' vs '%s'", a->isa, b->isa);
+    CKBT_EXPECT(a->cores == b->cores, "cores %d vs %d", a->cores, b->cores);
+    CKBT_EXPECT(a->threads == b->threads, "threads %d vs %d", a->threads, b->threads);
+    CKBT_EXPECT(a->l1d == b->l1d, "l1d %lld vs %lld", (long long)a->l1d, (long long)b->l1d);
+    CKBT_EXPECT(a->l2 == b->l2, "l2 %lld vs %lld", (long long)a->l2, (long long)b->l2);
+    CKBT_EXPECT(a->l3 == b->l3, "l3 %lld vs %lld", (long long)a->l3, (long long)b->l3);
+    CKBT_EXPECT(a->f32_gflops == b->f32_gflops, "f32 %.17g vs %.17g", a->f32_gflops,
+                b->f32_gflops);
+    CKBT_EXPECT(a->bf16_gflops == b->bf16_gflops, "bf16 %.17g vs %.17g", a->bf16_gflops,
+                b->bf16_gflops);
+    CKBT_EXPECT(a->bw_gbs == b->bw_gbs, "bw %.17g vs %.17g", a->bw_gbs, b->bw_gbs);
+    CKBT_EXPECT(a->f32_gflops_1t == b->f32_gflops_1t, "f32 1t %.17g vs %.17g", a->f32_gflops_1t,
+                b->f32_gflops_1t);
+    CKBT_EXPECT(a->bf16_gflops_1t == b->bf16_gflops_1t, "bf16 1t %.17g vs %.17g",
+                a->bf16_gflops_1t, b->bf16_gflops_1t);
+    CKBT_EXPECT(strcmp(a->measured_at, b->measured_at) == 0, "measured_at '%s' vs '%s'",
+                a->measured_at, b->measured_at);
+    CKBT_EXPECT(strcmp(a->compiler, b->compiler) == 0, "compiler '%s' vs '%s'", a->compiler,
+                b->compiler);
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+CKBT_TEST(machine_measure_is_plausible_on_one_thread, "full")
+{
+    ckb_machine m;
+    CKBT_EXPECT(ckb_machine_measure(1, &m) == 0, "the measurement runs");
+    printf("    cpu '%s' isa '%s' cores %d l1d %lld l2 %lld l3 %lld\n"
+           "    f32 %.1f bf16 %.1f GFLOP/s, bw %.1f GB/s, ridge %.1f FLOP/B\n",
+           m.cpu, m.isa, m.cores, (long long)m.l1d, (long long)m.l2, (long long)m.l3,
+           m.f32_gflops, m.bf16_gflops, m.bw_gbs, ckb_machine_ridge(&m));
+    CKBT_EXPECT(m.threads == 1 && m.cores >= 1, "threads %d cores %d", m.threads, m.cores);
+    CKBT_EXPECT(m.f32_gflops > 1 && m.f32_gflops < 1000, "f32 per thread: %g GFLOP/s",
+                m.f32_gflops);
+    CKBT_EXPECT(m.f32_gflops_1t == m.f32_gflops && m.bf16_gflops_1t == m.bf16_gflops,
+                "one thread: the 1t figures are the figures");
+    if (strstr(m.isa, "avx512_bf16") && ckb_machine_has_bf16_kernel())
+        CKBT_EXPECT(m.bf16_gflops >= m.f32_gflops, "bf16 %g < f32 %g on a BF16 CPU",
+                    m.bf16_gflops, m.f32_gflops);
+    else
+        CKBT_EXPECT(m.bf16_gflops > 0, "bf16 falls back to f32: %g", m.bf16_gflops);
+    CKBT_EXPECT(m.bw_gbs > 0.5, "bandwidth %g GB/s", m.bw_gbs);
+    CKBT_EXPECT(m.measured_at[0] && m.compiler[0], "stamped: '%s' '%s'", m.measured_at,
+                m.compiler);
+    CKBT_EXPECT(ckb_machine_ridge(&m) > 0, "ridge %g", ckb_machine_ridge(&m));
+}
+
+CKBT_TEST(machine_profile_round_trips, "quick")
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/new/dirs/machine-2t.json", ckbt_tmpdir());
+    ckb_machine m = fake_profile(), back;
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "save creates the parent dirs of %s", path);
+    memset(&back, 0x5a, sizeof back);
+    CKBT_EXPECT(ckb_machine_load(path, &back) == 0, "load %s", path);
+    expect_same(&m, &back);
+    /* saving over an existing profile replaces it */
+    m.bw_gbs = 12.5;
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "save over");
+    CKBT_EXPECT(ckb_machine_load(path, &back) == 0 && back.bw_gbs == 12.5, "bw %g", back.bw_gbs);
+    CKBT_EXPECT(ckb_machine_ridge(&m) == m.bf16_gflops / 12.5, "ridge = bf16 / bw");
+}
+
+CKBT_TEST(machine_load_refuses_broken_files, "quick")
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/broken.json", ckbt_tmpdir());
+    ckb_machine m = fake_profile(), back;
+    CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "a missing file");
+
+    const char *bad[] = {
+        "",
+        "not json at all",
+        "{\"cpu\": \"x\", ",                   /* truncated */
+        "[1, 2, 3]",                           /* not an object */
+        "{\"format\": 1}",                     /* fields missing */
+        "\x01\x02\xff\xfe garbage \x00",       /* binary */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CKBT_EXPECT(write_text(path, bad[i]) == 0, "write %s", path);
+        CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "malformed file #%zu accepted", i);
+    }
+
+    /* a well-formed file with one field wrong: each must be refused */
+    struct {
+        const char *key;
+        json_object *value;
+    } edits[] = {
+        {"format", json_object_new_int(999)},
+        {"threads", json_object_new_string("2")},
+        {"threads", json_object_new_int(0)},
+        {"bf16_gflops", json_object_new_double(0.0)},
+        {"bw_gbs", json_object_new_double(-3.0)},
+        {"f32_gflops", json_object_new_string("fast")},
+        {"cpu", json_object_new_int(5)},
+        {"l3_bytes", json_object_new_int(-1)},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+        json_object *j = ckb_machine_to_json(&m);
+        json_object_object_add(j, edits[i].key, edits[i].value);
+        CKBT_EXPECT(write_text(path, json_object_to_json_string(j)) == 0, "write");
+        json_object_put(j);
+        CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "%s edited (#%zu) accepted",
+                    edits[i].key, i);
+    }
+    json_object *j = ckb_machine_to_json(&m);
+    json_object_object_del(j, "compiler");
+    CKBT_EXPECT(write_text(path, json_object_to_json_string(j)) == 0, "write");
+    json_object_put(j);
+    CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "a missing field accepted");
+}
+
+CKBT_TEST(machine_default_path_follows_xdg, "quick")
+{
+    char buf[1024];
+    ckb_machine_default_path(4, buf, sizeof buf);
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char want[1024];
+    if (xdg && *xdg)
+        snprintf(want, sizeof want, "%s/ckbench/machine-4t.json", xdg);
+    else
+        snprintf(want, sizeof want, "%s/.cache/ckbench/machine-4t.json", home && *home ? home : "/tmp");
+    CKBT_EXPECT(strcmp(buf, want) == 0, "'%s' vs '%s'", buf, want);
+    char tiny[8];
+    ckb_machine_default_path(4, tiny, sizeof tiny);
+    CKBT_EXPECT(strlen(tiny) == sizeof tiny - 1, "truncated, terminated: '%s'", tiny);
+}
+
+CKBT_TEST(machine_probe_reads_this_cpu, "quick")
+{
+    ckb_machine m;
+    ckb_machine_probe(3, &m);
+    CKBT_EXPECT(m.cpu[0] && m.cores >= 1 && m.threads == 3, "cpu '%s' cores %d threads %d",
+                m.cpu, m.cores, m.threads);
+    CKBT_EXPECT(m.l1d >= 0 && m.l2 >= 0 && m.l3 >= 0, "sizes are bytes or 0");
+    CKBT_EXPECT(m.f32_gflops == 0 && m.bw_gbs == 0 && !m.measured_at[0], "nothing measured");
+#if defined(__x86_64__)
+    CKBT_EXPECT(m.l1d >= 4096, "an x86 core has an L1d: %lld", (long long)m.l1d);
+#endif
+#if defined(__AVX512F__)
+    CKBT_EXPECT(strstr(m.isa, "avx512f") != NULL, "built for AVX-512, isa '%s'", m.isa);
+#endif
+}
+
+/* A cached profile of this CPU and thread budget is used as it is. */
+CKBT_TEST(machine_get_uses_a_matching_profile, "quick")
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/machine-2t.json", ckbt_tmpdir());
+    ckb_machine m, got;
+    ckb_machine_probe(2, &m);
+    m.f32_gflops = m.f32_gflops_1t = 123.25;
+    m.bf16_gflops = m.bf16_gflops_1t = 246.5;
+    m.bw_gbs = 7.75;
+    snprintf(m.measured_at, sizeof m.measured_at, "2025-01-02T03:04:05Z");
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "save");
+    CKBT_EXPECT(ckb_machine_get(2, path, &got) == 0, "get");
+    expect_same(&m, &got);
+}
+
+/* A profile of another CPU is measured again, and the file replaced. */
+CKBT_TEST(machine_get_remeasures_another_cpu, "full")
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/machine-1t.json", ckbt_tmpdir());
+    ckb_machine m = fake_profile(), got, stored;
+    m.threads = 1;
+    snprintf(m.cpu, sizeof m.cpu, "a CPU that is not this one");
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "save");
+    CKBT_EXPECT(ckb_machine_get(1, path, &got) == 0, "get");
+    CKBT_EXPECT(strcmp(got.cpu, m.cpu) != 0 && got.f32_gflops != m.f32_gflops,
+                "measured afresh: cpu '%s' f32 %g", got.cpu, got.f32_gflops);
+    CKBT_EXPECT(ckb_machine_load(path, &stored) == 0, "the new profile was stored");
+    expect_same(&got, &stored);
+}
