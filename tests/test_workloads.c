@@ -180,3 +180,37 @@ CKBT_TEST(tolerance_rejects_a_zeroed_or_reordered_input, "quick")
         ckb_tensors_free(w, truth.t);
     }
 }
+
+/* Every op of a fused chain is observable: the reference without any one
+ * of them fails against the baseline (DESIGN §1: JAXBench's zero weights
+ * made whole chains invisible). */
+CKBT_TEST(dropping_any_op_of_a_chain_fails_the_check, "quick")
+{
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        if (w->nchain == 0)
+            continue;
+        CKBT_EXPECT(w->reference_without != NULL, "%s lists a chain but no ablated reference",
+                    w->id);
+        if (!w->reference_without)
+            continue;
+        instance truth;
+        instance_init(&truth, w, 5);
+        w->baseline(truth.dims, truth.t);
+        for (int op = 0; op < w->nchain; op++) {
+            instance bad;
+            instance_init(&bad, w, 5);
+            w->reference_without(bad.dims, bad.t, op);
+            ckb_check c = compare_outputs(&bad, &truth);
+            CKBT_EXPECT(!c.ok, "%s: leaving out '%s' went unnoticed", w->id, w->chain[op]);
+            ckb_tensors_free(w, bad.t);
+        }
+        instance full;
+        instance_init(&full, w, 5);
+        w->reference_without(full.dims, full.t, -1);
+        ckb_check c = compare_outputs(&full, &truth);
+        CKBT_EXPECT(c.ok, "%s: the full chain (skip = -1) must match the baseline", w->id);
+        ckb_tensors_free(w, full.t);
+        ckb_tensors_free(w, truth.t);
+    }
+}

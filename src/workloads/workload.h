@@ -23,6 +23,7 @@
 #define CKB_MAX_RANK 6
 #define CKB_MAX_PARAMS 8
 #define CKB_MAX_PARAM_VALUES 8
+#define CKB_MAX_CHAIN 10
 
 typedef enum { CKB_BF16, CKB_F32, CKB_I32 } ckb_dtype;
 typedef enum { CKB_IN, CKB_OUT } ckb_role;
@@ -85,6 +86,14 @@ typedef struct ckb_workload {
     ckb_kernel_fn reference; /* plain loops, to validate the baseline in tests */
     double (*flops)(const int64_t *dims);
     double (*bytes)(const int64_t *dims); /* compulsory traffic: inputs + outputs */
+
+    /* The chain of ops after the heavy one, by name ("bias", "relu", ...),
+     * and the reference with one of them left out (skip = -1: none). A
+     * test shows that leaving out any one makes the check fail, so that
+     * every op of the chain is observable in the output. */
+    int nchain;
+    const char *chain[CKB_MAX_CHAIN];
+    void (*reference_without)(const int64_t *dims, void *const *tensors, int skip);
 
     /* The expert's tunable macros; nparams == 0 and no expert.c if none. */
     int nparams;
