@@ -10,6 +10,20 @@
 
 json_object *ckbt_eval(const char *workload, const char *file, int *exit_code, ...)
 {
+    char *extra[32];
+    int n = 0;
+    va_list ap;
+    va_start(ap, exit_code);
+    for (char *a; n < 31 && (a = va_arg(ap, char *));)
+        extra[n++] = a;
+    va_end(ap);
+    extra[n] = NULL;
+    return ckbt_eval_argv(workload, file, exit_code, extra);
+}
+
+json_object *ckbt_eval_argv(const char *workload, const char *file, int *exit_code,
+                            char *const *extra)
+{
     char path[512];
     if (file[0] == '/')
         snprintf(path, sizeof path, "%s", file);
@@ -23,11 +37,8 @@ json_object *ckbt_eval(const char *workload, const char *file, int *exit_code, .
     argv[n++] = path;
     argv[n++] = "--size";
     argv[n++] = "small";
-    va_list ap;
-    va_start(ap, exit_code);
-    for (char *a; n < 38 && (a = va_arg(ap, char *));)
-        argv[n++] = a;
-    va_end(ap);
+    for (int i = 0; extra && extra[i] && n < 38; i++)
+        argv[n++] = extra[i];
     argv[n] = NULL;
     ckb_proc_result r;
     if (ckb_proc_run(argv, 300, 1 << 20, &r) != 0) {

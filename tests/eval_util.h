@@ -8,6 +8,9 @@ struct json_object;
  * extra arguments (NULL-terminated), returns the parsed JSON (caller puts)
  * or NULL after reporting a test failure. *exit_code gets the exit status. */
 struct json_object *ckbt_eval(const char *workload, const char *file, int *exit_code, ...);
+/* The same with the extra arguments as a NULL-terminated array. */
+struct json_object *ckbt_eval_argv(const char *workload, const char *file, int *exit_code,
+                                   char *const *extra);
 /* The string field of a JSON object, or "" when absent. */
 const char *ckbt_str(struct json_object *j, const char *key);
 double ckbt_num(struct json_object *j, const char *key);

@@ -26,6 +26,8 @@ typedef struct {
     int resume;             /* --resume */
     int no_expert;          /* --no-expert */
     int dry_run;            /* --dry-run */
+    const char *defines[8]; /* --define NAME=VALUE: macros for the candidate's compile */
+    int ndefines;
 } ckb_cli_opts;
 
 /* Parses argv[first..]; prints the problem and returns -1 on a bad option. */

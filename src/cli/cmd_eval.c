@@ -30,6 +30,8 @@ int ckb_cmd_eval(int argc, char **argv)
     eo.seed = o.seed;
     eo.workdir = o.keep;
     eo.timeout_scale = o.timeout_scale;
+    eo.defines = o.defines;
+    eo.ndefines = o.ndefines;
     eo.peak_gflops = m.bf16_gflops;
     eo.bw_gbs = m.bw_gbs;
     ckb_eval_result r;

@@ -15,6 +15,7 @@ static const char usage[] =
     "                               measure peak f32/bf16 GFLOP/s and bandwidth, store the profile\n"
     "  eval WORKLOAD FILE [--size small|default|paper] [--seeds N] [--threads N]\n"
     "       [--warmup N] [--iters N] [--seed S] [--keep DIR] [--timeout-scale X]\n"
+    "       [--define NAME=VALUE]...\n"
     "                               evaluate a candidate kernel; one JSON object on stdout\n"
     "  bench [--size S] [--workloads ID,ID...] [--threads N] [--out DIR] [--resume]\n"
     "        [--no-expert] [--warmup N] [--iters N]\n"

@@ -66,6 +66,12 @@ int ckb_cli_parse(int argc, char **argv, int first, ckb_cli_opts *o)
                 fprintf(stderr, "ckbench: --timeout-scale needs a positive number\n");
                 return -1;
             }
+        } else if (strcmp(a, "--define") == 0) {
+            if (!v || !strchr(v, '=') || o->ndefines == 8) {
+                fprintf(stderr, "ckbench: --define needs NAME=VALUE (at most 8)\n");
+                return -1;
+            }
+            o->defines[o->ndefines++] = v;
         } else if (strcmp(a, "--out") == 0 || strcmp(a, "--workloads") == 0 ||
                    strcmp(a, "--machine") == 0 || strcmp(a, "--keep") == 0) {
             if (!v) {

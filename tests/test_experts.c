@@ -1,0 +1,63 @@
+/* Every expert kernel is a valid candidate: through `ckbench eval` at small
+ * size it compiles, passes the import check, is correct on fresh seeds and
+ * on the final check, with its untuned defaults and with the grid's
+ * extremes (the smallest and largest value of every parameter). */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/expert.h"
+#include "eval/eval.h"
+#include "eval_util.h"
+#include "harness.h"
+
+static void expect_expert_ok(const ckb_workload *w, const char *path, const char *label,
+                             const int64_t *values)
+{
+    char defines[CKB_MAX_PARAMS][96];
+    char *args[2 * CKB_MAX_PARAMS + 8];
+    int n = 0;
+    args[n++] = "--iters";
+    args[n++] = "3";
+    args[n++] = "--warmup";
+    args[n++] = "1";
+    /* The grid values reach the compiler through --define. */
+    for (int i = 0; values && i < w->nparams; i++) {
+        snprintf(defines[i], sizeof defines[i], "%s=%lld", w->params[i].name,
+                 (long long)values[i]);
+        args[n++] = "--define";
+        args[n++] = defines[i];
+    }
+    args[n] = NULL;
+    int code = -1;
+    json_object *j = ckbt_eval_argv(w->id, path, &code, args);
+    CKBT_EXPECT(code == 0 && strcmp(ckbt_str(j, "status"), "ok") == 0,
+                "%s expert (%s): exit %d, status %s: %.400s", w->id, label, code,
+                ckbt_str(j, "status"), ckbt_str(j, "message"));
+    json_object_put(j);
+}
+
+CKBT_TEST(experts_pass_eval_at_small_size, "quick")
+{
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        char path[512];
+        if (!ckb_expert_path(w, path, sizeof path))
+            continue;
+        expect_expert_ok(w, path, "untuned defaults", NULL);
+        if (w->nparams == 0)
+            continue;
+        int64_t lo[CKB_MAX_PARAMS], hi[CKB_MAX_PARAMS];
+        for (int p = 0; p < w->nparams; p++) {
+            lo[p] = hi[p] = w->params[p].values[0];
+            for (int k = 1; k < w->params[p].nvalues; k++) {
+                if (w->params[p].values[k] < lo[p])
+                    lo[p] = w->params[p].values[k];
+                if (w->params[p].values[k] > hi[p])
+                    hi[p] = w->params[p].values[k];
+            }
+        }
+        expect_expert_ok(w, path, "smallest grid values", lo);
+        expect_expert_ok(w, path, "largest grid values", hi);
+    }
+}
