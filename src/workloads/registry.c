@@ -14,8 +14,9 @@ static const ckb_workload *const registry__table[] = {
 };
 
 enum { REGISTRY_COUNT = sizeof registry__table / sizeof registry__table[0] };
-/* The suite grows by issue; this guards against a row lost in a merge. */
-_Static_assert(REGISTRY_COUNT == 1, "registry.def lost or gained a row: update this count");
+/* While the suite grows, rows are added in parallel: at least the first
+ * slice. The final count (50) is pinned once the suite is complete. */
+_Static_assert(REGISTRY_COUNT >= 8, "registry.def lost a row");
 
 int ckb_workload_count(void) { return REGISTRY_COUNT; }
 
