@@ -146,4 +146,10 @@ const ckb_workload ckb_wl_1p_Flash_Attention = {
     .reference = attn_reference,
     .flops = attn_flops,
     .bytes = attn_bytes,
+    /* expert.c: query and key block sizes, and the schedule of query blocks
+     * (0 dynamic heaviest-first, 1 the same order static cyclic). */
+    .nparams = 3,
+    .params = {{"BQ", 64, 6, {32, 64, 96, 128, 192, 256}},
+               {"BK", 64, 5, {64, 96, 128, 192, 256}},
+               {"SCHED", 0, 2, {0, 1}}},
 };
