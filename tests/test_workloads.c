@@ -154,6 +154,8 @@ CKBT_TEST(tolerance_rejects_a_zeroed_or_reordered_input, "quick")
             if (t->role != CKB_IN)
                 continue;
             for (int mode = 0; mode < 2; mode++) {
+                if (mode == 1 && ckb_tensor_numel(t, truth.dims) < 2)
+                    continue; /* one value: nothing to reorder */
                 instance bad;
                 instance_init(&bad, w, 4);
                 copy_inputs(&bad, &truth);

@@ -105,7 +105,9 @@ char *ckb_workload_candidate_header(const ckb_workload *w, ckb_size s)
         ckb_strbuf_printf(&sb, "#define %s %lldL\n", w->dims[i].name,
                           (long long)w->dims[i].value[s]);
     for (int i = 0; i < w->nconsts; i++)
-        ckb_strbuf_printf(&sb, "#define %s %.9gf\n", w->consts[i].name, w->consts[i].value);
+        /* a cast, so that whole numbers (10000) stay valid float constants */
+        ckb_strbuf_printf(&sb, "#define %s ((float)%.9g)\n", w->consts[i].name,
+                          w->consts[i].value);
     for (int i = 0; i < w->ntensors; i++) {
         const ckb_tensor *t = &w->tensors[i];
         ckb_strbuf_printf(&sb, "/* %s %s %s[", t->role == CKB_IN ? "in " : "out",
