@@ -1,0 +1,259 @@
+/*
+ * expert.c — hand-tuned bf16 GEMM for 8p_GEMM: C[M,N] = A[M,K] @ B[K,N],
+ * bf16 in, f32 accumulation, bf16 out (round to nearest even).
+ *
+ * A candidate file (DESIGN §3): M, K, N come from the force-included header;
+ * the tunables below are macros that `ckbench tune` overrides with -D.
+ *
+ * Design (GotoBLAS/BLIS, adapted to vdpbf16ps):
+ * - B is packed into NR-column panels in the pair layout vdpbf16ps reads:
+ *   lane j of pair p holds B[2p][j] (low half) and B[2p+1][j] (high half).
+ *   A needs no packing: two consecutive k of one row already form such a
+ *   pair, so the micro-kernel broadcasts 32-bit words straight from A.
+ * - The MR x NR micro-kernel keeps its whole f32 tile in zmm registers for
+ *   all of K (no f32 round trip through memory, C is written once as bf16);
+ *   a packed panel (K x NR) stays in L2 while MR-row slivers of A stream
+ *   past it from L3.
+ * - Threads own disjoint parts of C (a TM x TN grid of row ranges and column
+ *   panel ranges) and pack their own B panels, so a call has no barrier and a
+ *   descheduled thread delays only its own share.
+ * - Ragged edges: masked loads zero-fill the packed panels past N, masked
+ *   stores skip columns past N, rows past M re-read the last valid row and are
+ *   not stored, and an odd K ends with one half-empty pair.
+ * No state is kept between calls; the packing buffer lives for one call.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include "ckbench.h"
+
+/* ---- tunables (untuned defaults) --------------------------------------- */
+
+#ifndef MR /* micro-kernel rows */
+#define MR 6
+#endif
+#ifndef NR /* micro-kernel columns: 16, 32, 48 or 64 */
+#define NR 64
+#endif
+#ifndef MC /* rows of A (MC x K) reused across the panels of one packed block */
+#define MC 1024
+#endif
+#ifndef NC /* columns of B packed per block (rounded up to whole panels of NR) */
+#define NC 256
+#endif
+#ifndef TN /* threads along N (the rest go along M); 0: every thread along N */
+#define TN 0
+#endif
+
+/* ---- fixed choices ------------------------------------------------------ */
+
+#ifndef GEMM_PREFETCH /* pairs of B rows the packer prefetches ahead */
+#define GEMM_PREFETCH 32
+#endif
+#ifndef GEMM_STACK_MAX /* packed blocks up to this size live on the stack */
+#define GEMM_STACK_MAX (4L << 20)
+#endif
+
+#define GEMM_NV (NR / 16)     /* zmm accumulators per row of the tile */
+#define GEMM_KP ((K + 1) / 2) /* k pairs; the last is half zero when K is odd */
+
+#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GEMM_NV + GEMM_NV > 30
+#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
+#endif
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 gemm__mask(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* Packs panels [q0, q0+np) of B (panel q = columns [q*NR, q*NR+NR)) into
+ * bp[q-q0][GEMM_KP][NR] pairs. Row-pair outer, so each B row is read in one
+ * contiguous run of np*NR columns. */
+static void gemm__pack_b(const ckb_bf16 *B, int64_t q0, int64_t np, uint32_t *bp)
+{
+    for (int64_t p = 0; p < GEMM_KP; p++) {
+        const ckb_bf16 *r0 = B + 2 * p * N;
+        const int has_odd = 2 * p + 1 < K;
+        /* The rows are N apart: too far for the hardware prefetcher to
+         * follow, and the packer is latency bound without this. */
+        if (2 * (p + GEMM_PREFETCH) + 1 < K) {
+            const char *f = (const char *)(r0 + 2 * GEMM_PREFETCH * N + q0 * NR);
+            for (int64_t o = 0; o < np * NR * 2; o += 64) {
+                _mm_prefetch(f + o, _MM_HINT_T0);
+                _mm_prefetch(f + 2 * N + o, _MM_HINT_T0);
+            }
+        }
+        for (int64_t q = 0; q < np; q++) {
+            uint32_t *out = bp + (q * GEMM_KP + p) * NR;
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++) {
+                int64_t j = (q0 + q) * NR + 16 * v;
+                __mmask16 m = gemm__mask(N - j);
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
+                __m512i hi = has_odd
+                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + N + j))
+                                 : _mm512_setzero_si512();
+                _mm512_store_si512((void *)(out + 16 * v),
+                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+    }
+}
+
+/* Two consecutive bf16 of A as one 32-bit pair (any alignment). */
+static inline int gemm__pair(const ckb_bf16 *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/*
+ * The micro-kernel: C[0:mr, 0:nr] = a[0:mr, 0:K] @ panel, rounded to bf16.
+ * a points at row 0 of the sliver in A (rows K apart), bp at a packed panel.
+ */
+static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                                 ckb_bf16 *restrict c, int mr, int nr)
+{
+    __m512 acc[MR][GEMM_NV];
+    const ckb_bf16 *row[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        /* rows past the edge recompute the last valid row: never stored */
+        row[r] = a + (r < mr ? r : mr - 1) * K;
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < K / 2; p++) {
+        __m512i b[GEMM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i x = _mm512_set1_epi32(gemm__pair(row[r] + 2 * p));
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+        }
+    }
+    if (K & 1) { /* the last k alone: A's high half and B's are zero */
+        __m512i b[GEMM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + (K / 2) * NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i x = _mm512_set1_epi32(row[r][K - 1]);
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_NV; v++) /* vcvtneps2bf16 rounds to nearest even */
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gemm__mask(nr - 16 * v),
+                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
+    }
+}
+
+/* One thread's share: rows [m0, m1) x panels [q0, q1), packing ncp panels
+ * at a time into bp. */
+static void gemm__share(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0, int64_t m1,
+                        int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
+{
+    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    for (int64_t jq = q0; jq < q1; jq += ncp) {
+        int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
+        gemm__pack_b(B, jq, np, bp);
+        for (int64_t ic = m0; ic < m1; ic += mc) {
+            int64_t ie = m1 - ic < mc ? m1 : ic + mc;
+            for (int64_t q = 0; q < np; q++) {
+                int64_t j = (jq + q) * NR;
+                int nr = N - j < NR ? (int)(N - j) : NR;
+                for (int64_t i = ic; i < ie; i += MR) {
+                    int mr = ie - i < MR ? (int)(ie - i) : MR;
+                    gemm__ukernel(A + i * K, bp + q * GEMM_KP * NR, C + i * N + j, mr, nr);
+                }
+            }
+        }
+    }
+}
+
+void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
+{
+    const int64_t npanel = (N + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    const int tm = nthr / tn;
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR so that only the last is ragged */
+        int64_t m0 = M * ti / tm / MR * MR;
+        int64_t m1 = ti == tm - 1 ? M : M * (ti + 1) / tm / MR * MR;
+        int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
+        int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
+        if (ncp > q1 - q0)
+            ncp = q1 - q0;
+        const int64_t panel_bytes = GEMM_KP * NR * 4;
+        if (m0 < m1 && ncp > 0) {
+            if (ncp * panel_bytes <= GEMM_STACK_MAX) {
+                /* the stack's pages stay mapped from one call to the next */
+                uint32_t buf[ncp * panel_bytes / 4 + 16];
+                uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+                gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
+            } else {
+                uint32_t *bp = aligned_alloc(64, (size_t)(ncp * panel_bytes));
+                if (bp) /* out of memory: no way to report, C stays unwritten */
+                    gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
+                free(bp);
+            }
+        }
+    }
+}
+
+#else /* portable path: no AVX-512 BF16 */
+
+/* One row of C at a time: an f32 row accumulator, k outer so the inner
+ * loop over j is a contiguous axpy the compiler vectorises. */
+void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
+{
+#pragma omp parallel
+    {
+        float *acc = malloc((size_t)N * sizeof(float));
+        if (acc) {
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < M; i++) {
+                for (int64_t j = 0; j < N; j++)
+                    acc[j] = 0.0f;
+                for (int64_t k = 0; k < K; k++) {
+                    float a = ckb_bf16_to_f32(A[i * K + k]);
+                    const ckb_bf16 *b = B + k * N;
+                    for (int64_t j = 0; j < N; j++)
+                        acc[j] += a * ckb_bf16_to_f32(b[j]);
+                }
+                for (int64_t j = 0; j < N; j++)
+                    C[i * N + j] = ckb_f32_to_bf16(acc[j]);
+            }
+        }
+        free(acc);
+    }
+}
+
+#endif
