@@ -10,6 +10,7 @@ float ckb_op_dropout(float x, uint64_t key, uint64_t index, float p)
 float ckb_op_sum(const float *x, int64_t n)
 {
     float s = 0.0f;
+#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; i++)
         s += x[i];
     return s;
@@ -20,6 +21,7 @@ float ckb_op_mean(const float *x, int64_t n) { return ckb_op_sum(x, n) / (float)
 float ckb_op_max(const float *x, int64_t n)
 {
     float m = x[0];
+#pragma omp simd reduction(max : m)
     for (int64_t i = 1; i < n; i++)
         m = x[i] > m ? x[i] : m;
     return m;
@@ -39,6 +41,7 @@ float ckb_op_logsumexp(const float *x, int64_t n)
     if (isinf(m))
         return m;
     float s = 0.0f;
+#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; i++)
         s += expf(x[i] - m);
     return m + logf(s);
@@ -47,6 +50,7 @@ float ckb_op_logsumexp(const float *x, int64_t n)
 void ckb_op_softmax(float *x, int64_t n)
 {
     float m = ckb_op_max(x, n), s = 0.0f;
+#pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < n; i++) {
         x[i] = expf(x[i] - m);
         s += x[i];

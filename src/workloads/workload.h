@@ -48,6 +48,14 @@ typedef struct {
     ckb_role role;
     int rank;
     int shape[CKB_MAX_RANK];
+    /* 1 when only an order-free function of it (its sum, say) reaches the
+     * outputs, so that reordering it is invisible by the maths; the README
+     * says why. The reorder test skips it (zeroing still applies). */
+    int order_free;
+    /* 1 when the maths cancels it entirely (a per-channel bias right before
+     * a normalisation over that channel): kept because the original has
+     * it; the README says so. The zero and reorder tests skip it. */
+    int cancelled;
 } ckb_tensor;
 
 /* One tunable parameter of an expert kernel: a macro name, its untuned
