@@ -255,6 +255,9 @@ void ckb_dnnl_matmul(const ckb_matmul_spec *s, const void *A, const void *B, con
 
 int64_t ckb_conv_out(const ckb_conv_spec *s, int i)
 {
+    /* An unused spatial dim (D of a 2-D spec) may be left zero. */
+    if (s->stride[i] == 0)
+        return s->in[i];
     if (s->transposed)
         return (s->in[i] - 1) * s->stride[i] - 2 * s->pad[i] + s->kernel[i];
     return (s->in[i] + 2 * s->pad[i] - s->kernel[i]) / s->stride[i] + 1;
