@@ -1,0 +1,130 @@
+/*
+ * 44k_Matmul_Divide_GELU — KernelBench level 2 #86 (JAXBench
+ * benchmark/44k_Matmul_Divide_GELU):
+ *     out = gelu((x @ weight + bias) / DIVISOR)
+ * x [B, IN], weight [IN, OUT] (x @ weight, as JAXBench stores it), gelu the
+ * tanh approximation (jax.nn.gelu's default). bf16 in, f32 accumulation and
+ * epilogue, bf16 out.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "workloads/dnnl_ops.h"
+#include "workloads/inputs.h"
+#include "workloads/ops.h"
+#include "workloads/workload.h"
+
+/* CONFIG's divisor, as a candidate sees it (DIVISOR). */
+#define MMDIV_DIVISOR 10.0
+
+enum { B, IN, OUT };
+enum { T_X, T_WEIGHT, T_BIAS, T_OUT };
+/* The chain after the matmul, in order (workload.h: reference_without). */
+enum { OP_BIAS, OP_DIVIDE, OP_GELU };
+
+static void mmdiv__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
+{
+    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so the answer is gelu(0) =
+     * 0 whatever a kernel computes. Here x ~ U[-s, s) times a per-seed
+     * factor, weight ~ N(0, 3/IN) * DIVISOR so x @ weight has std ~10s,
+     * bias ~ N(0, 5): after the division the gelu sees O(1) values, where
+     * it is far from both 0 and the identity. */
+    const float sx = ckb_seed_factor(seed, T_X, 0.75f, 1.5f);
+    ckb_fill_uniform_bf16(t[T_X], d[B] * d[IN], seed, T_X, -sx, sx);
+    ckb_fill_normal_bf16(t[T_WEIGHT], d[IN] * d[OUT], seed, T_WEIGHT, 0.0f,
+                         (float)MMDIV_DIVISOR * sqrtf(3.0f / (float)d[IN]));
+    ckb_fill_normal_bf16(t[T_BIAS], d[OUT], seed, T_BIAS, 0.0f, 0.5f * (float)MMDIV_DIVISOR);
+}
+
+/* One oneDNN matmul whose epilogue is the whole chain, on the f32
+ * accumulator before the one rounding to bf16: the bias, the division as
+ * the linear post-op z * (1 / DIVISOR), then gelu(tanh). */
+static void mmdiv__baseline(const int64_t *d, void *const *t)
+{
+    ckb_matmul_spec s = {0};
+    s.M = d[B], s.K = d[IN], s.N = d[OUT];
+    s.a_type = s.b_type = s.c_type = CKB_BF16;
+    s.has_bias = 1;
+    s.bias_type = CKB_BF16;
+    s.neltwise = 2;
+    s.eltwise[0] = (ckb_eltwise){CKB_ACT_LINEAR, (float)(1.0 / MMDIV_DIVISOR), 0.0f};
+    s.eltwise[1] = (ckb_eltwise){CKB_ACT_GELU_TANH, 0.0f, 0.0f};
+    ckb_dnnl_matmul(&s, t[T_X], t[T_WEIGHT], t[T_BIAS], t[T_OUT]);
+}
+
+/* Plain loops; op `skip` of the chain left out (-1: none). */
+static void mmdiv__reference_without(const int64_t *d, void *const *t, int skip)
+{
+    const ckb_bf16 *x = t[T_X], *weight = t[T_WEIGHT], *bias = t[T_BIAS];
+    ckb_bf16 *out = t[T_OUT];
+    const int64_t n = d[OUT];
+#pragma omp parallel
+    {
+        float *acc = malloc((size_t)n * sizeof *acc);
+        if (!acc)
+            abort();
+#pragma omp for
+        for (int64_t i = 0; i < d[B]; i++) {
+            for (int64_t j = 0; j < n; j++)
+                acc[j] = 0.0f;
+            for (int64_t k = 0; k < d[IN]; k++) {
+                const float a = ckb_bf16_to_f32(x[i * d[IN] + k]);
+                for (int64_t j = 0; j < n; j++)
+                    acc[j] += a * ckb_bf16_to_f32(weight[k * n + j]);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                float v = acc[j];
+                if (skip != OP_BIAS)
+                    v += ckb_bf16_to_f32(bias[j]);
+                if (skip != OP_DIVIDE)
+                    v /= (float)MMDIV_DIVISOR;
+                if (skip != OP_GELU)
+                    v = ckb_op_gelu_tanh(v);
+                out[i * n + j] = ckb_f32_to_bf16(v);
+            }
+        }
+        free(acc);
+    }
+}
+
+static void mmdiv__reference(const int64_t *d, void *const *t)
+{
+    mmdiv__reference_without(d, t, -1);
+}
+
+/* The matmul, then per element: bias 1, divide 1, gelu(tanh) 8. */
+static double mmdiv__flops(const int64_t *d)
+{
+    return 2.0 * d[B] * d[IN] * d[OUT] + 10.0 * d[B] * d[OUT];
+}
+
+static double mmdiv__bytes(const int64_t *d)
+{
+    return 2.0 * ((double)d[B] * d[IN] + (double)d[IN] * d[OUT] + d[OUT] + (double)d[B] * d[OUT]);
+}
+
+const ckb_workload ckb_wl_44k_Matmul_Divide_GELU = {
+    .id = "44k_Matmul_Divide_GELU",
+    .model = "KernelBench level 2 #86",
+    .op = "86_Matmul_Divide_GELU",
+    .tags = "matmul,elementwise",
+    .summary = "out = gelu_tanh((x @ weight + bias) / 10), bf16 in, f32 accumulate and "
+               "epilogue, bf16 out",
+    .ndims = 3,
+    .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
+    .nconsts = 1,
+    .consts = {{"DIVISOR", MMDIV_DIVISOR}},
+    .ntensors = 4,
+    .tensors = {{"x", CKB_BF16, CKB_IN, 2, {B, IN}},
+                {"weight", CKB_BF16, CKB_IN, 2, {IN, OUT}},
+                {"bias", CKB_BF16, CKB_IN, 1, {OUT}},
+                {"out", CKB_BF16, CKB_OUT, 2, {B, OUT}}},
+    .create_inputs = mmdiv__create_inputs,
+    .baseline = mmdiv__baseline,
+    .reference = mmdiv__reference,
+    .flops = mmdiv__flops,
+    .bytes = mmdiv__bytes,
+    .nchain = 3,
+    .chain = {"bias", "divide", "gelu"},
+    .reference_without = mmdiv__reference_without,
+};
