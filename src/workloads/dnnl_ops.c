@@ -118,7 +118,9 @@ static void ops__arg_reorder(ops__arg *a)
 
 /* ---- a cached primitive with up to four arguments ----------------------- */
 
-enum { OPS_MAX_ARGS = 4, OPS_CACHE = 64 };
+/* One entry per distinct spec in this process: the test runner holds every
+ * workload's baselines at once. */
+enum { OPS_MAX_ARGS = 4, OPS_CACHE = 1024 };
 
 typedef struct {
     int kind; /* 1 matmul, 2 conv */
