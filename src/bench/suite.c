@@ -241,7 +241,7 @@ static void suite__table(json_object *root, double peak)
 {
     json_object *list, *x;
     json_object_object_get_ex(root, "workloads", &list);
-    printf("\n%-40s %11s %11s %8s %9s %7s %7s\n", "workload", "baseline ms", "expert ms",
+    printf("\n%-58s %11s %11s %8s %9s %7s %7s\n", "workload", "baseline ms", "expert ms",
            "speedup", "GFLOP/s", "% peak", "status");
     for (size_t i = 0; i < json_object_array_length(list); i++) {
         json_object *e = json_object_array_get_idx(list, i), *b = NULL, *ex = NULL;
@@ -263,7 +263,7 @@ static void suite__table(json_object *root, double peak)
             snprintf(ebuf, sizeof ebuf, "%.2f", ems);
             snprintf(sbuf, sizeof sbuf, "%.2fx", bms / ems);
         }
-        printf("%-40s %11.2f %11s %8s %9.1f %7.1f %7s\n",
+        printf("%-58s %11.2f %11s %8s %9.1f %7.1f %7s\n",
                json_object_get_string(json_object_object_get(e, "workload")), bms, ebuf, sbuf, g,
                peak > 0 ? 100.0 * g / peak : 0, st);
     }

@@ -10,7 +10,7 @@ int ckb_cmd_list(int argc, char **argv)
     ckb_cli_opts o;
     if (ckb_cli_parse(argc, argv, 2, &o) != 0)
         return 2;
-    printf("%-44s %-24s %10s %10s %10s  %-6s %s\n", "workload", "model", "small GF",
+    printf("%-58s %-24s %10s %10s %10s  %-6s %s\n", "workload", "model", "small GF",
            "default GF", "paper GF", "expert", "tags");
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
@@ -21,7 +21,7 @@ int ckb_cmd_list(int argc, char **argv)
             gf[s] = w->flops(d) / 1e9;
         }
         char path[512];
-        printf("%-44s %-24.24s %10.3f %10.2f %10.1f  %-6s %s\n", w->id, w->model, gf[0], gf[1],
+        printf("%-58s %-24.24s %10.3f %10.2f %10.1f  %-6s %s\n", w->id, w->model, gf[0], gf[1],
                gf[2], ckb_expert_path(w, path, sizeof path) ? "yes" : "-", w->tags);
     }
     printf("\n%d workloads. Sizes: small (tests), default (benchmarks), paper (JAXBench's "
