@@ -157,6 +157,16 @@ static ckb_check eval__compare(eval__ctx *c, int set)
     return all;
 }
 
+/* Elements over all outputs: the denominator of "n of N elements wrong". */
+static int64_t eval__output_numel(const eval__ctx *c)
+{
+    int64_t n = 0;
+    for (int i = 0; i < c->w->ntensors; i++)
+        if (c->w->tensors[i].role == CKB_OUT)
+            n += ckb_tensor_numel(&c->w->tensors[i], c->dims);
+    return n;
+}
+
 static void eval__note_check(eval__ctx *c, const ckb_check *k)
 {
     if (k->max_abs_err > c->r->max_abs_err)
@@ -280,7 +290,7 @@ static int eval__correctness(eval__ctx *c)
                        repeat ? "the same input gave a different answer the second time; "
                               : "",
                        c->r->worst_tensor, (long long)k_.nbad,
-                       (long long)ckb_tensor_numel(&c->w->tensors[c->w->ntensors - 1], c->dims),
+                       (long long)eval__output_numel(c),
                        ckb_workload_atol(c->w), ckb_workload_rtol(c->w), (long long)k_.worst,
                        k_.got, k_.want, k_.nonfinite ? " (NaN/Inf where the baseline has none)" : "");
             c->r->correctness_s = ckb_now() - t0;
