@@ -28,7 +28,10 @@ typedef struct {
     int ndefines;
     double timeout_scale;  /* multiplies every wall-clock limit (default 1) */
     double max_timing_s;   /* a slow candidate gets fewer calls to fit this */
-    double max_steal_pct;  /* a timing run with more steal than this is redone */
+    double max_steal_pct;  /* a timing run in which more of the machine's CPU time
+                              than this went to the hypervisor or to other
+                              processes is redone (up to 3 runs, the least
+                              disturbed kept) */
     uint64_t seed;         /* 0: seeds drawn from the OS now; else derived from it */
     double peak_gflops, bw_gbs; /* the machine's roofs; 0: no plausibility check */
 } ckb_eval_opts;
@@ -53,7 +56,8 @@ typedef struct {
     double speedup;            /* base.median / cand.median */
     double flops, bytes;
     double compile_s, correctness_s, timing_s, total_s;
-    double steal_pct;          /* of the kept timing run */
+    double steal_pct;          /* of the kept timing run: the hypervisor's share */
+    double others_pct;         /* ... and other processes' share of the CPU time */
     int timing_runs;
     double parent_timing_ms, child_timing_ms;
 } ckb_eval_result;

@@ -90,6 +90,11 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
                                    result__num(100.0 * gb / o->peak_gflops));
         }
         json_object_object_add(j, "steal_pct", result__num(r->steal_pct));
+        json_object_object_add(j, "other_processes_pct", result__num(r->others_pct));
+        /* Still disturbed after every retry: the figures are not to be trusted. */
+        json_object_object_add(j, "timing_disturbed",
+                               json_object_new_boolean(r->steal_pct + r->others_pct >
+                                                       o->max_steal_pct));
         json_object_object_add(j, "timing_runs", json_object_new_int(r->timing_runs));
         json_object_object_add(j, "parent_timing_ms", result__num(r->parent_timing_ms));
         json_object_object_add(j, "child_timing_ms", result__num(r->child_timing_ms));

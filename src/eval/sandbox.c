@@ -235,28 +235,46 @@ void ckb_sandbox_stop(ckb_sandbox *sb)
     sb->pid = -1;
 }
 
-double ckb_steal_seconds(int *ncpu)
+void ckb_cpu_times_read(pid_t pid, ckb_cpu_times *out)
 {
+    memset(out, 0, sizeof *out);
+    out->ncpu = 1;
+    const double tick = (double)sysconf(_SC_CLK_TCK);
     FILE *f = fopen("/proc/stat", "r");
-    double steal = 0;
-    int n = 0;
-    if (!f)
-        return 0;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long v[8] = {0};
-        if (strncmp(line, "cpu", 3) != 0)
-            break;
-        if (line[3] == ' ') {
+    if (f) {
+        char line[512];
+        int n = 0;
+        while (fgets(line, sizeof line, f) && strncmp(line, "cpu", 3) == 0) {
+            unsigned long long v[8] = {0};
+            if (line[3] != ' ') {
+                n++;
+                continue;
+            }
+            /* user nice system idle iowait irq softirq steal */
             if (sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-                       &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
-                steal = (double)v[7] / (double)sysconf(_SC_CLK_TCK);
-        } else {
-            n++;
+                       &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+                out->busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / tick;
+                out->steal = (double)v[7] / tick;
+            }
+        }
+        fclose(f);
+        out->ncpu = n ? n : 1;
+    }
+    if (pid > 0) {
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *p = fopen(path, "r");
+        if (p) {
+            size_t len = fread(buf, 1, sizeof buf - 1, p);
+            buf[len] = '\0';
+            fclose(p);
+            /* Fields after the command name, which may hold spaces: utime and
+             * stime are the 12th and 13th after ')'. */
+            char *q = strrchr(buf, ')');
+            unsigned long long ut = 0, st = 0;
+            if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                            &st) == 2)
+                out->pid_cpu = (double)(ut + st) / tick;
         }
     }
-    fclose(f);
-    if (ncpu)
-        *ncpu = n ? n : 1;
-    return steal;
 }

@@ -38,8 +38,14 @@ int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s);
 /* Asks the child to quit, then kills its group and reaps it. Idempotent. */
 void ckb_sandbox_stop(ckb_sandbox *sb);
 
-/* Steal time on this machine so far, in seconds summed over CPUs, and the
- * CPU count: a hypervisor taking our vCPUs away shows here. */
-double ckb_steal_seconds(int *ncpu);
+/* Where this machine's CPU time has gone so far, in seconds summed over
+ * CPUs: stolen by the hypervisor (our vCPUs taken away), busy in any
+ * process, and used by process `pid` (all its threads; 0 when pid <= 0). */
+typedef struct {
+    double steal, busy, pid_cpu;
+    int ncpu;
+} ckb_cpu_times;
+
+void ckb_cpu_times_read(pid_t pid, ckb_cpu_times *out);
 
 #endif /* CKB_SANDBOX_H */
