@@ -11,6 +11,7 @@
 
 #include "workloads/dnnl_ops.h"
 #include "workloads/inputs.h"
+#include "workloads/reference.h"
 #include "workloads/ops.h"
 #include "workloads/workload.h"
 
@@ -59,33 +60,22 @@ static void gemmleaky__reference_without(const int64_t *d, void *const *t, int s
     const ckb_bf16 *x = t[T_X], *weight = t[T_WEIGHT], *bias = t[T_BIAS];
     ckb_bf16 *out = t[T_OUT];
     const int64_t n = d[OUT];
-#pragma omp parallel
-    {
-        float *acc = malloc((size_t)n * sizeof *acc);
-        if (!acc)
-            abort();
-#pragma omp for
-        for (int64_t i = 0; i < d[B]; i++) {
-            for (int64_t j = 0; j < n; j++)
-                acc[j] = 0.0f;
-            for (int64_t k = 0; k < d[IN]; k++) {
-                const float a = ckb_bf16_to_f32(x[i * d[IN] + k]);
-                for (int64_t j = 0; j < n; j++)
-                    acc[j] += a * ckb_bf16_to_f32(weight[k * n + j]);
-            }
-            for (int64_t j = 0; j < n; j++) {
-                float v = acc[j];
-                if (skip != OP_BIAS)
-                    v += ckb_bf16_to_f32(bias[j]);
-                if (skip != OP_MULTIPLY)
-                    v *= (float)GEMMLEAKY_MULTIPLIER;
-                if (skip != OP_LEAKY_RELU)
-                    v = ckb_op_leaky_relu(v, (float)GEMMLEAKY_SLOPE);
-                out[i * n + j] = ckb_f32_to_bf16(v);
-            }
+    float *z = ckb_ref_matmul(x, weight, d[B], d[IN], n, 0);
+#pragma omp parallel for
+    for (int64_t i = 0; i < d[B]; i++) {
+        const float *acc = z + i * n;
+        for (int64_t j = 0; j < n; j++) {
+            float v = acc[j];
+            if (skip != OP_BIAS)
+                v += ckb_bf16_to_f32(bias[j]);
+            if (skip != OP_MULTIPLY)
+                v *= (float)GEMMLEAKY_MULTIPLIER;
+            if (skip != OP_LEAKY_RELU)
+                v = ckb_op_leaky_relu(v, (float)GEMMLEAKY_SLOPE);
+            out[i * n + j] = ckb_f32_to_bf16(v);
         }
-        free(acc);
     }
+    free(z);
 }
 
 static void gemmleaky__reference(const int64_t *d, void *const *t)

@@ -15,6 +15,7 @@
 
 #include "workloads/dnnl_ops.h"
 #include "workloads/inputs.h"
+#include "workloads/reference.h"
 #include "workloads/ops.h"
 #include "workloads/scratch.h"
 #include "workloads/workload.h"
@@ -76,39 +77,28 @@ static void mmact__reference_without(const int64_t *d, void *const *t, int skip)
                    *add_value = t[T_ADD_VALUE];
     ckb_bf16 *out = t[T_OUT];
     const int64_t n = d[OUT];
-#pragma omp parallel
-    {
-        float *acc = malloc((size_t)n * sizeof *acc);
-        if (!acc)
-            abort();
-#pragma omp for
-        for (int64_t i = 0; i < d[B]; i++) {
-            for (int64_t j = 0; j < n; j++)
-                acc[j] = 0.0f;
-            for (int64_t k = 0; k < d[IN]; k++) {
-                const float a = ckb_bf16_to_f32(x[i * d[IN] + k]);
-                for (int64_t j = 0; j < n; j++)
-                    acc[j] += a * ckb_bf16_to_f32(weight[k * n + j]);
-            }
-            for (int64_t j = 0; j < n; j++) {
-                float v = acc[j];
-                if (skip != OP_BIAS)
-                    v += ckb_bf16_to_f32(bias[j]);
-                if (skip != OP_ADD)
-                    v += ckb_bf16_to_f32(add_value[j]);
-                if (skip != OP_SWISH)
-                    v = ckb_op_swish(v);
-                if (skip != OP_TANH)
-                    v = ckb_op_tanh(v);
-                if (skip != OP_GELU)
-                    v = ckb_op_gelu_tanh(v);
-                if (skip != OP_CLIP)
-                    v = ckb_op_clamp(v, (float)MMACT_CLIP_MIN, (float)MMACT_CLIP_MAX);
-                out[i * n + j] = ckb_f32_to_bf16(v);
-            }
+    float *z = ckb_ref_matmul(x, weight, d[B], d[IN], n, 0);
+#pragma omp parallel for
+    for (int64_t i = 0; i < d[B]; i++) {
+        const float *acc = z + i * n;
+        for (int64_t j = 0; j < n; j++) {
+            float v = acc[j];
+            if (skip != OP_BIAS)
+                v += ckb_bf16_to_f32(bias[j]);
+            if (skip != OP_ADD)
+                v += ckb_bf16_to_f32(add_value[j]);
+            if (skip != OP_SWISH)
+                v = ckb_op_swish(v);
+            if (skip != OP_TANH)
+                v = ckb_op_tanh(v);
+            if (skip != OP_GELU)
+                v = ckb_op_gelu_tanh(v);
+            if (skip != OP_CLIP)
+                v = ckb_op_clamp(v, (float)MMACT_CLIP_MIN, (float)MMACT_CLIP_MAX);
+            out[i * n + j] = ckb_f32_to_bf16(v);
         }
-        free(acc);
     }
+    free(z);
 }
 
 static void mmact__reference(const int64_t *d, void *const *t)
