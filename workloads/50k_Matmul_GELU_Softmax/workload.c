@@ -144,4 +144,11 @@ const ckb_workload ckb_wl_50k_Matmul_GELU_Softmax = {
     .reference = mmgelu_reference,
     .flops = mmgelu_flops,
     .bytes = mmgelu_bytes,
+    /* expert.c: MC rows per block (the f32 logit buffer is MC x OUT per group);
+     * TN 0: all threads share a block, 1: rows split, no barrier. */
+    .nparams = 4,
+    .params = {{"MR", 6, 3, {4, 5, 6}},
+               {"MC", 768, 3, {384, 768, 1536}},
+               {"NC", 64, 3, {64, 256, 1024}},
+               {"TN", 0, 2, {0, 1}}},
 };

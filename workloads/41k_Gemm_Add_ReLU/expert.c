@@ -1,0 +1,279 @@
+/*
+ * expert.c — hand-tuned fused GEMM + bias + relu for 41k_Gemm_Add_ReLU:
+ * out[B,OUT] = relu(x[B,IN] @ weight[IN,OUT] + bias[OUT]), bf16 in, f32
+ * accumulation and epilogue, bf16 out (round to nearest even).
+ *
+ * A candidate file (DESIGN §3): B, IN, OUT come from the force-included
+ * header (they are macros: no local may be named B); the tunables below are
+ * macros that `ckbench tune` overrides with -D.
+ *
+ * Design: the 8p_GEMM expert's (GotoBLAS/BLIS adapted to vdpbf16ps), with
+ * the epilogue fused into the micro-kernel:
+ * - weight is packed into NR-column panels in the pair layout vdpbf16ps
+ *   reads (lane j of pair p: weight[2p][j] low, weight[2p+1][j] high); x
+ *   needs no packing, two consecutive k of a row already form a pair.
+ * - The MR x NR f32 tile stays in zmm registers over all of IN; the bias
+ *   add and the relu run on those registers, so out is written once, as
+ *   bf16, and no f32 intermediate ever reaches memory.
+ * - Threads own disjoint parts of out (a TM x TN grid of row ranges and
+ *   column panel ranges) and pack their own panels: no barrier.
+ * - Ragged edges: masked loads zero-fill panels (and bias) past OUT, masked
+ *   stores skip those columns, rows past B re-read the last valid row and
+ *   are not stored, an odd IN ends with one half-empty pair.
+ * No state is kept between calls; the packing buffer lives for one call.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include "ckbench.h"
+
+/* ---- tunables (untuned defaults) --------------------------------------- */
+
+#ifndef MR /* micro-kernel rows */
+#define MR 6
+#endif
+#ifndef NR /* micro-kernel columns: 16, 32, 48 or 64 */
+#define NR 64
+#endif
+#ifndef MC /* rows of x (MC x IN) reused across the panels of one packed block */
+#define MC 4096
+#endif
+#ifndef NC /* columns of weight packed per block (rounded up to whole panels of NR) */
+#define NC 64
+#endif
+#ifndef TN /* threads along OUT (the rest go along B); 0: every thread along OUT */
+#define TN 0
+#endif
+
+/* ---- fixed choices ------------------------------------------------------ */
+
+#ifndef GAR_PREFETCH /* pairs of weight rows the packer prefetches ahead */
+#define GAR_PREFETCH 32
+#endif
+#ifndef GAR_STACK_MAX /* packed blocks up to this size live on the stack */
+#define GAR_STACK_MAX (4L << 20)
+#endif
+
+#define GAR_NV (NR / 16)      /* zmm accumulators per row of the tile */
+#define GAR_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
+
+#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GAR_NV + GAR_NV > 30
+#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
+#endif
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 gar__mask(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* Packs panels [q0, q0+np) of weight (panel q = columns [q*NR, q*NR+NR))
+ * into bp[q-q0][GAR_KP][NR] pairs. Row-pair outer, so each weight row is
+ * read in one contiguous run of np*NR columns. */
+static void gar__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
+{
+    for (int64_t p = 0; p < GAR_KP; p++) {
+        const ckb_bf16 *r0 = w + 2 * p * OUT;
+        const int has_odd = 2 * p + 1 < IN;
+        /* The rows are OUT apart: too far for the hardware prefetcher to
+         * follow, and the packer is latency bound without this. */
+        if (2 * (p + GAR_PREFETCH) + 1 < IN) {
+            const char *f = (const char *)(r0 + 2 * GAR_PREFETCH * OUT + q0 * NR);
+            for (int64_t o = 0; o < np * NR * 2; o += 64) {
+                _mm_prefetch(f + o, _MM_HINT_T0);
+                _mm_prefetch(f + 2 * OUT + o, _MM_HINT_T0);
+            }
+        }
+        for (int64_t q = 0; q < np; q++) {
+            uint32_t *dst = bp + (q * GAR_KP + p) * NR;
+#pragma GCC unroll 4
+            for (int v = 0; v < GAR_NV; v++) {
+                int64_t j = (q0 + q) * NR + 16 * v;
+                __mmask16 m = gar__mask(OUT - j);
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
+                __m512i hi = has_odd
+                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
+                                 : _mm512_setzero_si512();
+                _mm512_store_si512((void *)(dst + 16 * v),
+                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+    }
+}
+
+/* Two consecutive bf16 of x as one 32-bit pair (any alignment). */
+static inline int gar__pair(const ckb_bf16 *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* 16 bf16 (lanes past `left` zero) widened to f32: bf16 is f32's top half. */
+static inline __m512 gar__load_bf16(const ckb_bf16 *p, int64_t left)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(gar__mask(left), p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+/*
+ * The micro-kernel: c[0:mr, 0:nr] = relu(a[0:mr, 0:IN] @ panel + bias[0:nr]),
+ * rounded to bf16. a points at row 0 of the sliver in x (rows IN apart), bp
+ * at a packed panel, bias at the panel's first column.
+ */
+static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                                const ckb_bf16 *restrict bias, ckb_bf16 *restrict c, int mr,
+                                int nr)
+{
+    __m512 acc[MR][GAR_NV];
+    const ckb_bf16 *row[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        /* rows past the edge recompute the last valid row: never stored */
+        row[r] = a + (r < mr ? r : mr - 1) * IN;
+#pragma GCC unroll 4
+        for (int v = 0; v < GAR_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < IN / 2; p++) {
+        __m512i b[GAR_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GAR_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i xv = _mm512_set1_epi32(gar__pair(row[r] + 2 * p));
+#pragma GCC unroll 4
+            for (int v = 0; v < GAR_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
+        }
+    }
+    if (IN & 1) { /* the last k alone: x's high half and the panel's are zero */
+        __m512i b[GAR_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GAR_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + (IN / 2) * NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i xv = _mm512_set1_epi32(row[r][IN - 1]);
+#pragma GCC unroll 4
+            for (int v = 0; v < GAR_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
+        }
+    }
+    /* The epilogue on the registers: the bias, loaded once per tile, is the
+     * accumulator's only other input. */
+    __m512 bv[GAR_NV];
+    const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int v = 0; v < GAR_NV; v++)
+        bv[v] = gar__load_bf16(bias + 16 * v, nr - 16 * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GAR_NV; v++) { /* vcvtneps2bf16 rounds to nearest even */
+            __m512 y = _mm512_max_ps(_mm512_add_ps(acc[r][v], bv[v]), zero);
+            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), gar__mask(nr - 16 * v),
+                                     (__m256i)_mm512_cvtneps_pbh(y));
+        }
+    }
+}
+
+/* One thread's share: rows [m0, m1) x panels [q0, q1), packing ncp panels
+ * at a time into bp. */
+static void gar__share(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bias,
+                       ckb_bf16 *out, int64_t m0, int64_t m1, int64_t q0, int64_t q1,
+                       int64_t ncp, uint32_t *bp)
+{
+    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    for (int64_t jq = q0; jq < q1; jq += ncp) {
+        int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
+        gar__pack(w, jq, np, bp);
+        for (int64_t ic = m0; ic < m1; ic += mc) {
+            int64_t ie = m1 - ic < mc ? m1 : ic + mc;
+            for (int64_t q = 0; q < np; q++) {
+                int64_t j = (jq + q) * NR;
+                int nr = OUT - j < NR ? (int)(OUT - j) : NR;
+                for (int64_t i = ic; i < ie; i += MR) {
+                    int mr = ie - i < MR ? (int)(ie - i) : MR;
+                    gar__ukernel(x + i * IN, bp + q * GAR_KP * NR, bias + j, out + i * OUT + j,
+                                 mr, nr);
+                }
+            }
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    const int tm = nthr / tn;
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR so that only the last is ragged */
+        int64_t m0 = B * ti / tm / MR * MR;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
+        int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
+        if (ncp > q1 - q0)
+            ncp = q1 - q0;
+        const int64_t panel_bytes = GAR_KP * NR * 4;
+        if (m0 < m1 && ncp > 0) {
+            if (ncp * panel_bytes <= GAR_STACK_MAX) {
+                /* the stack's pages stay mapped from one call to the next */
+                uint32_t buf[ncp * panel_bytes / 4 + 16];
+                uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+                gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
+            } else {
+                uint32_t *bp = aligned_alloc(64, (size_t)(ncp * panel_bytes));
+                if (bp) /* out of memory: no way to report, out stays unwritten */
+                    gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
+                free(bp);
+            }
+        }
+    }
+}
+
+#else /* portable path: no AVX-512 BF16 */
+
+/* One row of out at a time: an f32 row accumulator, k outer so the inner
+ * loop over j is a contiguous axpy the compiler vectorises. */
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+#pragma omp parallel
+    {
+        float *acc = malloc((size_t)OUT * sizeof(float));
+        if (acc) {
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < B; i++) {
+                for (int64_t j = 0; j < OUT; j++)
+                    acc[j] = ckb_bf16_to_f32(bias[j]);
+                for (int64_t k = 0; k < IN; k++) {
+                    float a = ckb_bf16_to_f32(x[i * IN + k]);
+                    const ckb_bf16 *w = weight + k * OUT;
+                    for (int64_t j = 0; j < OUT; j++)
+                        acc[j] += a * ckb_bf16_to_f32(w[j]);
+                }
+                for (int64_t j = 0; j < OUT; j++)
+                    out[i * OUT + j] = ckb_f32_to_bf16(acc[j] > 0.0f ? acc[j] : 0.0f);
+            }
+        }
+        free(acc);
+    }
+}
+
+#endif

@@ -1,0 +1,374 @@
+/*
+ * expert.c — hand-tuned fused GEMM + bias + gelu(tanh) + row softmax for
+ * 50k_Matmul_GELU_Softmax: out[i,:] = softmax(gelu(x[i,:] @ weight + bias)),
+ * bf16 in, f32 accumulation and f32 math through the softmax, bf16 out.
+ *
+ * A candidate file (DESIGN §3): B, IN, OUT come from the force-included
+ * header (they are macros: no local may be named B); the tunables below are
+ * macros that `ckbench tune` overrides with -D.
+ *
+ * Design: the 8p_GEMM expert's micro-kernel (weight packed into NR-column
+ * panels in vdpbf16ps's pair layout, an MR x NR f32 tile in registers over
+ * all of IN), with the whole chain fused around it:
+ * - Rows go in blocks of MC. For one block, every panel of weight is packed
+ *   and run, and the micro-kernel's epilogue adds the bias and applies gelu
+ *   on the registers, storing f32 logits into a block buffer [MC][OUT]
+ *   (MC * OUT * 4 bytes: sized to stay in L2/L3, never the whole matrix).
+ * - The block's rows are then soft-maxed from that buffer (max, exp and
+ *   sum, scale and the one rounding to bf16) while still in cache.
+ * - Threads form a TM x TN grid: TM groups own disjoint row ranges, the TN
+ *   threads of a group split a block's panels and then its rows, with a
+ *   barrier between the two (TN = 1 needs no barrier at all; TN = 0, the
+ *   default, puts every thread in one group: one buffer, half the repacking).
+ * - exp is a vector one accurate to ~1 ulp (range reduction by ln 2 split
+ *   in two, degree-7 polynomial, scalef), so the math is f32 as the
+ *   baseline's expf; gelu is x / (1 + exp(-2u)) as src/workloads/ops.h.
+ * Repacking weight once per row block costs ~MR/MC of the matmul.
+ * No state is kept between calls; buffers live for one call.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include "ckbench.h"
+
+/* ---- tunables (untuned defaults) --------------------------------------- */
+
+#ifndef MR /* micro-kernel rows */
+#define MR 6
+#endif
+#ifndef NR /* micro-kernel columns: 16, 32, 48 or 64 */
+#define NR 64
+#endif
+#ifndef MC /* rows per block: logits buffer MC x OUT f32 per thread group */
+#define MC 768
+#endif
+#ifndef NC /* columns of weight packed per block (rounded up to whole panels of NR) */
+#define NC 64
+#endif
+#ifndef TN /* threads sharing a row block (split along OUT), the rest split rows; 0: all */
+#define TN 0
+#endif
+
+/* ---- fixed choices ------------------------------------------------------ */
+
+#ifndef GGS_PREFETCH /* pairs of weight rows the packer prefetches ahead */
+#define GGS_PREFETCH 32
+#endif
+#ifndef GGS_STACK_MAX /* packed blocks up to this size live on the stack */
+#define GGS_STACK_MAX (4L << 20)
+#endif
+
+#define GGS_NV (NR / 16)      /* zmm accumulators per row of the tile */
+#define GGS_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
+
+#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GGS_NV + GGS_NV > 30
+#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
+#endif
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 ggs__mask(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
+ * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7
+ * (truncation < 2e-8 relative); scalef gives 2^n with correct overflow to
+ * inf and underflow to 0, so the clamp only keeps n finite. */
+static inline __m512 ggs__exp(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
+static inline __m512 ggs__gelu(__m512 v)
+{
+    const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+    const __m512 u = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), v3, v);
+    const __m512 e = ggs__exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+/* Packs panels [q0, q0+np) of weight (panel q = columns [q*NR, q*NR+NR))
+ * into bp[q-q0][GGS_KP][NR] pairs. Row-pair outer, so each weight row is
+ * read in one contiguous run of np*NR columns. */
+static void ggs__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
+{
+    for (int64_t p = 0; p < GGS_KP; p++) {
+        const ckb_bf16 *r0 = w + 2 * p * OUT;
+        const int has_odd = 2 * p + 1 < IN;
+        /* The rows are OUT apart: too far for the hardware prefetcher to
+         * follow, and the packer is latency bound without this. */
+        if (2 * (p + GGS_PREFETCH) + 1 < IN) {
+            const char *f = (const char *)(r0 + 2 * GGS_PREFETCH * OUT + q0 * NR);
+            for (int64_t o = 0; o < np * NR * 2; o += 64) {
+                _mm_prefetch(f + o, _MM_HINT_T0);
+                _mm_prefetch(f + 2 * OUT + o, _MM_HINT_T0);
+            }
+        }
+        for (int64_t q = 0; q < np; q++) {
+            uint32_t *dst = bp + (q * GGS_KP + p) * NR;
+#pragma GCC unroll 4
+            for (int v = 0; v < GGS_NV; v++) {
+                int64_t j = (q0 + q) * NR + 16 * v;
+                __mmask16 m = ggs__mask(OUT - j);
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
+                __m512i hi = has_odd
+                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
+                                 : _mm512_setzero_si512();
+                _mm512_store_si512((void *)(dst + 16 * v),
+                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+    }
+}
+
+/* Two consecutive bf16 of x as one 32-bit pair (any alignment). */
+static inline int ggs__pair(const ckb_bf16 *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* 16 bf16 (lanes past `left` zero) widened to f32: bf16 is f32's top half. */
+static inline __m512 ggs__load_bf16(const ckb_bf16 *p, int64_t left)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ggs__mask(left), p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+/*
+ * The micro-kernel: z[0:mr, 0:nr] = gelu(a[0:mr, 0:IN] @ panel + bias[0:nr])
+ * in f32 (z's rows OUT apart). a points at row 0 of the sliver in x (rows
+ * IN apart), bp at a packed panel, bias at the panel's first column.
+ */
+static inline void ggs__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                                const ckb_bf16 *restrict bias, float *restrict z, int mr, int nr)
+{
+    __m512 acc[MR][GGS_NV];
+    const ckb_bf16 *row[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        /* rows past the edge recompute the last valid row: never stored */
+        row[r] = a + (r < mr ? r : mr - 1) * IN;
+#pragma GCC unroll 4
+        for (int v = 0; v < GGS_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < IN / 2; p++) {
+        __m512i b[GGS_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GGS_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i xv = _mm512_set1_epi32(ggs__pair(row[r] + 2 * p));
+#pragma GCC unroll 4
+            for (int v = 0; v < GGS_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
+        }
+    }
+    if (IN & 1) { /* the last k alone: x's high half and the panel's are zero */
+        __m512i b[GGS_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GGS_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + (IN / 2) * NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            __m512i xv = _mm512_set1_epi32(row[r][IN - 1]);
+#pragma GCC unroll 4
+            for (int v = 0; v < GGS_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
+        }
+    }
+    __m512 bv[GGS_NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < GGS_NV; v++)
+        bv[v] = ggs__load_bf16(bias + 16 * v, nr - 16 * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GGS_NV; v++)
+            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ggs__mask(nr - 16 * v),
+                                  ggs__gelu(_mm512_add_ps(acc[r][v], bv[v])));
+    }
+}
+
+/* Softmax of one row of f32 logits z (overwritten) into bf16 o. The row is
+ * 4 * OUT bytes, small enough that its three sweeps hit L1/L2. */
+static void ggs__softmax_row(float *z, ckb_bf16 *o)
+{
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < OUT; j += 16)
+        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ggs__mask(OUT - j), z + j));
+    const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t j = 0; j < OUT; j += 16) {
+        __mmask16 k = ggs__mask(OUT - j);
+        __m512 e = ggs__exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
+        s = _mm512_mask_add_ps(s, k, s, e);
+        _mm512_mask_storeu_ps(z + j, k, e);
+    }
+    const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));
+    for (int64_t j = 0; j < OUT; j += 16) {
+        __mmask16 k = ggs__mask(OUT - j);
+        __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, z + j), inv);
+        _mm256_mask_storeu_epi16((void *)(o + j), k, (__m256i)_mm512_cvtneps_pbh(y));
+    }
+}
+
+/* Logits of rows [i0, i1) x panels [q0, q1) into z (row i0 first), packing
+ * ncp panels at a time into bp. */
+static void ggs__logits(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bias, float *z,
+                        int64_t i0, int64_t i1, int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
+{
+    for (int64_t jq = q0; jq < q1; jq += ncp) {
+        int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
+        ggs__pack(w, jq, np, bp);
+        for (int64_t q = 0; q < np; q++) {
+            int64_t j = (jq + q) * NR;
+            int nr = OUT - j < NR ? (int)(OUT - j) : NR;
+            for (int64_t i = i0; i < i1; i += MR) {
+                int mr = i1 - i < MR ? (int)(i1 - i) : MR;
+                ggs__ukernel(x + i * IN, bp + q * GGS_KP * NR, bias + j, z + (i - i0) * OUT + j,
+                             mr, nr);
+            }
+        }
+    }
+}
+
+/* One thread's share: its group's rows [m0, m1) in blocks of mc, panels
+ * [q0, q1) of each, then rows of the block by thread tj of tn. All threads
+ * run nstep blocks so that the barriers (tn > 1 only) pair up. */
+static void ggs__share(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bias, ckb_bf16 *out,
+                       float *z, int64_t m0, int64_t m1, int64_t mc, int64_t nstep, int tj, int tn,
+                       int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
+{
+    for (int64_t s = 0; s < nstep; s++) {
+        int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
+        if (i0 < i1 && q0 < q1)
+            ggs__logits(x, w, bias, z, i0, i1, q0, q1, ncp, bp);
+        if (tn > 1) {
+#pragma omp barrier
+        }
+        int64_t rows = i1 > i0 ? i1 - i0 : 0;
+        for (int64_t i = rows * tj / tn; i < rows * (tj + 1) / tn; i++)
+            ggs__softmax_row(z + i * OUT, out + (i0 + i) * OUT);
+        if (tn > 1) {
+#pragma omp barrier
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    int tm = nthr / tn;
+    if (tm > (B + MR - 1) / MR)
+        tm = (int)((B + MR - 1) / MR);
+    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
+    for (int ti = 0; ti < tm; ti++) {
+        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR) - B * ti / tm / MR * MR;
+        rmax = r > rmax ? r : rmax;
+    }
+    const int64_t nstep = (rmax + mc - 1) / mc;
+    const int64_t zrows = mc < rmax ? mc : rmax;
+    float *zall = aligned_alloc(64, (size_t)(tm * zrows * OUT) * sizeof(float) + 64);
+    if (!zall) /* out of memory: no way to report, out stays unwritten */
+        return;
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR so that only the last is ragged */
+        int64_t m0 = B * ti / tm / MR * MR;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
+        int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
+        if (ncp > q1 - q0)
+            ncp = q1 - q0;
+        if (ncp < 1)
+            ncp = 1;
+        float *z = zall + ti * zrows * OUT;
+        const int64_t panel_bytes = GGS_KP * NR * 4;
+        if (ncp * panel_bytes <= GGS_STACK_MAX) {
+            /* the stack's pages stay mapped from one call to the next */
+            uint32_t buf[ncp * panel_bytes / 4 + 16];
+            uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+            ggs__share(x, weight, bias, out, z, m0, m1, mc, nstep, tj, tn, q0, q1, ncp, bp);
+        } else {
+            /* every thread must still reach the barriers, buffer or not */
+            uint32_t *bp = aligned_alloc(64, (size_t)(ncp * panel_bytes));
+            ggs__share(x, weight, bias, out, z, m0, m1, mc, nstep, tj, tn, bp ? q0 : 0,
+                       bp ? q1 : 0, ncp, bp);
+            free(bp);
+        }
+    }
+    free(zall);
+}
+
+#else /* portable path: no AVX-512 BF16 */
+
+/* One row at a time: an f32 row accumulator, k outer so the inner loop
+ * over j is a contiguous axpy the compiler vectorises; then the softmax. */
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+#pragma omp parallel
+    {
+        float *acc = malloc((size_t)OUT * sizeof(float));
+        if (acc) {
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < B; i++) {
+                for (int64_t j = 0; j < OUT; j++)
+                    acc[j] = ckb_bf16_to_f32(bias[j]);
+                for (int64_t k = 0; k < IN; k++) {
+                    float a = ckb_bf16_to_f32(x[i * IN + k]);
+                    const ckb_bf16 *w = weight + k * OUT;
+                    for (int64_t j = 0; j < OUT; j++)
+                        acc[j] += a * ckb_bf16_to_f32(w[j]);
+                }
+                float mx = -INFINITY, s = 0.0f;
+                for (int64_t j = 0; j < OUT; j++) {
+                    float v = acc[j];
+                    acc[j] = v / (1.0f + expf(-1.5957691216057308f * (v + 0.044715f * v * v * v)));
+                    mx = acc[j] > mx ? acc[j] : mx;
+                }
+                for (int64_t j = 0; j < OUT; j++)
+                    s += acc[j] = expf(acc[j] - mx);
+                for (int64_t j = 0; j < OUT; j++)
+                    out[i * OUT + j] = ckb_f32_to_bf16(acc[j] / s);
+            }
+        }
+        free(acc);
+    }
+}
+
+#endif
