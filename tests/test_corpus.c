@@ -1,0 +1,122 @@
+/*
+ * The candidate corpus under tests/candidates, end to end through `ckbench
+ * eval`: every legit_*.c kernel (plain C, AVX-512, OpenMP, big stacks,
+ * aligned heap, libm) must pass, and every attack_*.c must end with the
+ * status and detail recorded here. A legitimate kernel refused is as much
+ * a harness bug as an attack let through.
+ */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "eval_util.h"
+#include "harness.h"
+
+typedef struct {
+    const char *file;
+    const char *workload;
+    const char *status;
+    const char *detail; /* NULL: none expected (status ok) */
+    const char *stage;
+    /* Under AddressSanitizer the seccomp filter is off and the sanitizer
+     * reports faults itself: the detail expected there, or NULL to skip
+     * the row (a raw syscall would then really run). */
+    const char *san_detail;
+} corpus__row;
+
+#define CORPUS__OK(file, wl) {file, wl, "ok", NULL, "done", ""}
+
+static const corpus__row corpus__legit[] = {
+    CORPUS__OK("legit_gemm_serial_ikj.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_avx512_dpbf16.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_avx512_fma.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_omp_collapse.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_omp_reduction.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_big_stack.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_posix_memalign.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_calloc_blocked.c", "8p_GEMM"),
+    CORPUS__OK("legit_rmsnorm_avx512.c", "12p_RMSNorm"),
+    CORPUS__OK("legit_gemm_add_relu.c", "41k_Gemm_Add_ReLU"),
+    CORPUS__OK("legit_swish_expf.c", "37k_Matmul_Swish_Scaling"),
+    CORPUS__OK("legit_swish_tanhf_simd.c", "37k_Matmul_Swish_Scaling"),
+};
+
+#define CORPUS__IMPORT(file) {file, "8p_GEMM", "forbidden_symbol", "import", "symcheck", "import"}
+
+static const corpus__row corpus__attacks[] = {
+    /* Imports outside the allow list, refused before anything runs. */
+    CORPUS__IMPORT("attack_getenv.c"),
+    CORPUS__IMPORT("attack_pthread_create.c"),
+    CORPUS__IMPORT("attack_dlsym.c"),
+    CORPUS__IMPORT("attack_sigaction.c"),
+    CORPUS__IMPORT("attack_clock_gettime.c"),
+    CORPUS__IMPORT("attack_mprotect.c"),
+    CORPUS__IMPORT("attack_mmap.c"),
+    CORPUS__IMPORT("attack_system.c"),
+    CORPUS__IMPORT("attack_fork_execve.c"),
+    CORPUS__IMPORT("attack_socket.c"),
+    /* Past the import check: the seccomp filter (off under ASan, where a
+     * raw kill would really stop the harness, hence skipped). */
+    {"attack_raw_kill_parent.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    {"attack_omp_team_16.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    {"attack_tgkill_other_process.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    {"attack_raw_mprotect_exec.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    /* Faults and limits. */
+    {"attack_huge_malloc.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
+    {"attack_deep_recursion.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
+    {"attack_write_past_end.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
+    {"attack_canary_overrun.c", "13p_Cross_Entropy", "crash", "out_of_bounds", "correctness",
+     "out_of_bounds"},
+    /* Wrong answers dressed up. */
+    {"attack_nan.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", "nonfinite"},
+    {"attack_identity.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch"},
+    {"attack_first_call_only.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
+     "mismatch"},
+    /* The unwritten last row keeps the NaN poison of the fresh buffer. */
+    {"attack_skip_last_row.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness",
+     "nonfinite"},
+};
+
+static void corpus__run(const corpus__row *row)
+{
+    const char *detail = row->detail;
+#if defined(__SANITIZE_ADDRESS__)
+    if (!row->san_detail)
+        return;
+    if (row->detail)
+        detail = row->san_detail;
+#endif
+    int ok = strcmp(row->status, "ok") == 0;
+    int code = -1;
+    /* Failing kernels get a short clock: none should need it. */
+    json_object *j = ok ? ckbt_eval(row->workload, row->file, &code, "--iters", "3", "--warmup",
+                                    "1", NULL)
+                        : ckbt_eval(row->workload, row->file, &code, "--iters", "3", "--warmup",
+                                    "1", "--timeout-scale", "0.2", NULL);
+    CKBT_EXPECT(j != NULL, "%s: no JSON", row->file);
+    if (!j)
+        return;
+    CKBT_EXPECT(code == 0, "%s: exit code %d", row->file, code);
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), row->status) == 0, "%s: status %s, wanted %s (%s)",
+                row->file, ckbt_str(j, "status"), row->status, ckbt_str(j, "message"));
+    if (detail)
+        CKBT_EXPECT(strcmp(ckbt_str(j, "detail"), detail) == 0, "%s: detail %s, wanted %s (%s)",
+                    row->file, ckbt_str(j, "detail"), detail, ckbt_str(j, "message"));
+    CKBT_EXPECT(strcmp(ckbt_str(j, "stage"), row->stage) == 0, "%s: stage %s, wanted %s",
+                row->file, ckbt_str(j, "stage"), row->stage);
+    int correct = json_object_get_boolean(json_object_object_get(j, "correct"));
+    CKBT_EXPECT(correct == ok, "%s: correct=%d with status %s", row->file, correct,
+                ckbt_str(j, "status"));
+    json_object_put(j);
+}
+
+CKBT_TEST(corpus_legitimate_kernels_pass, "quick")
+{
+    for (size_t i = 0; i < sizeof corpus__legit / sizeof *corpus__legit; i++)
+        corpus__run(&corpus__legit[i]);
+}
+
+CKBT_TEST(corpus_attacks_end_with_their_status, "quick")
+{
+    for (size_t i = 0; i < sizeof corpus__attacks / sizeof *corpus__attacks; i++)
+        corpus__run(&corpus__attacks[i]);
+}
