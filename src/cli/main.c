@@ -20,7 +20,7 @@ static const char usage[] =
     "  bench [--size S] [--workloads ID,ID...] [--threads N] [--out DIR] [--resume]\n"
     "        [--no-expert] [--warmup N] [--iters N]\n"
     "                               the suite: baselines and experts, results.json/.csv\n"
-    "  tune WORKLOAD [--size S] [--threads N] [--iters N] [--dry-run]\n"
+    "  tune WORKLOAD [--size S] [--threads N] [--warmup N] [--iters N] [--dry-run]\n"
     "                               grid-search the expert's parameters, store the best\n"
     "\n"
     "A WORKLOAD is its id (8p_GEMM) or its number (8p). Threads default to every core.\n"
