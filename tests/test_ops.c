@@ -153,3 +153,26 @@ CKBT_TEST(ops_pools_and_dropout, "quick")
     }
     CKBT_EXPECT(kept > 79000 && kept < 81000, "keep rate %d / 100000", kept);
 }
+
+CKBT_TEST(ops_batchnorm_fold_matches_running_stat_batchnorm, "quick")
+{
+    enum { C = 5 };
+    ckb_bf16 g[C], b[C], m[C], v[C];
+    float gf[C], bf[C], mf[C], vf[C], a[C], c[C];
+    for (int i = 0; i < C; i++) {
+        g[i] = ckb_f32_to_bf16(0.5f + 0.25f * i), b[i] = ckb_f32_to_bf16(-1.0f + 0.5f * i);
+        m[i] = ckb_f32_to_bf16(0.1f * i), v[i] = ckb_f32_to_bf16(0.5f + i);
+        gf[i] = ckb_bf16_to_f32(g[i]), bf[i] = ckb_bf16_to_f32(b[i]);
+        mf[i] = ckb_bf16_to_f32(m[i]), vf[i] = ckb_bf16_to_f32(v[i]);
+    }
+    ckb_op_batchnorm_fold(g, b, m, v, C, 1e-5, a, c);
+    float x[C];
+    for (int i = 0; i < C; i++)
+        x[i] = 2.0f - 0.7f * i;
+    float y[C];
+    memcpy(y, x, sizeof y);
+    ckb_op_batchnorm(y, 1, C, 1, mf, vf, gf, bf, 1e-5f);
+    for (int i = 0; i < C; i++)
+        CKBT_EXPECT(near(x[i] * a[i] + c[i], y[i], 1e-6), "channel %d: %g vs %g", i,
+                    x[i] * a[i] + c[i], y[i]);
+}

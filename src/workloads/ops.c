@@ -150,6 +150,16 @@ void ckb_op_batchnorm(float *x, int64_t n, int64_t c, int64_t l, const float *me
     }
 }
 
+void ckb_op_batchnorm_fold(const ckb_bf16 *gamma, const ckb_bf16 *beta, const ckb_bf16 *mean,
+                           const ckb_bf16 *var, int64_t n, double eps, float *a, float *c)
+{
+    for (int64_t j = 0; j < n; j++) {
+        const double aj = ckb_bf16_to_f32(gamma[j]) / sqrt((double)ckb_bf16_to_f32(var[j]) + eps);
+        a[j] = (float)aj;
+        c[j] = (float)(ckb_bf16_to_f32(beta[j]) - ckb_bf16_to_f32(mean[j]) * aj);
+    }
+}
+
 void ckb_op_avgpool1d(const float *x, float *y, int64_t rows, int64_t n, int64_t k)
 {
     const int64_t m = n / k;

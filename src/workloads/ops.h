@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "ckbench.h"
+
 /* ---- activations, as jax.nn defines them ----------------------------- */
 
 /* fmaxf, not a ternary: gcc turns the ternary into a branch that
@@ -96,6 +98,13 @@ void ckb_op_instancenorm(float *x, int64_t n, int64_t c, int64_t l, const float 
  * the given running statistics [C]. */
 void ckb_op_batchnorm(float *x, int64_t n, int64_t c, int64_t l, const float *mean,
                       const float *var, const float *gamma, const float *beta, float eps);
+
+/* Inference BatchNorm folded into one scale and shift per channel, so a
+ * baseline can apply it in its row pass: y = x * a + c with
+ * a = gamma / sqrt(var + eps), c = beta - mean * a (in double). The four
+ * vectors [n] are bf16, as the workloads' inputs are. */
+void ckb_op_batchnorm_fold(const ckb_bf16 *gamma, const ckb_bf16 *beta, const ckb_bf16 *mean,
+                           const ckb_bf16 *var, int64_t n, double eps, float *a, float *c);
 
 /* ---- pools ----------------------------------------------------------- */
 

@@ -61,20 +61,6 @@ static void mmbnsw__bn_vectors(const int64_t *d, void *const *t, float *v)
             v[k * n + j] = ckb_bf16_to_f32(src[k][j]);
 }
 
-/* The running-statistics batch norm folded into one scale and shift per
- * column, n = z * a + c: a = bn_scale / sqrt(bn_var + BN_EPS), c = bn_bias -
- * bn_mean * a (in double, once per call). */
-static void mmbnsw__bn_fold(const int64_t *d, void *const *t, float *a, float *c)
-{
-    const ckb_bf16 *g = t[T_BN_SCALE], *be = t[T_BN_BIAS], *mu = t[T_BN_MEAN], *var = t[T_BN_VAR];
-    for (int64_t j = 0; j < d[OUT]; j++) {
-        const double aj =
-            ckb_bf16_to_f32(g[j]) / sqrt((double)ckb_bf16_to_f32(var[j]) + MMBNSW_EPS);
-        a[j] = (float)aj;
-        c[j] = (float)(ckb_bf16_to_f32(be[j]) - ckb_bf16_to_f32(mu[j]) * aj);
-    }
-}
-
 /* One oneDNN matmul with linear_bias as its epilogue into an f32 scratch
  * (the per-column batch norm is no eltwise post-op), then one OpenMP pass:
  * the batch norm as its per-column scale and shift (ckb_op_batchnorm walks
@@ -94,7 +80,8 @@ static void mmbnsw__baseline(const int64_t *d, void *const *t)
     ckb_dnnl_matmul(&s, t[T_X], t[T_WEIGHT], t[T_LINEAR_BIAS], z);
 
     const float *a = v, *c = v + n;
-    mmbnsw__bn_fold(d, t, v, v + n);
+    ckb_op_batchnorm_fold(t[T_BN_SCALE], t[T_BN_BIAS], t[T_BN_MEAN], t[T_BN_VAR], n,
+                          MMBNSW_EPS, v, v + n);
     const float bias = ckb_bf16_to_f32(((const ckb_bf16 *)t[T_BIAS])[0]);
     ckb_bf16 *out = t[T_OUT];
 #pragma omp parallel for schedule(static)
