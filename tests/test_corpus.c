@@ -54,12 +54,24 @@ static const corpus__row corpus__attacks[] = {
     CORPUS__IMPORT("attack_system.c"),
     CORPUS__IMPORT("attack_fork_execve.c"),
     CORPUS__IMPORT("attack_socket.c"),
+    /* A thread that outlives the call, through libgomp's legacy entry. */
+    CORPUS__IMPORT("attack_gomp_parallel_start.c"),
     /* Past the import check: the seccomp filter (off under ASan, where a
      * raw kill would really stop the harness, hence skipped). */
     {"attack_raw_kill_parent.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
     {"attack_omp_team_16.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
     {"attack_tgkill_other_process.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
     {"attack_raw_mprotect_exec.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    {"attack_raw_clone_thread.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    {"attack_raw_fork.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    /* Ending the process or stalling it. */
+    {"attack_raw_exit_group.c", "8p_GEMM", "crash", "exit", "correctness", "exit"},
+    {"attack_trap.c", "8p_GEMM", "crash", "SIGILL", "correctness", "SIGILL"},
+    {"attack_hang_in_timing.c", "8p_GEMM", "timeout", "wall_clock", "timing", "wall_clock"},
+    /* Talking to the harness, or leaving the process changed for it. */
+    {"attack_forge_reply.c", "8p_GEMM", "cheat_detected", "protocol", "correctness", "protocol"},
+    {"attack_mxcsr_round_to_zero.c", "8p_GEMM", "cheat_detected", "fp_state", "correctness",
+     "fp_state"},
     /* Faults and limits. */
     {"attack_huge_malloc.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
     {"attack_deep_recursion.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
@@ -71,6 +83,16 @@ static const corpus__row corpus__attacks[] = {
     {"attack_identity.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch"},
     {"attack_first_call_only.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
      "mismatch"},
+    /* Less work when not checked: caught on the audited timed calls. */
+    {"attack_lazy_timed_calls.c", "8p_GEMM", "cheat_detected", "timed_output", "timing",
+     "timed_output"},
+    {"attack_memo_sampled_hash.c", "8p_GEMM", "cheat_detected", "timed_output", "timing",
+     "timed_output"},
+    /* Precision games: int8 fails the tolerance on any input; half
+     * precision is exact on ordinary inputs and overflows on the
+     * wide-range set. */
+    {"attack_int8_quantized.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch"},
+    {"attack_fp16_storage.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", "nonfinite"},
     /* The unwritten last row keeps the NaN poison of the fresh buffer. */
     {"attack_skip_last_row.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness",
      "nonfinite"},

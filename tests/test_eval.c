@@ -4,7 +4,15 @@
  * status, and the harness itself always exits 0 with one JSON object.
  */
 #include <json-c/json.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "ckbench.h"
+#include "eval/perturb.h"
+#include "machine/profile.h"
+#include "workloads/workload.h"
 
 #include "eval_util.h"
 #include "harness.h"
@@ -119,4 +127,76 @@ CKBT_TEST(eval_kills_a_raw_system_call, "quick")
 #if !defined(__SANITIZE_ADDRESS__)
     expect_status("gemm_raw_syscall.c", "forbidden_symbol", "syscall", "correctness");
 #endif
+}
+
+CKBT_TEST(eval_catches_an_answer_that_changes_on_repeat, "quick")
+{
+    expect_status("gemm_repeat_differs.c", "nondeterministic", "repeat_differs", "correctness");
+}
+
+/* The roofline check, with a machine profile that claims a peak of 1
+ * MFLOP/s: an honest kernel then looks a thousand times faster than the
+ * machine allows, as a kernel that skipped its work would on a real one. */
+CKBT_TEST(eval_flags_a_kernel_faster_than_the_roofline, "quick")
+{
+    char cache[512], path[700];
+    snprintf(cache, sizeof cache, "%s/fake-cache", ckbt_tmpdir());
+    int threads = omp_get_num_procs();
+    ckb_machine m;
+    ckb_machine_probe(threads, &m);
+    m.f32_gflops = m.bf16_gflops = m.f32_gflops_1t = m.bf16_gflops_1t = 0.001;
+    m.bw_gbs = 0.001;
+    snprintf(m.measured_at, sizeof m.measured_at, "2026-01-01T00:00:00Z");
+    snprintf(path, sizeof path, "%s/ckbench/machine-%dt.json", cache, threads);
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "cannot write %s", path);
+    const char *old = getenv("XDG_CACHE_HOME");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("XDG_CACHE_HOME", cache, 1);
+    int code = -1;
+    json_object *j = ckbt_eval("8p_GEMM", "gemm_plain.c", &code, "--warmup", "1", "--iters", "3",
+                               NULL);
+    if (saved) {
+        setenv("XDG_CACHE_HOME", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("XDG_CACHE_HOME");
+    }
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "cheat_detected") == 0 &&
+                    strcmp(ckbt_str(j, "detail"), "roofline") == 0,
+                "status %s detail %s (%s)", ckbt_str(j, "status"), ckbt_str(j, "detail"),
+                ckbt_str(j, "message"));
+    json_object_put(j);
+}
+
+/* Every call of the timing loop sees different inputs (no memoisation by
+ * address or content can hit) at the same cost: the swaps keep each
+ * tensor's values, and differ from call to call. */
+CKBT_TEST(eval_timed_inputs_differ_per_call_and_keep_their_values, "quick")
+{
+    const ckb_workload *w = ckb_workload_find("8p");
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+    void *a[CKB_MAX_TENSORS], *b[CKB_MAX_TENSORS];
+    CKBT_EXPECT(ckb_tensors_alloc(w, dims, a) == 0 && ckb_tensors_alloc(w, dims, b) == 0,
+                "alloc");
+    w->create_inputs(dims, 7, a);
+    w->create_inputs(dims, 7, b);
+    ckb_perturb_inputs(w, dims, a, 99, 0);
+    ckb_perturb_inputs(w, dims, b, 99, 1);
+    size_t bytes = ckb_tensor_bytes(&w->tensors[0], dims);
+    CKBT_EXPECT(memcmp(a[0], b[0], bytes) != 0, "calls 0 and 1 got the same A");
+    /* Same multiset: the sums of the values agree exactly in double. */
+    double sa = 0, sb = 0;
+    int64_t n = ckb_tensor_numel(&w->tensors[0], dims);
+    for (int64_t i = 0; i < n; i++) {
+        sa += ckb_bf16_to_f32(((ckb_bf16 *)a[0])[i]);
+        sb += ckb_bf16_to_f32(((ckb_bf16 *)b[0])[i]);
+    }
+    CKBT_EXPECT(sa == sb, "swaps changed the values: %g vs %g", sa, sb);
+    /* Deterministic: the parent repeats the child's swaps exactly. */
+    w->create_inputs(dims, 7, b);
+    ckb_perturb_inputs(w, dims, b, 99, 0);
+    CKBT_EXPECT(memcmp(a[0], b[0], bytes) == 0, "the same call's swaps differ");
+    ckb_tensors_free(w, a);
+    ckb_tensors_free(w, b);
 }

@@ -17,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <immintrin.h>
+
 #include "eval/guard.h"
+#include "eval/perturb.h"
 #include "eval/protocol.h"
 #include "eval/stage.h"
 #include "eval/syscalls.h"
@@ -33,6 +36,10 @@ typedef struct {
     ckb_guard out[CKB_MAX_TENSORS];  /* the candidate's outputs */
     void *base_out[CKB_MAX_TENSORS]; /* the baseline's own outputs (timing only) */
     child__fn cand;
+    /* What the kernel must leave as it found it, taken before the filter. */
+    int omp_threads, omp_dynamic, omp_levels, omp_sched_chunk;
+    omp_sched_t omp_sched;
+    unsigned mxcsr;
 } child__state;
 
 static double child__ms(void)
@@ -83,12 +90,61 @@ static void child__tensors(child__state *s, void **t, int baseline_outputs)
                                                : s->out[i].ptr;
 }
 
+static void child__save_state(child__state *s)
+{
+    s->omp_threads = omp_get_max_threads();
+    s->omp_dynamic = omp_get_dynamic();
+    s->omp_levels = omp_get_max_active_levels();
+    omp_get_schedule(&s->omp_sched, &s->omp_sched_chunk);
+    s->mxcsr = _mm_getcsr();
+}
+
+/* MXCSR's control bits (rounding, flush-to-zero, denormals-are-zero,
+ * exception masks); the low six are sticky flags any arithmetic sets. */
+enum { CHILD_MXCSR_CONTROL = 0xffc0 };
+
+/* After a kernel call: puts back OpenMP's settings and the FP control
+ * register, and records the first one found changed. A kernel that set
+ * one thread would otherwise slow the baseline timed next to it. */
+static void child__restore_state(child__state *s)
+{
+    omp_sched_t sched;
+    int chunk;
+    omp_get_schedule(&sched, &chunk);
+    int omp_changed = omp_get_max_threads() != s->omp_threads ||
+                      omp_get_dynamic() != s->omp_dynamic ||
+                      omp_get_max_active_levels() != s->omp_levels || sched != s->omp_sched ||
+                      chunk != s->omp_sched_chunk;
+    int fp_changed = ((_mm_getcsr() ^ s->mxcsr) & CHILD_MXCSR_CONTROL) != 0;
+    if (omp_changed) {
+        omp_set_num_threads(s->omp_threads);
+        omp_set_dynamic(s->omp_dynamic);
+        omp_set_max_active_levels(s->omp_levels);
+        omp_set_schedule(s->omp_sched, s->omp_sched_chunk);
+    }
+    if (fp_changed)
+        _mm_setcsr(s->mxcsr);
+    /* AVX-512 code left with dirty upper halves slows SSE code after it. */
+    _mm256_zeroupper();
+    if (s->h->violation == CKB_VIOLATION_NONE && (omp_changed || fp_changed)) {
+        s->h->violation = omp_changed ? CKB_VIOLATION_OMP : CKB_VIOLATION_FP;
+        snprintf(s->h->msg, sizeof s->h->msg, "%s",
+                 omp_changed ? "the kernel changed OpenMP's settings (thread count, dynamic "
+                               "teams, nesting or schedule) and left them changed"
+                             : "the kernel changed the floating-point control register "
+                               "(rounding mode, flush-to-zero or denormals-are-zero) and left "
+                               "it changed");
+    }
+}
+
 static void child__run_candidate(child__state *s, void **t)
 {
-    if (s->h->mode == CKB_MODE_CANDIDATE)
+    if (s->h->mode == CKB_MODE_CANDIDATE) {
         child__call(s->cand, s->w->ntensors, t);
-    else
+        child__restore_state(s);
+    } else {
         s->w->baseline(s->dims, t);
+    }
 }
 
 static void child__check(child__state *s, int set)
@@ -114,9 +170,54 @@ static void child__check(child__state *s, int set)
                      s->w->tensors[i].name);
 }
 
+static int child__reply(char c)
+{
+    return write(CKB_PROTO_FD_REPLY, &c, 1) == 1 ? 0 : -1;
+}
+
+/* Loads set `set` for timed call `call`: its inputs with that call's swaps
+ * (eval/perturb.h), so no two calls see the same inputs. */
+static void child__load_timed_inputs(child__state *s, int set, int call)
+{
+    void *t[CKB_MAX_TENSORS];
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_IN)
+            ckb_guard_protect(&s->in[i], 0);
+    for (int i = 0; i < s->w->ntensors; i++) {
+        t[i] = s->in[i].ptr;
+        if (s->w->tensors[i].role == CKB_IN)
+            memcpy(s->in[i].ptr, ckb_proto_tensor(s->shm, s->h, set, i), s->in[i].bytes);
+    }
+    ckb_perturb_inputs(s->w, s->dims, t, s->h->perturb_key, call);
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_IN)
+            ckb_guard_protect(&s->in[i], 1);
+}
+
+/* After a candidate call: the parent says whether to keep its outputs for
+ * an audit. Returns -1 when the parent is gone or speaks out of turn. */
+static int child__audit_decision(child__state *s)
+{
+    unsigned char cmd[2];
+    if (read(CKB_PROTO_FD_CMD, cmd, 2) != 2)
+        return -1;
+    if (cmd[0] == CKB_CMD_NEXT)
+        return 0;
+    if (cmd[0] != CKB_CMD_AUDIT || cmd[1] >= CKB_PROTO_AUDITS)
+        return -1;
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_OUT)
+            memcpy(ckb_proto_tensor(s->shm, s->h, CKB_PROTO_MAX_SETS + cmd[1], i),
+                   s->out[i].ptr, s->out[i].bytes);
+    return 0;
+}
+
 /* The timing loop: baseline and candidate interleaved, their order
- * alternating, the input set rotating, warm-up calls identical to timed ones. */
-static void child__time(child__state *s)
+ * alternating, the input set rotating with fresh swaps every call, warm-up
+ * calls identical to timed ones. Each call is bracketed by replies so the
+ * parent clocks it too; after each candidate call the parent may take its
+ * outputs for an audit. */
+static int child__time(child__state *s)
 {
     void *tc[CKB_MAX_TENSORS], *tb[CKB_MAX_TENSORS];
     child__tensors(s, tc, 0);
@@ -125,18 +226,29 @@ static void child__time(child__state *s)
     int time_baseline = s->h->mode != CKB_MODE_BASELINE;
     double p0 = child__ms();
     for (int it = 0; it < calls; it++) {
-        child__load_inputs(s, it % s->h->nsets_timing);
+        child__load_timed_inputs(s, it % s->h->nsets_timing, it);
         double cb = 0, cc = 0;
         for (int k = 0; k < 2; k++) {
             int cand_turn = (k == 0) == (it % 2 == 0);
             if (cand_turn) {
+                for (int i = 0; i < s->w->ntensors; i++)
+                    if (s->w->tensors[i].role == CKB_OUT)
+                        memset(s->out[i].ptr, 0xff, s->out[i].bytes);
+                if (child__reply(CKB_REPLY_CAND_START) != 0)
+                    return -1;
                 double t0 = child__ms();
                 child__run_candidate(s, tc);
                 cc = child__ms() - t0;
+                if (child__reply(CKB_REPLY_CAND_DONE) != 0 || child__audit_decision(s) != 0)
+                    return -1;
             } else if (time_baseline) {
+                if (child__reply(CKB_REPLY_BASE_START) != 0)
+                    return -1;
                 double t0 = child__ms();
                 s->w->baseline(s->dims, tb);
                 cb = child__ms() - t0;
+                if (child__reply(CKB_REPLY_BASE_DONE) != 0)
+                    return -1;
                 /* The baseline's answer must not be left for the candidate. */
                 for (int i = 0; i < s->w->ntensors; i++)
                     if (s->w->tensors[i].role == CKB_OUT)
@@ -147,11 +259,7 @@ static void child__time(child__state *s)
         s->h->base_ms[it] = cb;
     }
     s->h->phase_ms = child__ms() - p0;
-}
-
-static int child__reply(char c)
-{
-    return write(CKB_PROTO_FD_REPLY, &c, 1) == 1 ? 0 : -1;
+    return 0;
 }
 
 int ckb_child_main(int argc, char **argv)
@@ -209,6 +317,7 @@ int ckb_child_main(int argc, char **argv)
         child__tensors(&s, tb, 1);
         s.w->baseline(s.dims, tb);
     }
+    child__save_state(&s);
     if (ckb_syscalls_restrict(CKB_PROTO_FD_CMD, CKB_PROTO_FD_REPLY) != 0) {
         snprintf(s.h->msg, sizeof s.h->msg, "cannot install the seccomp filter");
         return 4;
@@ -228,7 +337,8 @@ int ckb_child_main(int argc, char **argv)
             break;
         case CKB_CMD_TIME:
             s.h->stage = CKB_STAGE_TIMING;
-            child__time(&s);
+            if (child__time(&s) != 0)
+                return 2;
             break;
         case CKB_CMD_QUIT:
             return 0;

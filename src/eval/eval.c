@@ -11,10 +11,13 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "core/digest.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
+#include "core/stats.h"
 #include "eval/check.h"
 #include "eval/compile.h"
+#include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/symcheck.h"
 
@@ -45,6 +48,8 @@ typedef struct {
     size_t shm_bytes;
     ckb_proto_header *h;
     void *oracle[CKB_PROTO_MAX_SETS][CKB_MAX_TENSORS];
+    uint64_t in_digest[CKB_PROTO_MAX_SETS]; /* of each set's inputs, as written */
+    void *audit_t[CKB_MAX_TENSORS];         /* an audited call's inputs and oracle */
     double base_s;       /* the baseline's time per call in the parent */
     double cand_s;       /* the slowest checked candidate call, in the child */
     ckb_sandbox sb;
@@ -65,14 +70,22 @@ static void eval__fail(eval__ctx *c, ckb_status st, const char *detail, const ch
     va_end(ap);
 }
 
-static uint64_t eval__draw_seed(const ckb_eval_opts *o, int i)
+/* A random number drawn now (or from --seed, for a reproducible run),
+ * out of the child's reach. */
+static uint64_t eval__draw(const ckb_eval_opts *o, int i)
 {
     if (o->seed)
-        return ckb_hash64(o->seed, (uint64_t)i) | 1;
+        return ckb_hash64(o->seed, (uint64_t)i);
     uint64_t s = 0;
     while (getrandom(&s, sizeof s, 0) != sizeof s) {
     }
-    return s | 1;
+    return s;
+}
+
+/* Seeds are odd: 0 never reaches a workload's create_inputs. */
+static uint64_t eval__draw_seed(const ckb_eval_opts *o, int i)
+{
+    return eval__draw(o, i) | 1;
 }
 
 static int eval__make_workdir(eval__ctx *c)
@@ -93,7 +106,7 @@ static int eval__map_shm(eval__ctx *c)
 {
     uint64_t offset[CKB_MAX_TENSORS];
     uint64_t slot = ckb_proto_layout(c->w, c->dims, offset);
-    c->shm_bytes = CKB_PROTO_HEADER_BYTES + (size_t)slot * CKB_PROTO_MAX_SETS;
+    c->shm_bytes = CKB_PROTO_HEADER_BYTES + (size_t)slot * CKB_PROTO_SLOTS;
     c->shm_fd = memfd_create("ckbench-eval", MFD_CLOEXEC);
     if (c->shm_fd < 0)
         return -1;
@@ -109,6 +122,19 @@ static int eval__map_shm(eval__ctx *c)
     c->h->slot_bytes = slot;
     memcpy(c->h->offset, offset, sizeof offset);
     return 0;
+}
+
+/* A fingerprint of set `set`'s inputs in the shared memory, which the
+ * child maps writable: a kernel that rewrote them (to steer the oracle of
+ * an audit) is caught by the change. */
+static uint64_t eval__inputs_digest(const eval__ctx *c, int set)
+{
+    uint64_t d = 0;
+    for (int i = 0; i < c->w->ntensors; i++)
+        if (c->w->tensors[i].role == CKB_IN)
+            d = ckb_digest(ckb_proto_tensor(c->shm, c->h, set, i),
+                           ckb_tensor_bytes(&c->w->tensors[i], c->dims), d + (uint64_t)i);
+    return d;
 }
 
 /* Writes set `set`'s inputs for seed into the shared slot and computes the
@@ -130,6 +156,11 @@ static int eval__prepare_set(eval__ctx *c, int set, uint64_t seed)
         t[i] = c->oracle[set][i];
     }
     c->w->create_inputs(c->dims, seed, t);
+    if (c->w->wide_range > 0 && c->o->nseeds >= 2 && set == c->o->nseeds - 1) {
+        ckb_widen_inputs(c->w, c->dims, t, c->w->wide_range);
+        c->r->wide_set = set;
+    }
+    c->in_digest[set] = eval__inputs_digest(c, set);
     double t0 = ckb_now();
     c->w->baseline(c->dims, t);
     double dt = ckb_now() - t0;
@@ -248,6 +279,18 @@ static int eval__start_child(eval__ctx *c, const char *so_path)
     return 0;
 }
 
+/* A kernel that left OpenMP's settings or the FP control register changed
+ * (the child restored them and said so). */
+static int eval__violated(eval__ctx *c)
+{
+    if (c->h->violation == CKB_VIOLATION_NONE)
+        return 0;
+    eval__fail(c, CKB_ST_CHEAT_DETECTED,
+               c->h->violation == CKB_VIOLATION_OMP ? "omp_state" : "fp_state", "%s",
+               c->h->msg);
+    return 1;
+}
+
 /* Sends one command and waits for its echo; on death or timeout the
  * result is filled in and -1 returned. */
 static int eval__command(eval__ctx *c, char cmd, int arg, double timeout_s)
@@ -260,7 +303,9 @@ static int eval__command(eval__ctx *c, char cmd, int arg, double timeout_s)
     if (reply < 0)
         eval__child_died(c, reply);
     else
-        eval__fail(c, CKB_ST_HARNESS_ERROR, "protocol", "unexpected reply %d", reply);
+        eval__fail(c, CKB_ST_CHEAT_DETECTED, "protocol",
+                   "the sandbox answered '%c' to '%c': the kernel wrote to the harness's pipe",
+                   reply > 32 && reply < 127 ? reply : '?', cmd);
     return -1;
 }
 
@@ -274,6 +319,8 @@ static int eval__correctness(eval__ctx *c)
     for (int k = 0; k <= c->o->nseeds; k++) {
         int set = k < c->o->nseeds ? k : 0;
         if (eval__command(c, CKB_CMD_CHECK, set, limit) != 0)
+            return -1;
+        if (eval__violated(c))
             return -1;
         if (c->h->msg[0]) {
             eval__fail(c, CKB_ST_CRASH, "out_of_bounds", "%s", c->h->msg);
@@ -301,6 +348,221 @@ static int eval__correctness(eval__ctx *c)
     }
     c->r->correctness_s = ckb_now() - t0;
     return 0;
+}
+
+/* Everything one pass of the timing loop gives the parent besides the
+ * child's own numbers: its clock on each call, and the audited calls. */
+typedef struct {
+    int calls;
+    double cand_ms[CKB_PROTO_MAX_CALLS], base_ms[CKB_PROTO_MAX_CALLS];
+    int naudit;
+    int audit_call[CKB_PROTO_AUDITS];
+} eval__loop;
+
+/* Draws which calls of the loop are audited: distinct, uniform, known only
+ * to this process until each has returned. */
+static void eval__draw_audits(eval__ctx *c, int run, eval__loop *L)
+{
+    L->naudit = L->calls < CKB_PROTO_AUDITS ? L->calls : CKB_PROTO_AUDITS;
+    for (int j = 0; j < L->naudit; j++) {
+        for (int tries = 0;; tries++) {
+            int call = (int)(eval__draw(c->o, 3000 + 64 * run + 8 * j + tries) %
+                             (uint64_t)L->calls);
+            int dup = 0;
+            for (int k = 0; k < j; k++)
+                dup |= L->audit_call[k] == call;
+            if (!dup) {
+                L->audit_call[j] = call;
+                break;
+            }
+        }
+    }
+}
+
+static int eval__audit_slot(const eval__loop *L, int call)
+{
+    for (int j = 0; j < L->naudit; j++)
+        if (L->audit_call[j] == call)
+            return j;
+    return -1;
+}
+
+/* Runs one timing loop in the child, answering its per-call replies: each
+ * call is clocked here between its start and done replies, and after each
+ * candidate call the child is told whether to keep the outputs. Any reply
+ * out of its turn (a kernel writing to the reply pipe) is a cheat. */
+static int eval__timing_loop(eval__ctx *c, eval__loop *L, double limit)
+{
+    if (ckb_sandbox_send(&c->sb, CKB_CMD_TIME, 0) != 0) {
+        eval__child_died(c, -1);
+        return -1;
+    }
+    double deadline = ckb_now() + limit * c->o->timeout_scale;
+    int ncand = 0, nbase = 0;
+    double t_start = 0;
+    int expect_done = 0; /* the reply that must come next: 0 (a start or 'T'), 'D' or 'E' */
+    for (;;) {
+        double left = deadline - ckb_now();
+        int reply = ckb_sandbox_wait(&c->sb, left > 0 ? left : 0.001);
+        double now = ckb_now();
+        if (reply < 0) {
+            c->r->stage = (ckb_stage)c->h->stage;
+            eval__child_died(c, reply);
+            return -1;
+        }
+        int in_turn = expect_done ? reply == expect_done
+                                  : (reply == CKB_REPLY_CAND_START && ncand < L->calls) ||
+                                        (reply == CKB_REPLY_BASE_START && nbase < L->calls) ||
+                                        reply == CKB_CMD_TIME;
+        if (!in_turn) {
+            eval__fail(c, CKB_ST_CHEAT_DETECTED, "protocol",
+                       "the sandbox sent '%c' out of turn in the timing loop: the kernel "
+                       "wrote to the harness's pipe",
+                       reply > 32 && reply < 127 ? reply : '?');
+            return -1;
+        }
+        switch (reply) {
+        case CKB_REPLY_CAND_START:
+        case CKB_REPLY_BASE_START:
+            t_start = now;
+            expect_done = reply == CKB_REPLY_CAND_START ? CKB_REPLY_CAND_DONE
+                                                        : CKB_REPLY_BASE_DONE;
+            break;
+        case CKB_REPLY_BASE_DONE:
+            L->base_ms[nbase++] = (now - t_start) * 1e3;
+            expect_done = 0;
+            break;
+        case CKB_REPLY_CAND_DONE: {
+            L->cand_ms[ncand] = (now - t_start) * 1e3;
+            int slot = c->o->mode == CKB_MODE_CANDIDATE ? eval__audit_slot(L, ncand) : -1;
+            ncand++;
+            expect_done = 0;
+            int rc = slot >= 0 ? ckb_sandbox_send(&c->sb, CKB_CMD_AUDIT, (unsigned char)slot)
+                               : ckb_sandbox_send(&c->sb, CKB_CMD_NEXT, 0);
+            if (rc != 0) {
+                eval__child_died(c, -1);
+                return -1;
+            }
+            break;
+        }
+        case CKB_CMD_TIME:
+            if (ncand != L->calls || (c->o->mode != CKB_MODE_BASELINE && nbase != L->calls)) {
+                eval__fail(c, CKB_ST_CHEAT_DETECTED, "protocol",
+                           "the timing loop ended after %d of %d calls", ncand, L->calls);
+                return -1;
+            }
+            return 0;
+        }
+    }
+}
+
+/* The audited calls' outputs against the oracle of their inputs (the set
+ * with that call's swaps), computed here. A kernel that does less work
+ * when it is not being checked is caught on the calls it was timed on. */
+static int eval__audit_calls(eval__ctx *c, const eval__loop *L);
+
+static int eval__audit(eval__ctx *c, const eval__loop *L)
+{
+    for (int set = 0; set < c->h->nsets_timing; set++)
+        if (eval__inputs_digest(c, set) != c->in_digest[set]) {
+            eval__fail(c, CKB_ST_CHEAT_DETECTED, "tampered",
+                       "input set %d changed in the harness's shared memory during timing: "
+                       "the kernel wrote outside its arguments", set);
+            return -1;
+        }
+    if (c->o->mode != CKB_MODE_CANDIDATE)
+        return 0;
+    double t0 = ckb_now();
+    int rc = eval__audit_calls(c, L);
+    c->r->audit_s += ckb_now() - t0;
+    return rc;
+}
+
+static int eval__audit_calls(eval__ctx *c, const eval__loop *L)
+{
+    for (int i = 0; i < c->w->ntensors; i++) {
+        if (c->audit_t[i])
+            continue;
+        size_t n = (ckb_tensor_bytes(&c->w->tensors[i], c->dims) + 63) / 64 * 64;
+        c->audit_t[i] = aligned_alloc(64, n ? n : 64);
+        if (!c->audit_t[i]) {
+            eval__fail(c, CKB_ST_HARNESS_ERROR, "memory", "out of memory for the audit");
+            return -1;
+        }
+    }
+    for (int j = 0; j < L->naudit; j++) {
+        int call = L->audit_call[j], set = call % c->h->nsets_timing;
+        for (int i = 0; i < c->w->ntensors; i++)
+            if (c->w->tensors[i].role == CKB_IN)
+                memcpy(c->audit_t[i], ckb_proto_tensor(c->shm, c->h, set, i),
+                       ckb_tensor_bytes(&c->w->tensors[i], c->dims));
+        ckb_perturb_inputs(c->w, c->dims, c->audit_t, c->h->perturb_key, call);
+        double t0 = ckb_now();
+        c->w->baseline(c->dims, c->audit_t);
+        double dt = ckb_now() - t0;
+        if (dt < c->base_s)
+            c->base_s = dt;
+        ckb_check all = {.ok = 1, .worst = -1};
+        const char *bad = "";
+        for (int i = 0; i < c->w->ntensors; i++) {
+            const ckb_tensor *t = &c->w->tensors[i];
+            if (t->role != CKB_OUT)
+                continue;
+            ckb_check k;
+            ckb_check_allclose(t->dtype, ckb_proto_tensor(c->shm, c->h, CKB_PROTO_MAX_SETS + j, i),
+                               c->audit_t[i], ckb_tensor_numel(t, c->dims),
+                               ckb_workload_atol(c->w), ckb_workload_rtol(c->w), &k);
+            if (all.ok && !k.ok)
+                bad = t->name;
+            ckb_check_merge(&all, &k);
+        }
+        if (!all.ok) {
+            eval__fail(c, CKB_ST_CHEAT_DETECTED, "timed_output",
+                       "correct when checked, but timed call %d of %d gave a wrong %s: %lld "
+                       "elements outside tolerance; worst at index %lld: got %g, expected %g",
+                       call + 1, L->calls, bad, (long long)all.nbad, (long long)all.worst,
+                       all.got, all.want);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The child's figures against the parent's clock on the same calls. A
+ * kernel that rewrote the recorded times (in the shared header, or the
+ * harness's saved start time on its stack) shifts most calls one way; an
+ * honest run differs only by the parent's wake-up delays, which fall on
+ * both ends of a call alike and cancel in the median of the per-call
+ * differences, even on a loaded machine. */
+static double eval__median_gap(const double *a, const double *b, int from, int n)
+{
+    double d[CKB_PROTO_MAX_CALLS];
+    for (int i = 0; i < n; i++)
+        d[i] = a[from + i] - b[from + i];
+    return ckb_stats_of(d, n).median;
+}
+
+static int eval__clock_agrees(eval__ctx *c, const eval__loop *L, int warmup, int iters)
+{
+    double child_c = ckb_stats_of(c->h->cand_ms + warmup, iters).median;
+    double under = eval__median_gap(L->cand_ms, c->h->cand_ms, warmup, iters);
+    if (under > 0.2 * child_c + 0.25) {
+        eval__fail(c, CKB_ST_CHEAT_DETECTED, "clock",
+                   "the candidate's calls took a median %.3f ms longer on the harness's "
+                   "clock than the %.3f ms the sandbox recorded", under, child_c);
+        return 0;
+    }
+    if (c->o->mode == CKB_MODE_BASELINE)
+        return 1;
+    double child_b = ckb_stats_of(c->h->base_ms + warmup, iters).median;
+    double over = eval__median_gap(c->h->base_ms, L->base_ms, warmup, iters);
+    if (over > 0.2 * child_b + 0.25) {
+        eval__fail(c, CKB_ST_CHEAT_DETECTED, "clock",
+                   "the baseline's calls were recorded a median %.3f ms longer in the sandbox "
+                   "than the harness's clock saw", over);
+        return 0;
+    }
+    return 1;
 }
 
 static int eval__timing(eval__ctx *c)
@@ -331,15 +593,22 @@ static int eval__timing(eval__ctx *c)
     double limit = 60.0 + 3.0 * (warmup + iters) * pair_s;
 
     double best_disturbed = 1e9;
+    int best_judged = 0; /* long enough for the CPU accounting to tell */
     double cand[CKB_PROTO_MAX_CALLS], base[CKB_PROTO_MAX_CALLS];
     for (int run = 0; run < 3; run++) {
         ckb_cpu_times t0, t1;
+        eval__loop L = {.calls = warmup + iters};
+        eval__draw_audits(c, run, &L);
+        c->h->perturb_key = eval__draw(c->o, 2000 + run);
         ckb_cpu_times_read(c->sb.pid, &t0);
         double p0 = ckb_now();
-        if (eval__command(c, CKB_CMD_TIME, 0, limit) != 0)
+        if (eval__timing_loop(c, &L, limit) != 0)
             return -1;
         double elapsed = ckb_now() - p0;
         ckb_cpu_times_read(c->sb.pid, &t1);
+        if (eval__violated(c) || eval__audit(c, &L) != 0 ||
+            !eval__clock_agrees(c, &L, warmup, iters))
+            return -1;
         /* The machine's CPU time during the run that did not go to the
          * sandbox: stolen by the hypervisor, or used by other processes
          * (whose threads then preempt ours mid-barrier). Clock ticks are
@@ -366,6 +635,7 @@ static int eval__timing(eval__ctx *c)
         }
         if (disturbed < best_disturbed) {
             best_disturbed = disturbed;
+            best_judged = elapsed >= 0.5;
             memcpy(cand, c->h->cand_ms + warmup, sizeof(double) * (size_t)iters);
             memcpy(base, c->h->base_ms + warmup, sizeof(double) * (size_t)iters);
             c->r->steal_pct = steal_pct;
@@ -386,6 +656,21 @@ static int eval__timing(eval__ctx *c)
         c->r->base = c->r->cand;
     c->r->speedup = c->r->cand.median > 0 ? c->r->base.median / c->r->cand.median : 0;
     c->r->timing_s = ckb_now() - t0;
+    c->r->baseline_alone_ms = c->base_s * 1e3;
+
+    /* The baseline timed beside the candidate against the fastest of its
+     * runs here, alone: a kernel that leaves the process in a state that
+     * slows the baseline (caches flushed, the pool disturbed) would gain
+     * a speedup it did not earn. Judged only on an undisturbed run: on a
+     * loaded machine the pool's barriers alone cost that much. */
+    if (c->o->mode == CKB_MODE_CANDIDATE && c->base_s > 0 && best_judged &&
+        best_disturbed <= c->o->max_steal_pct &&
+        c->r->base.median > 1.5 * c->base_s * 1e3 + 1.0) {
+        eval__fail(c, CKB_ST_CHEAT_DETECTED, "baseline_slowed",
+                   "the baseline took a median %.3f ms beside this kernel but %.3f ms alone",
+                   c->r->base.median, c->base_s * 1e3);
+        return -1;
+    }
 
     /* Plausibility: nothing runs faster than the roofline allows. */
     if (c->o->mode == CKB_MODE_CANDIDATE && c->o->peak_gflops > 0 && c->o->bw_gbs > 0) {
@@ -403,7 +688,7 @@ static int eval__timing(eval__ctx *c)
     return 0;
 }
 
-static int eval__final_check(eval__ctx *c)
+static int eval__final_check_run(eval__ctx *c)
 {
     c->r->stage = CKB_STAGE_FINAL_CHECK;
     int set = c->o->nseeds;
@@ -413,7 +698,7 @@ static int eval__final_check(eval__ctx *c)
         eval__fail(c, CKB_ST_HARNESS_ERROR, "memory", "out of memory for the final check");
         return -1;
     }
-    if (eval__command(c, CKB_CMD_CHECK, set, 30.0 + 100.0 * c->base_s) != 0)
+    if (eval__command(c, CKB_CMD_CHECK, set, 30.0 + 100.0 * c->base_s) != 0 || eval__violated(c))
         return -1;
     ckb_check k = eval__compare(c, set);
     eval__note_check(c, &k);
@@ -427,6 +712,14 @@ static int eval__final_check(eval__ctx *c)
     return 0;
 }
 
+static int eval__final_check(eval__ctx *c)
+{
+    double t0 = ckb_now();
+    int rc = eval__final_check_run(c);
+    c->r->final_check_s = ckb_now() - t0;
+    return rc;
+}
+
 static void eval__release(eval__ctx *c)
 {
     if (c->started)
@@ -434,6 +727,8 @@ static void eval__release(eval__ctx *c)
     for (int s = 0; s < CKB_PROTO_MAX_SETS; s++)
         for (int i = 0; i < CKB_MAX_TENSORS; i++)
             free(c->oracle[s][i]);
+    for (int i = 0; i < CKB_MAX_TENSORS; i++)
+        free(c->audit_t[i]);
     if (c->shm)
         munmap(c->shm, c->shm_bytes);
     if (c->shm_fd > 0)
@@ -453,6 +748,7 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
     r->flops = w->flops(c.dims);
     r->bytes = w->bytes(c.dims);
     r->worst_index = -1;
+    r->wide_set = -1;
     if (o->nseeds < 1 || o->nseeds + 1 > CKB_PROTO_MAX_SETS) {
         eval__fail(&c, CKB_ST_HARNESS_ERROR, "options", "--seeds must be 1..%d",
                    CKB_PROTO_MAX_SETS - 1);
@@ -510,6 +806,7 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
     }
 
     r->stage = CKB_STAGE_LOAD;
+    double t_setup = ckb_now();
     if (eval__map_shm(&c) != 0) {
         eval__fail(&c, CKB_ST_HARNESS_ERROR, "memory", "cannot map the shared buffers: %s",
                    strerror(errno));
@@ -545,6 +842,7 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
         goto done;
     }
     rc = 0;
+    r->setup_s = ckb_now() - t_setup;
     if (o->mode != CKB_MODE_BASELINE && eval__correctness(&c) != 0)
         goto done;
     if (eval__timing(&c) != 0)

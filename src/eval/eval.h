@@ -56,10 +56,15 @@ typedef struct {
     double speedup;            /* base.median / cand.median */
     double flops, bytes;
     double compile_s, correctness_s, timing_s, total_s;
+    double setup_s;            /* inputs, oracles, the sandbox's start (after compile) */
+    double audit_s;            /* of timing_s: re-checking the audited timed calls */
+    double final_check_s;
     double steal_pct;          /* of the kept timing run: the hypervisor's share */
     double others_pct;         /* ... and other processes' share of the CPU time */
     int timing_runs;
     double parent_timing_ms, child_timing_ms;
+    int wide_set;              /* the seed set with wide-range inputs, or -1 */
+    double baseline_alone_ms;  /* the baseline's fastest call in the harness, alone */
 } ckb_eval_result;
 
 /* Evaluates the candidate file src (ignored in the baseline modes). Returns

@@ -30,8 +30,21 @@ static const char *const symcheck__math[] = {
     "tgamma", "lgamma",
 };
 
+/* libgomp's legacy entry points that return to the caller with the team
+ * still running (the caller is meant to call the matching _end): a kernel
+ * could return with its threads still at work. Compilers since GCC 4.9
+ * never emit them. */
+static const char *const symcheck__gomp_denied[] = {
+    "GOMP_parallel_start", "GOMP_parallel_end", "GOMP_parallel_sections_start",
+    "GOMP_parallel_loop_static_start", "GOMP_parallel_loop_dynamic_start",
+    "GOMP_parallel_loop_guided_start", "GOMP_parallel_loop_runtime_start",
+};
+
 int ckb_symcheck_allowed(const char *name)
 {
+    for (size_t i = 0; i < sizeof symcheck__gomp_denied / sizeof *symcheck__gomp_denied; i++)
+        if (strcmp(name, symcheck__gomp_denied[i]) == 0)
+            return 0;
     for (size_t i = 0; i < sizeof symcheck__exact / sizeof *symcheck__exact; i++)
         if (strcmp(name, symcheck__exact[i]) == 0)
             return 1;

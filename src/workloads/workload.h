@@ -103,6 +103,14 @@ typedef struct ckb_workload {
     const char *chain[CKB_MAX_CHAIN];
     void (*reference_without)(const int64_t *dims, void *const *tensors, int skip);
 
+    /* > 0: in the last seed set of a check the floating-point inputs are
+     * scaled by 2^wide_range and 2^-wide_range alternately (eval/perturb.h):
+     * a kernel that keeps operands in half precision or fp8, exact on
+     * inputs of one magnitude, overflows there. Only for workloads whose
+     * output is a product of the two operands, where the scaling changes
+     * no bit of the answer. */
+    int wide_range;
+
     /* The expert's tunable macros; nparams == 0 and no expert.c if none. */
     int nparams;
     ckb_param params[CKB_MAX_PARAMS];

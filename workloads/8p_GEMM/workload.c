@@ -54,6 +54,7 @@ const ckb_workload ckb_wl_8p_GEMM = {
     .model = "Llama-3.1-70B",
     .op = "dense_matmul",
     .tags = "matmul",
+    .wide_range = 20,
     .summary = "C = A @ B, bf16 in, f32 accumulate, bf16 out",
     .ndims = 3,
     .dims = {{"M", {256, 2048, 8192}}, {"K", {256, 4096, 8192}}, {"N", {512, 4096, 28672}}},
