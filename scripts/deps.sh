@@ -2,7 +2,8 @@
 # Installs the Debian packages ckbench needs when they are missing (as root),
 # or says which are missing and how to get them.
 set -eu
-need=(gcc make libc6-dev libdnnl-dev libjson-c-dev libseccomp-dev)
+# chromium: the report test loads report.html in a real headless browser.
+need=(gcc make libc6-dev libdnnl-dev libjson-c-dev libseccomp-dev chromium)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

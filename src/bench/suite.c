@@ -1,10 +1,13 @@
 #include "bench/suite.h"
 
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <json-c/json.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +57,30 @@ static void suite__shape(const ckb_workload *w, ckb_size s, char *buf, size_t n)
                                  (long long)w->dims[t->shape[k]].value[s]);
     if (used < n)
         snprintf(buf + used, n - used, "]");
+}
+
+uint64_t ckb_suite_source_hash(const char *text, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Where the expert's source is (relative to the ckbench root) and a hash of
+ * its text, so a report shows the source only if it is still the one run. */
+static void suite__source(json_object *x, const char *path)
+{
+    size_t n, home = strlen(ckb_home());
+    char *text = ckb_read_file(path, &n), hex[32];
+    if (!text)
+        return;
+    const char *rel = strncmp(path, ckb_home(), home) == 0 && path[home] == '/' ? path + home + 1
+                                                                                 : path;
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ckb_suite_source_hash(text, n));
+    json_object_object_add(x, "source", json_object_new_string(rel));
+    json_object_object_add(x, "source_hash", json_object_new_string(hex));
+    free(text);
 }
 
 static double suite__peak(const ckb_suite_opts *o) { return o->machine->bf16_gflops; }
@@ -110,6 +137,7 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
                                    json_object_new_int64(cfg.values[i]));
         json_object_object_add(x, "params", params);
         json_object_object_add(x, "tuned", json_object_new_boolean(cfg.tuned));
+        suite__source(x, expert);
         if (r.status != CKB_ST_OK)
             json_object_object_add(x, "error", json_object_new_string(r.message));
         json_object_object_add(e, "expert", x);
@@ -182,6 +210,26 @@ static json_object *suite__metadata(const ckb_suite_opts *o)
     json_object_object_add(m, "onednn_version", json_object_new_string(ckb_dnnl_version()));
     json_object_object_add(m, "onednn_isa", json_object_new_string(ckb_dnnl_isa()));
     json_object_object_add(m, "machine", ckb_machine_to_json(o->machine));
+    /* The rest of what makes two runs comparable: libraries and host. */
+    json_object *lib = json_object_new_object();
+    const struct scmp_version *sv = seccomp_version();
+    char buf[64];
+    if (sv) {
+        snprintf(buf, sizeof buf, "%u.%u.%u", sv->major, sv->minor, sv->micro);
+        json_object_object_add(lib, "libseccomp", json_object_new_string(buf));
+    }
+    json_object_object_add(lib, "json-c", json_object_new_string(json_c_version()));
+    json_object_object_add(lib, "glibc", json_object_new_string(gnu_get_libc_version()));
+    snprintf(buf, sizeof buf, "%d", _OPENMP);
+    json_object_object_add(lib, "openmp", json_object_new_string(buf));
+    json_object_object_add(m, "libraries", lib);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        json_object_object_add(m, "hostname", json_object_new_string(u.nodename));
+        char kernel[3 * sizeof u.release];
+        snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
+        json_object_object_add(m, "kernel", json_object_new_string(kernel));
+    }
     return m;
 }
 

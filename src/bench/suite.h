@@ -8,6 +8,9 @@
 #ifndef CKB_SUITE_H
 #define CKB_SUITE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -27,5 +30,10 @@ typedef struct {
 /* 0 when every workload was run (whatever their statuses), -1 when the
  * harness failed (results so far are kept on disk). */
 int ckb_suite_run(const ckb_suite_opts *o);
+
+/* The hash recorded as an expert's "source_hash" (FNV-1a 64 of the file's
+ * bytes, written as 16 hex digits), for a report to check the source it
+ * shows is the one that ran. */
+uint64_t ckb_suite_source_hash(const char *text, size_t n);
 
 #endif /* CKB_SUITE_H */

@@ -1,0 +1,83 @@
+#include "report/report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "core/strbuf.h"
+#include "report/doc.h"
+#include "report/results.h"
+#include "report/sections.h"
+#include "report/writers.h"
+
+static int report__save(const char *dir, const char *name, const char *text, char *err,
+                        size_t errlen)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int ckb_report_write(const char *const *paths, int n, const char *out_dir, char *err,
+                     size_t errlen)
+{
+    if (n < 1 || n > CKB_REPORT_MAX_INPUTS) {
+        snprintf(err, errlen, "give 1 to %d result paths (got %d)", CKB_REPORT_MAX_INPUTS, n);
+        return -1;
+    }
+    ckb_report_suite suites[CKB_REPORT_MAX_INPUTS];
+    int loaded = 0, rc = -1;
+    ckb_doc doc;
+    ckb_doc_init(&doc, "ckbench report");
+    for (int i = 0; i < n; i++) {
+        /* (A missing path is left to the loader, which says so.) */
+        if (access(paths[i], F_OK) == 0 && !ckb_report_is_suite_path(paths[i])) {
+            snprintf(err, errlen,
+                     "%s: not a suite result (give a results.json written by `ckbench bench`, "
+                     "or its folder; generation runs are not reported yet)",
+                     paths[i]);
+            goto done;
+        }
+        char label[2] = {(char)('A' + i), 0};
+        if (ckb_report_suite_load(paths[i], label, &suites[loaded], err, errlen) != 0)
+            goto done;
+        loaded++;
+    }
+    if (ckb_mkdirs(out_dir) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s", out_dir, strerror(errno));
+        goto done;
+    }
+    ckb_doc_para(&doc, NULL,
+                 "%d suite result%s. Baseline: oneDNN and plain loops; expert: the hand-tuned "
+                 "kernel; speedup: baseline median over expert median, timed interleaved in one "
+                 "process.",
+                 n, n == 1 ? "" : "s");
+    ckb_report_machine_section(&doc, suites, loaded);
+    ckb_report_suite_section(&doc, suites, loaded);
+    ckb_report_compare_section(&doc, suites, loaded);
+    ckb_report_workload_sections(&doc, suites, loaded);
+
+    ckb_strbuf md = {0}, html = {0};
+    ckb_report_write_md(&doc, &md);
+    ckb_report_write_html(&doc, &html);
+    rc = report__save(out_dir, "report.md", md.data, err, errlen);
+    if (rc == 0)
+        rc = report__save(out_dir, "report.html", html.data, err, errlen);
+    for (int i = 0; rc == 0 && i < doc.n; i++)
+        if (doc.b[i].kind == CKB_DOC_FIGURE && doc.b[i].file)
+            rc = report__save(out_dir, doc.b[i].file, doc.b[i].svg, err, errlen);
+    ckb_strbuf_free(&md);
+    ckb_strbuf_free(&html);
+done:
+    for (int i = 0; i < loaded; i++)
+        ckb_report_suite_free(&suites[i]);
+    ckb_doc_free(&doc);
+    return rc;
+}

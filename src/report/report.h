@@ -1,0 +1,27 @@
+/*
+ * report.h — `ckbench report`: result files in, report.md and one
+ * self-contained report.html out (DESIGN §9).
+ *
+ * Inputs are read into their own models (results.h for suites), the report
+ * is assembled as one document of sections (sections.h), and the document
+ * is written by the Markdown and HTML writers (writers.h) from the same
+ * blocks, so both show the same numbers.
+ */
+#ifndef CKB_REPORT_H
+#define CKB_REPORT_H
+
+#include <stddef.h>
+
+/* At most this many inputs (labelled A, B, ...): the comparison table holds
+ * five columns per suite. */
+enum { CKB_REPORT_MAX_INPUTS = 6 };
+
+/* Reads every path (a results.json of `ckbench bench`, or a folder holding
+ * one; 1 to CKB_REPORT_MAX_INPUTS), writes out_dir/report.md, out_dir/report.html and
+ * out_dir/roofline-<label>.svg (the figures report.md shows), creating
+ * out_dir. 0 on success; -1 with the reason in err (which file, what is
+ * wrong) when an input cannot be used or an output cannot be written. */
+int ckb_report_write(const char *const *paths, int n, const char *out_dir, char *err,
+                     size_t errlen);
+
+#endif /* CKB_REPORT_H */

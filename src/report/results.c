@@ -1,0 +1,330 @@
+#include "report/results.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench/suite.h"
+#include "core/fsutil.h"
+#include "core/strbuf.h"
+
+static const char *results__str(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
+        return NULL;
+    return json_object_get_string(x);
+}
+
+static double results__num(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x))
+        return NAN;
+    if (!json_object_is_type(x, json_type_double) && !json_object_is_type(x, json_type_int))
+        return NAN;
+    return json_object_get_double(x);
+}
+
+static json_object *results__obj(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_object))
+        return NULL;
+    return x;
+}
+
+static char *results__printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *results__printf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    return s;
+}
+
+/* "k=v k=v" from a JSON object of numbers, in the file's order; NULL when
+ * there is none. */
+static char *results__pairs(json_object *o)
+{
+    if (!o || json_object_object_length(o) == 0)
+        return NULL;
+    ckb_strbuf sb = {0};
+    json_object_object_foreach(o, k, v)
+    {
+        ckb_strbuf_printf(&sb, "%s%s=%s", sb.len ? " " : "", k, json_object_get_string(v));
+    }
+    return ckb_strbuf_take(&sb);
+}
+
+static void results__machine(json_object *m, ckb_machine *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!m)
+        return;
+    const char *s;
+    if ((s = results__str(m, "cpu")))
+        snprintf(out->cpu, sizeof out->cpu, "%s", s);
+    if ((s = results__str(m, "isa")))
+        snprintf(out->isa, sizeof out->isa, "%s", s);
+    if ((s = results__str(m, "measured_at")))
+        snprintf(out->measured_at, sizeof out->measured_at, "%s", s);
+    if ((s = results__str(m, "compiler")))
+        snprintf(out->compiler, sizeof out->compiler, "%s", s);
+    double v;
+    out->cores = isfinite(v = results__num(m, "cores")) ? (int)v : 0;
+    out->threads = isfinite(v = results__num(m, "threads")) ? (int)v : 0;
+    out->l1d = isfinite(v = results__num(m, "l1d_bytes")) ? (int64_t)v : 0;
+    out->l2 = isfinite(v = results__num(m, "l2_bytes")) ? (int64_t)v : 0;
+    out->l3 = isfinite(v = results__num(m, "l3_bytes")) ? (int64_t)v : 0;
+    /* Figures that are absent or implausible read as 0: "unknown". */
+    out->f32_gflops = (v = results__num(m, "f32_gflops")) > 0 ? v : 0;
+    out->bf16_gflops = (v = results__num(m, "bf16_gflops")) > 0 ? v : 0;
+    out->bw_gbs = (v = results__num(m, "bw_gbs")) > 0 ? v : 0;
+    out->f32_gflops_1t = (v = results__num(m, "f32_gflops_1t")) > 0 ? v : 0;
+    out->bf16_gflops_1t = (v = results__num(m, "bf16_gflops_1t")) > 0 ? v : 0;
+}
+
+static void results__variant(json_object *v, double flops, double peak, ckb_report_variant *out)
+{
+    memset(out, 0, sizeof *out);
+    out->median_ms = out->mean_ms = out->std_ms = out->min_ms = NAN;
+    out->gflops = out->pct_of_peak = NAN;
+    if (!v)
+        return;
+    out->present = 1;
+    out->status = results__str(v, "status");
+    if (!out->status)
+        out->status = "?";
+    out->error = results__str(v, "error");
+    double m = results__num(v, "median_ms");
+    if (!(m > 0))
+        return;
+    out->median_ms = m;
+    out->mean_ms = results__num(v, "mean_ms");
+    out->std_ms = results__num(v, "std_ms");
+    out->min_ms = results__num(v, "min_ms");
+    if (flops > 0) {
+        out->gflops = flops / (m * 1e-3) / 1e9;
+        if (peak > 0)
+            out->pct_of_peak = 100.0 * out->gflops / peak;
+    }
+}
+
+/* Finds the recorded expert source beside the results, then in the tree,
+ * and keeps it only if it is the text that ran. */
+static void results__source(ckb_report_workload *w, json_object *x, const char *dir)
+{
+    const char *rel = results__str(x, "source"), *want = results__str(x, "source_hash");
+    char path[2][2600];
+    int verified = rel && want;
+    if (!rel) {
+        /* Results older than the recorded path: the tree's file, unverified. */
+        snprintf(path[0], sizeof path[0], "%s/workloads/%s/expert.c", ckb_home(), w->id);
+        snprintf(path[1], sizeof path[1], "%s", path[0]);
+    } else if (rel[0] == '/') {
+        snprintf(path[0], sizeof path[0], "%s", rel);
+        snprintf(path[1], sizeof path[1], "%s", rel);
+    } else {
+        snprintf(path[0], sizeof path[0], "%s/%s", dir, rel);
+        snprintf(path[1], sizeof path[1], "%s/%s", ckb_home(), rel);
+    }
+    w->source_path = rel;
+    int found = 0;
+    for (int i = 0; i < 2 && !w->source; i++) {
+        size_t n;
+        char *text = ckb_read_file(path[i], &n);
+        if (!text)
+            continue;
+        found = 1;
+        char hex[32];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ckb_suite_source_hash(text, n));
+        if (!verified || strcmp(hex, want) == 0)
+            w->source = text;
+        else
+            free(text);
+    }
+    if (!w->source)
+        w->source_note = results__printf(found ? "the expert source %s has changed since this run"
+                                               : "the expert source %s was not found",
+                                         rel ? rel : path[0]);
+    else if (!verified)
+        w->source_note = results__printf("the results record no source; shown: %s as it is now",
+                                         path[0]);
+}
+
+static int results__workload(json_object *e, const ckb_machine *m, const char *dir,
+                             ckb_report_workload *w)
+{
+    memset(w, 0, sizeof *w);
+    w->id = results__str(e, "workload");
+    if (!w->id)
+        return -1;
+    w->model = results__str(e, "model");
+    w->op = results__str(e, "operator");
+    w->tags = results__str(e, "tags");
+    w->shape = results__str(e, "output_shape");
+    w->dims = results__pairs(results__obj(e, "dims"));
+    w->flops = results__num(e, "flops");
+    w->bytes = results__num(e, "bytes");
+    w->ai = w->flops >= 0 && w->bytes > 0 ? w->flops / w->bytes : NAN;
+    w->bound = "-";
+    if (isfinite(w->ai) && m->bf16_gflops > 0 && m->bw_gbs > 0)
+        w->bound = w->ai >= m->bf16_gflops / m->bw_gbs ? "compute" : "memory";
+    json_object *x = results__obj(e, "expert");
+    results__variant(results__obj(e, "baseline"), w->flops, m->bf16_gflops, &w->base);
+    results__variant(x, w->flops, m->bf16_gflops, &w->expert);
+    if (!w->base.error)
+        w->base.error = results__str(e, "error");
+    w->speedup = NAN;
+    if (w->expert.present && strcmp(w->expert.status, "ok") == 0 && w->base.median_ms > 0 &&
+        w->expert.median_ms > 0)
+        w->speedup = w->base.median_ms / w->expert.median_ms;
+    if (x) {
+        w->params = results__pairs(results__obj(x, "params"));
+        json_object *t;
+        w->tuned = json_object_object_get_ex(x, "tuned", &t) && json_object_get_boolean(t);
+        results__source(w, x, dir);
+    }
+    return 0;
+}
+
+int ckb_report_is_suite_path(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode)) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/results.json", path);
+        return stat(p, &st) == 0;
+    }
+    size_t n = strlen(path);
+    return n >= 5 && strcmp(path + n - 5, ".json") == 0;
+}
+
+int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite *s, char *err,
+                          size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->noise_ratio = NAN;
+    snprintf(s->label, sizeof s->label, "%s", label);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    s->path = S_ISDIR(st.st_mode) ? results__printf("%s/results.json", path) : strdup(path);
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s", s->path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+
+    size_t len;
+    char *text = ckb_read_file(s->path, &len);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot read (%s)", s->path, strerror(errno));
+        goto fail;
+    }
+    json_tokener *tok = json_tokener_new();
+    s->root = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    json_tokener_free(tok);
+    free(text);
+    if (!s->root || jerr != json_tokener_success) {
+        snprintf(err, errlen, "%s: not valid JSON (%s)", s->path,
+                 jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "empty");
+        goto fail;
+    }
+    json_object *meta = results__obj(s->root, "metadata"), *list;
+    if (!meta || !json_object_object_get_ex(s->root, "workloads", &list) ||
+        !json_object_is_type(list, json_type_array)) {
+        snprintf(err, errlen, "%s: not a suite result (no \"metadata\" object and \"workloads\" "
+                              "array; make one with `ckbench bench`)",
+                 s->path);
+        goto fail;
+    }
+    s->started_at = results__str(meta, "started_at");
+    s->commit = results__str(meta, "ckbench_commit");
+    s->size = results__str(meta, "size");
+    s->timing = results__str(meta, "timing");
+    s->compiler = results__str(meta, "compiler");
+    s->compile_flags = results__str(meta, "compile_flags");
+    s->onednn_version = results__str(meta, "onednn_version");
+    s->onednn_isa = results__str(meta, "onednn_isa");
+    s->hostname = results__str(meta, "hostname");
+    s->kernel = results__str(meta, "kernel");
+    json_object *lib = results__obj(meta, "libraries");
+    if (lib) {
+        ckb_strbuf sb = {0};
+        json_object_object_foreach(lib, k, v)
+        {
+            ckb_strbuf_printf(&sb, "%s%s %s", sb.len ? ", " : "", k, json_object_get_string(v));
+        }
+        s->libraries = ckb_strbuf_take(&sb);
+    }
+    double v;
+    s->threads = isfinite(v = results__num(meta, "threads")) ? (int)v : 0;
+    s->warmup = isfinite(v = results__num(meta, "warmup")) ? (int)v : 0;
+    s->iters = isfinite(v = results__num(meta, "iters")) ? (int)v : 0;
+    results__machine(results__obj(meta, "machine"), &s->machine);
+    json_object *noise = results__obj(s->root, "timing_noise");
+    s->noise_workload = results__str(noise, "workload");
+    s->noise_ratio = results__num(noise, "ratio");
+
+    size_t n = json_object_array_length(list);
+    s->w = calloc(n ? n : 1, sizeof *s->w);
+    if (!s->w) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        if (!json_object_is_type(e, json_type_object) ||
+            results__workload(e, &s->machine, dir, &s->w[s->n]) != 0) {
+            snprintf(err, errlen, "%s: workloads[%zu] is not a workload result (no \"workload\" "
+                                  "id)",
+                     s->path, i);
+            goto fail;
+        }
+        s->n++;
+    }
+    return 0;
+fail:
+    ckb_report_suite_free(s);
+    return -1;
+}
+
+void ckb_report_suite_free(ckb_report_suite *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->w[i].dims);
+        free(s->w[i].params);
+        free(s->w[i].source);
+        free(s->w[i].source_note);
+    }
+    free(s->w);
+    free(s->libraries);
+    free(s->path);
+    json_object_put(s->root);
+    memset(s, 0, sizeof *s);
+}
+
+const ckb_report_workload *ckb_report_suite_find(const ckb_report_suite *s, const char *id)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->w[i].id, id) == 0)
+            return &s->w[i];
+    return NULL;
+}
