@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +49,9 @@ int ckb_sandbox_start(ckb_sandbox *sb, int shm_fd, const char *workload, const c
     int cmd[2], reply[2], err[2];
     if (pipe2(cmd, O_CLOEXEC) != 0)
         return -1;
-    if (pipe2(reply, O_CLOEXEC) != 0) {
+    /* Replies travel as packets on a socket with kernel receive stamps:
+     * the time each was sent, whatever the parent's own wake-up delay. */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reply) != 0) {
         close(cmd[0]), close(cmd[1]);
         return -1;
     }
@@ -115,6 +118,9 @@ int ckb_sandbox_start(ckb_sandbox *sb, int shm_fd, const char *workload, const c
     sb->pid = pid;
     sb->cmd_fd = cmd[1];
     sb->reply_fd = reply[0];
+    int on = 1;
+    if (setsockopt(sb->reply_fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0)
+        sb->no_stamps = 1;
     sb->err_fd = err[0];
     return 0;
 }
@@ -160,6 +166,19 @@ static void sandbox__drain_err(ckb_sandbox *sb)
     sb->err[sb->err_len] = '\0';
 }
 
+/* The kernel's send time of a reply, in seconds of CLOCK_REALTIME (0 when
+ * the message carries none). */
+static double sandbox__stamp(struct msghdr *msg)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec t;
+            memcpy(&t, CMSG_DATA(c), sizeof t);
+            return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+        }
+    return 0.0;
+}
+
 int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s)
 {
     double t0 = ckb_now();
@@ -190,9 +209,15 @@ int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s)
         }
         if (p[0].revents) {
             unsigned char c;
-            ssize_t n = read(sb->reply_fd, &c, 1);
-            if (n == 1)
+            char control[CMSG_SPACE(sizeof(struct timespec))];
+            struct iovec iov = {.iov_base = &c, .iov_len = 1};
+            struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                                 .msg_controllen = sizeof control};
+            ssize_t n = recvmsg(sb->reply_fd, &msg, 0);
+            if (n == 1) {
+                sb->reply_stamp = sandbox__stamp(&msg);
                 return c;
+            }
             if (n < 0 && errno == EINTR)
                 continue;
             /* EOF: the child is gone. Collect what it said, then reap it. */

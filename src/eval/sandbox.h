@@ -25,13 +25,16 @@ typedef struct {
     int dead;          /* reaped: see exit_code / term_signal */
     int exit_code, term_signal;
     int timed_out;     /* killed by us at a wall-clock limit */
+    double reply_stamp; /* when the last reply was sent (kernel stamp, CLOCK_REALTIME s) */
+    int no_stamps;     /* the kernel gives no stamps: the parent's clock instead */
 } ckb_sandbox;
 
 /* Starts the child. 0 on success, -1 (errno) when it could not be started. */
 int ckb_sandbox_start(ckb_sandbox *sb, int shm_fd, const char *workload, const char *size,
                       const char *so_path, const ckb_sandbox_limits *lim);
 int ckb_sandbox_send(ckb_sandbox *sb, char cmd, unsigned char arg);
-/* Waits for the child's next reply byte. Returns it (0..255), -1 when the
+/* Waits for the child's next reply byte. Returns it (0..255) and sets
+ * reply_stamp to when the child sent it; -1 when the
  * child died first (reaped; fields set), -2 when timeout_s passed (the
  * group is killed and reaped, timed_out set). */
 int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s);
