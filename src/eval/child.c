@@ -70,16 +70,32 @@ static void child__call(child__fn f, int n, void *const *t)
     }
 }
 
-/* Copies set `set`'s inputs into the guarded buffers, read-only again after. */
-static void child__load_inputs(child__state *s, int set)
+/* Copies set `set`'s inputs into the guarded buffers, read-only again
+ * after. A timed call (call >= 0) gets that call's swaps on top
+ * (eval/perturb.h), so no two timed calls see the same inputs. */
+static void child__load_inputs(child__state *s, int set, int call)
 {
+    void *t[CKB_MAX_TENSORS];
     for (int i = 0; i < s->w->ntensors; i++) {
+        t[i] = s->in[i].ptr;
         if (s->w->tensors[i].role != CKB_IN)
             continue;
         ckb_guard_protect(&s->in[i], 0);
         memcpy(s->in[i].ptr, ckb_proto_tensor(s->shm, s->h, set, i), s->in[i].bytes);
-        ckb_guard_protect(&s->in[i], 1);
     }
+    if (call >= 0)
+        ckb_perturb_inputs(s->w, s->dims, t, s->h->perturb_key, call);
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_IN)
+            ckb_guard_protect(&s->in[i], 1);
+}
+
+/* Poison: all-ones bytes are NaN in bf16 and f32, -1 in i32. */
+static void child__poison_outputs(child__state *s)
+{
+    for (int i = 0; i < s->w->ntensors; i++)
+        if (s->w->tensors[i].role == CKB_OUT)
+            memset(s->out[i].ptr, 0xff, s->out[i].bytes);
 }
 
 static void child__tensors(child__state *s, void **t, int baseline_outputs)
@@ -150,12 +166,9 @@ static void child__run_candidate(child__state *s, void **t)
 static void child__check(child__state *s, int set)
 {
     void *t[CKB_MAX_TENSORS];
-    child__load_inputs(s, set);
+    child__load_inputs(s, set, -1);
     child__tensors(s, t, 0);
-    /* Poison: all-ones bytes are NaN in bf16 and f32, -1 in i32. */
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_OUT)
-            memset(s->out[i].ptr, 0xff, s->out[i].bytes);
+    child__poison_outputs(s);
     double t0 = child__ms();
     child__run_candidate(s, t);
     double t1 = child__ms();
@@ -173,25 +186,6 @@ static void child__check(child__state *s, int set)
 static int child__reply(char c)
 {
     return write(CKB_PROTO_FD_REPLY, &c, 1) == 1 ? 0 : -1;
-}
-
-/* Loads set `set` for timed call `call`: its inputs with that call's swaps
- * (eval/perturb.h), so no two calls see the same inputs. */
-static void child__load_timed_inputs(child__state *s, int set, int call)
-{
-    void *t[CKB_MAX_TENSORS];
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_IN)
-            ckb_guard_protect(&s->in[i], 0);
-    for (int i = 0; i < s->w->ntensors; i++) {
-        t[i] = s->in[i].ptr;
-        if (s->w->tensors[i].role == CKB_IN)
-            memcpy(s->in[i].ptr, ckb_proto_tensor(s->shm, s->h, set, i), s->in[i].bytes);
-    }
-    ckb_perturb_inputs(s->w, s->dims, t, s->h->perturb_key, call);
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_IN)
-            ckb_guard_protect(&s->in[i], 1);
 }
 
 /* After a candidate call: the parent says whether to keep its outputs for
@@ -226,14 +220,12 @@ static int child__time(child__state *s)
     int time_baseline = s->h->mode != CKB_MODE_BASELINE;
     double p0 = child__ms();
     for (int it = 0; it < calls; it++) {
-        child__load_timed_inputs(s, it % s->h->nsets_timing, it);
+        child__load_inputs(s, it % s->h->nsets_timing, it);
         double cb = 0, cc = 0;
         for (int k = 0; k < 2; k++) {
             int cand_turn = (k == 0) == (it % 2 == 0);
             if (cand_turn) {
-                for (int i = 0; i < s->w->ntensors; i++)
-                    if (s->w->tensors[i].role == CKB_OUT)
-                        memset(s->out[i].ptr, 0xff, s->out[i].bytes);
+                child__poison_outputs(s);
                 if (child__reply(CKB_REPLY_CAND_START) != 0)
                     return -1;
                 double t0 = child__ms();
@@ -313,7 +305,7 @@ int ckb_child_main(int argc, char **argv)
      * and OpenMP its thread pool (the budget) while they still may. */
     {
         void *tb[CKB_MAX_TENSORS];
-        child__load_inputs(&s, 0);
+        child__load_inputs(&s, 0, -1);
         child__tensors(&s, tb, 1);
         s.w->baseline(s.dims, tb);
     }

@@ -170,7 +170,9 @@ static int eval__prepare_set(eval__ctx *c, int set, uint64_t seed)
     return 0;
 }
 
-static ckb_check eval__compare(eval__ctx *c, int set)
+/* The outputs in shared slot `slot` against want[] (the workload's tensor
+ * list; only its outputs are read). Names the first wrong tensor. */
+static ckb_check eval__compare(eval__ctx *c, int slot, void *const *want)
 {
     ckb_check all = {.ok = 1, .worst = -1};
     for (int i = 0; i < c->w->ntensors; i++) {
@@ -178,7 +180,7 @@ static ckb_check eval__compare(eval__ctx *c, int set)
         if (t->role != CKB_OUT)
             continue;
         ckb_check k;
-        ckb_check_allclose(t->dtype, ckb_proto_tensor(c->shm, c->h, set, i), c->oracle[set][i],
+        ckb_check_allclose(t->dtype, ckb_proto_tensor(c->shm, c->h, slot, i), want[i],
                            ckb_tensor_numel(t, c->dims), ckb_workload_atol(c->w),
                            ckb_workload_rtol(c->w), &k);
         if (all.ok && !k.ok)
@@ -326,7 +328,7 @@ static int eval__correctness(eval__ctx *c)
             eval__fail(c, CKB_ST_CRASH, "out_of_bounds", "%s", c->h->msg);
             return -1;
         }
-        ckb_check k_ = eval__compare(c, set);
+        ckb_check k_ = eval__compare(c, set, c->oracle[set]);
         eval__note_check(c, &k_);
         if (!k_.ok) {
             int repeat = k == c->o->nseeds;
@@ -503,25 +505,12 @@ static int eval__audit_calls(eval__ctx *c, const eval__loop *L)
         double dt = ckb_now() - t0;
         if (dt < c->base_s)
             c->base_s = dt;
-        ckb_check all = {.ok = 1, .worst = -1};
-        const char *bad = "";
-        for (int i = 0; i < c->w->ntensors; i++) {
-            const ckb_tensor *t = &c->w->tensors[i];
-            if (t->role != CKB_OUT)
-                continue;
-            ckb_check k;
-            ckb_check_allclose(t->dtype, ckb_proto_tensor(c->shm, c->h, CKB_PROTO_MAX_SETS + j, i),
-                               c->audit_t[i], ckb_tensor_numel(t, c->dims),
-                               ckb_workload_atol(c->w), ckb_workload_rtol(c->w), &k);
-            if (all.ok && !k.ok)
-                bad = t->name;
-            ckb_check_merge(&all, &k);
-        }
+        ckb_check all = eval__compare(c, CKB_PROTO_MAX_SETS + j, c->audit_t);
         if (!all.ok) {
             eval__fail(c, CKB_ST_CHEAT_DETECTED, "timed_output",
                        "correct when checked, but timed call %d of %d gave a wrong %s: %lld "
                        "elements outside tolerance; worst at index %lld: got %g, expected %g",
-                       call + 1, L->calls, bad, (long long)all.nbad, (long long)all.worst,
+                       call + 1, L->calls, c->r->worst_tensor, (long long)all.nbad, (long long)all.worst,
                        all.got, all.want);
             return -1;
         }
@@ -702,7 +691,7 @@ static int eval__final_check_run(eval__ctx *c)
     }
     if (eval__command(c, CKB_CMD_CHECK, set, 30.0 + 100.0 * c->base_s) != 0 || eval__violated(c))
         return -1;
-    ckb_check k = eval__compare(c, set);
+    ckb_check k = eval__compare(c, set, c->oracle[set]);
     eval__note_check(c, &k);
     if (!k.ok) {
         eval__fail(c, CKB_ST_WRONG_RESULT, "final_check",
