@@ -2,8 +2,8 @@
  * perturb.h — why no two timed calls see the same inputs. A kernel that
  * remembers answers by the inputs' address or content would be timed on
  * cache hits; instead each call of the timing loop gets its input set with
- * a few elements of every floating-point input swapped, a different choice
- * per call. Swapping keeps each tensor's multiset of values (signs, ranges,
+ * about half the neighbouring pairs of elements of every floating-point
+ * input swapped, a different choice per call. Swapping keeps each tensor's multiset of values (signs, ranges,
  * positivity of variances) and never touches the integer tensors that give
  * a workload its structure (lengths, page tables, labels), so the cost of a
  * call does not change. The parent repeats the same swaps to compute the
