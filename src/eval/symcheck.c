@@ -28,6 +28,8 @@ static const char *const symcheck__math[] = {
     "llround", "rint", "lrint", "llrint", "nearbyint", "trunc", "fmod", "remainder", "ldexp",
     "frexp", "scalbn", "hypot", "fma", "copysign", "nan", "modf", "ilogb", "logb", "fdim",
     "tgamma", "lgamma",
+    /* gcc turns sin(x) and cos(x) of one x into one sincos call */
+    "sincos",
 };
 
 /* libgomp's legacy entry points that return to the caller with the team
