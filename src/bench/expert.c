@@ -63,8 +63,7 @@ void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
 }
 
 int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
-                           const ckb_expert_config *cfg, double best_ms, double untuned_ms,
-                           int configs_tried, int configs_correct)
+                           const ckb_expert_config *cfg, const ckb_tune_outcome *out)
 {
     char path[512], key[64], when[32];
     ckb_expert_tuned_path(w, path, sizeof path);
@@ -78,12 +77,22 @@ int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
     for (int i = 0; i < cfg->n; i++)
         json_object_object_add(params, w->params[i].name, json_object_new_int64(cfg->values[i]));
     json_object_object_add(entry, "params", params);
-    json_object_object_add(entry, "median_ms", json_object_new_double(best_ms));
-    json_object_object_add(entry, "untuned_median_ms", json_object_new_double(untuned_ms));
+    json_object_object_add(entry, "median_ms", json_object_new_double(out->best_ms));
+    json_object_object_add(entry, "speedup", json_object_new_double(out->speedup));
+    /* the untuned defaults may fail where a tuned configuration does not */
+    int have_untuned = out->untuned_speedup > 0;
+    json_object_object_add(entry, "untuned_median_ms",
+                           have_untuned ? json_object_new_double(out->untuned_ms) : NULL);
+    json_object_object_add(entry, "untuned_speedup",
+                           have_untuned ? json_object_new_double(out->untuned_speedup) : NULL);
+    /* ranked by speedup over the interleaved baseline, so the gain is a ratio
+     * of speedups: robust to the machine's load changing during the search */
     json_object_object_add(entry, "gain_over_untuned",
-                           json_object_new_double(best_ms > 0 ? untuned_ms / best_ms : 0));
-    json_object_object_add(entry, "configs_tried", json_object_new_int(configs_tried));
-    json_object_object_add(entry, "configs_correct", json_object_new_int(configs_correct));
+                           have_untuned ? json_object_new_double(out->speedup /
+                                                                 out->untuned_speedup)
+                                        : NULL);
+    json_object_object_add(entry, "configs_tried", json_object_new_int(out->tried));
+    json_object_object_add(entry, "configs_correct", json_object_new_int(out->correct));
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     json_object_object_add(entry, "tuned_at", json_object_new_string(when));

@@ -28,10 +28,16 @@ void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_exp
 /* The tuned values for (size, threads), else the declared defaults. */
 void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
                             ckb_expert_config *cfg);
+/* What a search found: the best configuration's and the untuned defaults'
+ * medians and speedups over the baseline timed beside them (-1: not correct). */
+typedef struct {
+    double best_ms, untuned_ms;
+    double speedup, untuned_speedup;
+    int tried, correct;
+} ckb_tune_outcome;
 /* Records the tuned values with what the search found; 0 on success. */
 int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
-                           const ckb_expert_config *cfg, double best_ms, double untuned_ms,
-                           int configs_tried, int configs_correct);
+                           const ckb_expert_config *cfg, const ckb_tune_outcome *out);
 /* Where tuned values live: workloads/<id>/tuned.json. */
 void ckb_expert_tuned_path(const ckb_workload *w, char *buf, size_t n);
 

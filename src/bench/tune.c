@@ -6,7 +6,10 @@
 #include "bench/expert.h"
 #include "eval/eval.h"
 
-/* Evaluates one configuration; its median in ms, or -1 when not correct. */
+/* Evaluates one configuration; its speedup over the baseline timed in the
+ * same interleaved run, or -1 when not correct. Ranking by that ratio
+ * rather than by milliseconds keeps a load change on a shared machine
+ * between two configurations from choosing the winner. */
 static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const char *expert,
                          const int64_t *values, ckb_eval_result *r)
 {
@@ -22,9 +25,9 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
     eo.ndefines = cfg.n;
     eo.peak_gflops = o->machine->bf16_gflops;
     eo.bw_gbs = o->machine->bw_gbs;
-    if (ckb_eval_run(w, expert, &eo, r) != 0 || r->status != CKB_ST_OK)
+    if (ckb_eval_run(w, expert, &eo, r) != 0 || r->status != CKB_ST_OK || !(r->speedup > 0))
         return -1;
-    return r->cand.median;
+    return r->speedup;
 }
 
 static void tune__print_config(const ckb_workload *w, const int64_t *v)
@@ -48,36 +51,55 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     for (int i = 0; i < w->nparams; i++)
         printf(" %s", w->params[i].name);
     printf("\n");
+    if (o->dry_run) {
+        /* the grid only: what a real run would evaluate, nothing timed */
+        int idx[CKB_MAX_PARAMS] = {0};
+        int64_t v[CKB_MAX_PARAMS];
+        for (int n = 0; n < total; n++) {
+            for (int i = 0; i < w->nparams; i++)
+                v[i] = w->params[i].values[idx[i]];
+            printf("[%3d/%d] ", n + 1, total);
+            tune__print_config(w, v);
+            printf("\n");
+            for (int i = w->nparams - 1; i >= 0; i--) {
+                if (++idx[i] < w->params[i].nvalues)
+                    break;
+                idx[i] = 0;
+            }
+        }
+        return 0;
+    }
 
-    int64_t fallback[CKB_MAX_PARAMS], cur[CKB_MAX_PARAMS], best[CKB_MAX_PARAMS];
+    int64_t fallback[CKB_MAX_PARAMS], cur[CKB_MAX_PARAMS], best_v[CKB_MAX_PARAMS];
     for (int i = 0; i < w->nparams; i++)
         fallback[i] = w->params[i].fallback;
     ckb_eval_result r;
     double untuned = tune__eval(w, o, expert, fallback, &r);
+    double untuned_ms = untuned > 0 ? r.cand.median : -1;
     printf("untuned  ");
     tune__print_config(w, fallback);
     if (untuned > 0)
-        printf("  %9.3f ms  %.2fx baseline\n", untuned, r.speedup);
+        printf("  %9.3f ms  %.2fx baseline\n", untuned_ms, untuned);
     else
         printf("  %s: %.120s\n", ckb_status_name(r.status), r.message);
 
-    double best_ms = -1;
+    double best = -1, best_ms = -1;
     int correct = 0, tried = 0;
     int idx[CKB_MAX_PARAMS] = {0};
     for (int n = 0; n < total; n++) {
         for (int i = 0; i < w->nparams; i++)
             cur[i] = w->params[i].values[idx[i]];
-        double ms = tune__eval(w, o, expert, cur, &r);
+        double sp = tune__eval(w, o, expert, cur, &r);
         tried++;
         printf("[%3d/%d] ", n + 1, total);
         tune__print_config(w, cur);
-        if (ms > 0) {
+        if (sp > 0) {
             correct++;
-            printf("  %9.3f ms  %.2fx baseline%s\n", ms, r.speedup,
-                   best_ms < 0 || ms < best_ms ? "  *" : "");
-            if (best_ms < 0 || ms < best_ms) {
-                best_ms = ms;
-                memcpy(best, cur, sizeof cur);
+            printf("  %9.3f ms  %.2fx baseline%s\n", r.cand.median, sp, sp > best ? "  *" : "");
+            if (sp > best) {
+                best = sp;
+                best_ms = r.cand.median;
+                memcpy(best_v, cur, sizeof cur);
             }
         } else {
             printf("  %s: %.100s\n", ckb_status_name(r.status), r.message);
@@ -90,22 +112,21 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
             idx[i] = 0;
         }
     }
-    if (best_ms < 0) {
+    if (best < 0) {
         fprintf(stderr, "ckbench: no configuration of %s was correct\n", w->id);
         return -1;
     }
     printf("best     ");
-    tune__print_config(w, best);
-    printf("  %9.3f ms", best_ms);
+    tune__print_config(w, best_v);
+    printf("  %9.3f ms  %.2fx baseline", best_ms, best);
     if (untuned > 0)
-        printf("  %.2fx over untuned", untuned / best_ms);
+        printf("  %.2fx over untuned", best / untuned);
     printf("  (%d tried, %d correct)\n", tried, correct);
-    if (o->dry_run)
-        return 0;
     ckb_expert_config cfg;
-    ckb_expert_config_set(w, best, &cfg);
-    if (ckb_expert_config_save(w, o->size, o->threads, &cfg, best_ms, untuned, tried, correct) !=
-        0) {
+    ckb_expert_config_set(w, best_v, &cfg);
+    ckb_tune_outcome out = {.best_ms = best_ms, .untuned_ms = untuned_ms, .speedup = best,
+                            .untuned_speedup = untuned, .tried = tried, .correct = correct};
+    if (ckb_expert_config_save(w, o->size, o->threads, &cfg, &out) != 0) {
         perror("ckbench: cannot store the tuned values");
         return -1;
     }
