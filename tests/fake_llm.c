@@ -220,7 +220,7 @@ static void *fake__serve(void *arg)
     f->in_flight--;
     pthread_mutex_unlock(&f->lock);
 
-    if (!hung_up) {
+    if (!hung_up && code >= 0) {
         ckb_strbuf out = {0};
         size_t blen = body ? strlen(body) : 0;
         ckb_strbuf_printf(&out,
@@ -286,8 +286,8 @@ static ckbt_fake_llm *fake__start(const ckbt_fake_reply *script, int n, ckbt_fak
     setenv("NO_PROXY", "127.0.0.1,localhost", 1);
     setenv("no_proxy", "127.0.0.1,localhost", 1);
 
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0,
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof a;
     if (pipe2(f->stop_pipe, O_CLOEXEC) != 0 ||
         (f->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
@@ -389,8 +389,7 @@ void ckbt_fake_llm_stop(ckbt_fake_llm *f)
     free(f);
 }
 
-char *ckbt_fake_openai_body(const char *content, long tokens_in, long tokens_out,
-                            const char *model)
+char *ckbt_fake_openai_body(const char *content, long tokens_in, long tokens_out, const char *model)
 {
     json_object *root = json_object_new_object();
     json_object_object_add(root, "id", json_object_new_string("chatcmpl-fake"));

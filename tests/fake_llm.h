@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 typedef struct {
-    int code;            /* HTTP status; 0 means 200 */
+    int code;            /* HTTP status; 0 means 200; < 0: hang up without answering */
     const char *body;    /* the response body (copied at start); NULL: empty */
     int delay_ms;        /* wait before answering; a client that hangs up ends the wait */
     const char *headers; /* extra header lines, each ending "\r\n"; NULL: none */
@@ -37,7 +37,7 @@ typedef struct {
 } ckbt_fake_request;
 
 /* Callback mode: returns the body to send (malloc'd; the server frees it)
- * and may change *code (preset to 200). Called from the server's
+ * and may change *code (preset to 200; < 0 hangs up without answering). Called from the server's
  * connection threads, possibly at once: it must be thread-safe. */
 typedef char *(*ckbt_fake_answer_fn)(void *ctx, const ckbt_fake_request *rq, int *code);
 

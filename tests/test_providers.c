@@ -72,8 +72,8 @@ static const char *jstr(json_object *o, const char *path0, const char *path1)
 
 CKBT_TEST(provider_status_names_are_the_record_format, "quick")
 {
-    const char *want[] = {"ok", "empty", "malformed", "http_error", "timeout", "transport",
-                          "not_recorded"};
+    const char *want[] = {"ok",      "empty",     "malformed",   "http_error",
+                          "timeout", "transport", "not_recorded"};
     for (int s = 0; s < CKB_REPLY_COUNT; s++)
         CKBT_EXPECT(strcmp(ckb_reply_status_name((ckb_reply_status)s), want[s]) == 0,
                     "status %d named %s", s, ckb_reply_status_name((ckb_reply_status)s));
@@ -130,7 +130,8 @@ CKBT_TEST(provider_openai_happy_path, "quick")
                 "two messages");
     if (body && json_object_object_get_ex(body, "messages", &msgs) &&
         json_object_array_length(msgs) == 2) {
-        json_object *m0 = json_object_array_get_idx(msgs, 0), *m1 = json_object_array_get_idx(msgs, 1);
+        json_object *m0 = json_object_array_get_idx(msgs, 0),
+                    *m1 = json_object_array_get_idx(msgs, 1);
         CKBT_EXPECT(strcmp(jstr(m0, "role", NULL), "system") == 0 &&
                         strcmp(jstr(m0, "content", NULL), "You write fast C kernels.") == 0 &&
                         strcmp(jstr(m1, "role", NULL), "user") == 0 &&
@@ -209,7 +210,9 @@ CKBT_TEST(provider_openai_5xx_exhausts_retries, "quick")
 {
     fast_retries();
     const char *e500 = "{\"error\":{\"message\":\"the model\\nis on fire\"}}";
-    ckbt_fake_reply script[] = {{500, e500, 0, NULL}, {500, e500, 0, NULL}, {500, e500, 0, NULL},
+    ckbt_fake_reply script[] = {{500, e500, 0, NULL},
+                                {500, e500, 0, NULL},
+                                {500, e500, 0, NULL},
                                 {200, openai_ok_body, 0, NULL}};
     ckbt_fake_llm *f = ckbt_fake_llm_start(script, 4);
     if (!f) {
@@ -306,7 +309,8 @@ CKBT_TEST(provider_openai_malformed_and_empty_bodies, "quick")
 CKBT_TEST(provider_openai_per_attempt_timeout, "quick")
 {
     fast_retries();
-    ckbt_fake_reply script[] = {{200, openai_ok_body, 5000, NULL}, {200, openai_ok_body, 5000, NULL},
+    ckbt_fake_reply script[] = {{200, openai_ok_body, 5000, NULL},
+                                {200, openai_ok_body, 5000, NULL},
                                 {200, openai_ok_body, 0, NULL}};
     ckbt_fake_llm *f = ckbt_fake_llm_start(script, 3);
     if (!f) {
@@ -404,12 +408,15 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
 CKBT_TEST(provider_anthropic_request_and_reply, "quick")
 {
     fast_retries();
-    const char *ok = "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\","
-                     "\"model\":\"claude-fake-1\",\"content\":[{\"type\":\"text\",\"text\":\"first \"},"
-                     "{\"type\":\"thinking\",\"thinking\":\"hmm\"},{\"type\":\"text\",\"text\":\"second\"}],"
-                     "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":11,\"output_tokens\":7}}";
-    ckbt_fake_reply script[] = {{529, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
-                                      "\"message\":\"Overloaded\"}}", 0, NULL},
+    const char *ok =
+        "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\","
+        "\"model\":\"claude-fake-1\",\"content\":[{\"type\":\"text\",\"text\":\"first \"},"
+        "{\"type\":\"thinking\",\"thinking\":\"hmm\"},{\"type\":\"text\",\"text\":\"second\"}],"
+        "\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":11,\"output_tokens\":7}}";
+    ckbt_fake_reply script[] = {{529,
+                                 "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+                                 "\"message\":\"Overloaded\"}}",
+                                 0, NULL},
                                 {200, ok, 0, NULL}};
     ckbt_fake_llm *f = ckbt_fake_llm_start(script, 2);
     if (!f) {
@@ -436,7 +443,8 @@ CKBT_TEST(provider_anthropic_request_and_reply, "quick")
     const char *key = ckbt_fake_llm_header(rq, "x-api-key");
     const char *ver = ckbt_fake_llm_header(rq, "anthropic-version");
     CKBT_EXPECT(key && strcmp(key, TEST_KEY) == 0, "x-api-key %s", key ? key : "(none)");
-    CKBT_EXPECT(ver && strcmp(ver, "2023-06-01") == 0, "anthropic-version %s", ver ? ver : "(none)");
+    CKBT_EXPECT(ver && strcmp(ver, "2023-06-01") == 0, "anthropic-version %s",
+                ver ? ver : "(none)");
     CKBT_EXPECT(!ckbt_fake_llm_header(rq, "Authorization"), "no bearer header");
     json_object *body = request_json(f, 1), *msgs, *v;
     CKBT_EXPECT(body && jstr(body, "system", NULL) &&
@@ -456,12 +464,14 @@ CKBT_TEST(provider_anthropic_request_and_reply, "quick")
 CKBT_TEST(provider_gemini_request_and_reply, "quick")
 {
     fast_retries();
-    const char *ok = "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
-                     "{\"text\":\"plan...\",\"thought\":true},{\"text\":\"int \"},{\"text\":\"x;\"}]},"
-                     "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":30,"
-                     "\"candidatesTokenCount\":4,\"thoughtsTokenCount\":6},\"modelVersion\":\"gemini-test-001\"}";
-    ckbt_fake_reply script[] = {{200, ok, 0, NULL},
-                                {200, "{\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}", 0, NULL}};
+    const char *ok =
+        "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+        "{\"text\":\"plan...\",\"thought\":true},{\"text\":\"int \"},{\"text\":\"x;\"}]},"
+        "\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":30,"
+        "\"candidatesTokenCount\":4,\"thoughtsTokenCount\":6},\"modelVersion\":\"gemini-test-"
+        "001\"}";
+    ckbt_fake_reply script[] = {
+        {200, ok, 0, NULL}, {200, "{\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}", 0, NULL}};
     ckbt_fake_llm *f = ckbt_fake_llm_start(script, 2);
     if (!f) {
         CKBT_EXPECT(0, "fake server");
@@ -477,9 +487,10 @@ CKBT_TEST(provider_gemini_request_and_reply, "quick")
         CKBT_EXPECT(r.status == CKB_REPLY_OK && r.text && strcmp(r.text, "int x;") == 0,
                     "status %s text '%s': %s", ckb_reply_status_name(r.status),
                     r.text ? r.text : "(null)", r.error);
-        CKBT_EXPECT(r.tokens_in == 30 && r.tokens_out == 10 && strcmp(r.model, "gemini-test-001") == 0,
-                    "tokens %ld %ld (thoughts count as output) model %s", r.tokens_in,
-                    r.tokens_out, r.model);
+        CKBT_EXPECT(r.tokens_in == 30 && r.tokens_out == 10 &&
+                        strcmp(r.model, "gemini-test-001") == 0,
+                    "tokens %ld %ld (thoughts count as output) model %s", r.tokens_in, r.tokens_out,
+                    r.model);
         ckb_reply_free(&r);
         ckb_provider_complete(p, three, 3, "k#1", &r);
         CKBT_EXPECT(r.status == CKB_REPLY_EMPTY && strstr(r.error, "SAFETY"), "blocked: %s %s",
@@ -499,11 +510,12 @@ CKBT_TEST(provider_gemini_request_and_reply, "quick")
                     strcmp(jstr(json_object_array_get_idx(parts, 0), "text", NULL),
                            "You write fast C kernels.") == 0,
                 "systemInstruction holds the system message");
-    CKBT_EXPECT(body && json_object_object_get_ex(body, "contents", &contents) &&
-                    json_object_array_length(contents) == 2 &&
-                    strcmp(jstr(json_object_array_get_idx(contents, 0), "role", NULL), "user") == 0 &&
-                    strcmp(jstr(json_object_array_get_idx(contents, 1), "role", NULL), "model") == 0,
-                "contents: user then model (the assistant turn)");
+    CKBT_EXPECT(
+        body && json_object_object_get_ex(body, "contents", &contents) &&
+            json_object_array_length(contents) == 2 &&
+            strcmp(jstr(json_object_array_get_idx(contents, 0), "role", NULL), "user") == 0 &&
+            strcmp(jstr(json_object_array_get_idx(contents, 1), "role", NULL), "model") == 0,
+        "contents: user then model (the assistant turn)");
     json_object_put(body);
     ckbt_fake_llm_stop(f);
 }
@@ -546,9 +558,11 @@ CKBT_TEST(provider_command_runs_a_program, "quick")
         return;
     ckb_reply r;
     int rc = ckb_provider_complete(p, two_msgs, 2, "8p_GEMM#3", &r);
-    CKBT_EXPECT(rc == 0 && r.text &&
-                    strcmp(r.text, "[system]\nYou write fast C kernels.\n\n[user]\nWrite 8p_GEMM.\n\n") == 0,
-                "cat echoes the prompt: '%s' (%s)", r.text ? r.text : "(null)", r.error);
+    CKBT_EXPECT(
+        rc == 0 && r.text &&
+            strcmp(r.text, "[system]\nYou write fast C kernels.\n\n[user]\nWrite 8p_GEMM.\n\n") ==
+                0,
+        "cat echoes the prompt: '%s' (%s)", r.text ? r.text : "(null)", r.error);
     CKBT_EXPECT(r.http_code == 0 && r.tokens_in == -1 && r.cost_usd == -1 &&
                     strcmp(r.model, "local-script") == 0,
                 "no HTTP, no tokens, no cost; model as configured: %s", r.model);
@@ -636,15 +650,15 @@ CKBT_TEST(provider_replay_answers_by_key, "quick")
     snprintf(run, sizeof run, "%s/run1", ckbt_tmpdir());
     ckb_mkdirs(run);
     snprintf(path, sizeof path, "%s/records.jsonl", run);
-    write_text(path,
-               "{\"workload\":\"8p_GEMM\",\"index\":0,\"key\":\"8p_GEMM#0\",\"provider\":\"openai\","
-               "\"model\":\"gpt-x\",\"model_reported\":\"gpt-x-0613\",\"reply_status\":\"ok\","
-               "\"reply\":\"```c\\nint k;\\n```\",\"tokens_in\":120,\"tokens_out\":45,"
-               "\"cost_usd\":0.00123,\"attempts\":2}\n"
-               "{\"workload\":\"8p_GEMM\",\"index\":1,\"key\":\"8p_GEMM#1\",\"model\":\"gpt-x\","
-               "\"reply_status\":\"http_error\",\"reply\":null,\"tokens_in\":null,"
-               "\"tokens_out\":null,\"cost_usd\":null,\"attempts\":6}\n"
-               "{\"workload\":\"8p_GEMM\",\"index\":2,\"key\":\"8p_GEMM#2\",\"reply_st");
+    write_text(
+        path, "{\"workload\":\"8p_GEMM\",\"index\":0,\"key\":\"8p_GEMM#0\",\"provider\":\"openai\","
+              "\"model\":\"gpt-x\",\"model_reported\":\"gpt-x-0613\",\"reply_status\":\"ok\","
+              "\"reply\":\"```c\\nint k;\\n```\",\"tokens_in\":120,\"tokens_out\":45,"
+              "\"cost_usd\":0.00123,\"attempts\":2}\n"
+              "{\"workload\":\"8p_GEMM\",\"index\":1,\"key\":\"8p_GEMM#1\",\"model\":\"gpt-x\","
+              "\"reply_status\":\"http_error\",\"reply\":null,\"tokens_in\":null,"
+              "\"tokens_out\":null,\"cost_usd\":null,\"attempts\":6}\n"
+              "{\"workload\":\"8p_GEMM\",\"index\":2,\"key\":\"8p_GEMM#2\",\"reply_st");
     ckb_provider_config c;
     ckb_provider_config_default(&c);
     c.name = "replay";
@@ -785,4 +799,89 @@ CKBT_TEST(provider_custom_ops_and_reply_invariants, "quick")
     CKBT_EXPECT(strcmp(ckb_provider_name(p), "echo") == 0, "name");
     ckb_provider_close(p);
     CKBT_EXPECT(s.calls == -1, "close reached the state");
+}
+
+/* A connection dropped without an answer is retried; a refused one is
+ * final (nothing listens: retrying would only wait). */
+CKBT_TEST(provider_http_dropped_and_refused_connections, "quick")
+{
+    fast_retries();
+    ckbt_fake_reply script[] = {{-1, NULL, 0, NULL}, {200, openai_ok_body, 0, NULL}};
+    ckbt_fake_llm *f = ckbt_fake_llm_start(script, 2);
+    if (!f) {
+        CKBT_EXPECT(0, "fake server");
+        return;
+    }
+    char url[128], err[512] = "";
+    snprintf(url, sizeof url, "%s", ckbt_fake_llm_url(f));
+    ckb_provider *p = open_http("openai", url, 2, 10, NULL, err, sizeof err);
+    ckb_reply r;
+    if (p) {
+        ckb_provider_complete(p, two_msgs, 2, "k", &r);
+        CKBT_EXPECT(r.status == CKB_REPLY_OK && r.attempts == 2, "after a hang-up: %s, %d: %s",
+                    ckb_reply_status_name(r.status), r.attempts, r.error);
+        ckb_reply_free(&r);
+        ckb_provider_close(p);
+    }
+    ckbt_fake_llm_stop(f); /* the port is closed now */
+    p = open_http("openai", url, 2, 10, NULL, err, sizeof err);
+    if (p) {
+        ckb_provider_complete(p, two_msgs, 2, "k", &r);
+        CKBT_EXPECT(r.status == CKB_REPLY_TRANSPORT && r.attempts == 1 && r.error[0],
+                    "refused: %s, %d attempts: %s", ckb_reply_status_name(r.status), r.attempts,
+                    r.error);
+        ckb_reply_free(&r);
+        ckb_provider_close(p);
+    }
+}
+
+/* The callback mode other tests use to answer what the prompt asks. */
+static char *answer_by_prompt(void *ctx, const ckbt_fake_request *rq, int *code)
+{
+    (void)ctx;
+    json_object *body = json_tokener_parse(rq->body), *msgs;
+    const char *last = NULL;
+    if (body && json_object_object_get_ex(body, "messages", &msgs) &&
+        json_object_array_length(msgs) > 0)
+        last = jstr(json_object_array_get_idx(msgs, json_object_array_length(msgs) - 1), "content",
+                    NULL);
+    char text[256];
+    snprintf(text, sizeof text, "you asked: %s", last ? last : "?");
+    if (last && strstr(last, "fail"))
+        *code = 503;
+    char *out = ckbt_fake_openai_body(text, 10, 3, "fake-cb");
+    json_object_put(body);
+    return out;
+}
+
+CKBT_TEST(provider_fake_llm_callback_mode, "quick")
+{
+    fast_retries();
+    ckbt_fake_llm *f = ckbt_fake_llm_start_fn(answer_by_prompt, NULL);
+    if (!f) {
+        CKBT_EXPECT(0, "fake server");
+        return;
+    }
+    char err[512] = "";
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 1, 10, NULL, err, sizeof err);
+    if (p) {
+        ckb_chat_msg a = {"user", "kernel A"}, b = {"user", "kernel B"}, c = {"user", "fail"};
+        ckb_reply r;
+        ckb_provider_complete(p, &a, 1, "a", &r);
+        CKBT_EXPECT(r.text && strcmp(r.text, "you asked: kernel A") == 0, "A: %s",
+                    r.text ? r.text : r.error);
+        ckb_reply_free(&r);
+        ckb_provider_complete(p, &b, 1, "b", &r);
+        CKBT_EXPECT(r.text && strcmp(r.text, "you asked: kernel B") == 0 &&
+                        strcmp(r.model, "fake-cb") == 0 && r.tokens_out == 3,
+                    "B: %s", r.text ? r.text : r.error);
+        ckb_reply_free(&r);
+        ckb_provider_complete(p, &c, 1, "c", &r);
+        CKBT_EXPECT(r.status == CKB_REPLY_HTTP_ERROR && r.http_code == 503 && r.attempts == 2,
+                    "the callback's code: %s %d", ckb_reply_status_name(r.status), r.http_code);
+        ckb_reply_free(&r);
+        ckb_provider_close(p);
+    }
+    CKBT_EXPECT(ckbt_fake_llm_nrequests(f) == 4, "requests %d", ckbt_fake_llm_nrequests(f));
+    ckbt_fake_llm_stop(f);
 }

@@ -26,15 +26,16 @@ static char *anthropic__body(const anthropic_state *s, const ckb_chat_msg *msgs,
     ckb_strbuf system = {0};
     json_object *arr = json_object_new_array();
     for (int i = 0; i < nmsgs; i++) {
+        const char *role = msgs[i].role ? msgs[i].role : "user";
         const char *content = msgs[i].content ? msgs[i].content : "";
-        if (strcmp(msgs[i].role, "system") == 0) {
+        if (strcmp(role, "system") == 0) {
             if (system.len)
                 ckb_strbuf_append(&system, "\n\n", 2);
             ckb_strbuf_append(&system, content, strlen(content));
             continue;
         }
         json_object *m = json_object_new_object();
-        json_object_object_add(m, "role", json_object_new_string(msgs[i].role));
+        json_object_object_add(m, "role", json_object_new_string(role));
         json_object_object_add(m, "content", json_object_new_string(content));
         json_object_array_add(arr, m);
     }
@@ -87,8 +88,8 @@ static void anthropic__parse(json_object *root, ckb_reply *out)
     out->text = ckb_strbuf_take(&text);
 }
 
-static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs,
-                                const char *key, ckb_reply *out)
+static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,
+                                ckb_reply *out)
 {
     (void)key;
     anthropic_state *s = state;
@@ -97,9 +98,13 @@ static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs
     char *auth = malloc(n);
     snprintf(auth, n, "x-api-key: %s", s->ep.api_key);
     const char *headers[] = {auth, "anthropic-version: 2023-06-01", NULL};
-    ckb_http_request rq = {.url = s->url, .headers = headers, .body = body,
-                           .timeout_s = s->ep.timeout_s, .max_retries = s->ep.max_retries,
-                           .backoff_base_s = s->ep.backoff_base_s, .secret = s->ep.api_key};
+    ckb_http_request rq = {.url = s->url,
+                           .headers = headers,
+                           .body = body,
+                           .timeout_s = s->ep.timeout_s,
+                           .max_retries = s->ep.max_retries,
+                           .backoff_base_s = s->ep.backoff_base_s,
+                           .secret = s->ep.api_key};
     ckb_http_response rs;
     ckb_http_post(&rq, &rs);
     if (ckb_http_reply_from(&rs, ANTHROPIC_NAME, out)) {

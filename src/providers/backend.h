@@ -13,8 +13,8 @@
 
 typedef struct {
     ckb_provider_ops ops;
-    void *state;     /* owned by the backend; ops.close frees it */
-    int keeps_cost;  /* 1: the backend's cost_usd is final (replay), skip the price table */
+    void *state;    /* owned by the backend; ops.close frees it */
+    int keeps_cost; /* 1: the backend's cost_usd is final (replay), skip the price table */
 } ckb_backend;
 
 /* Each fills *b and returns 0, or writes why into err and returns -1. */

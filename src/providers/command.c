@@ -38,8 +38,10 @@ typedef struct {
 static char *command__prompt(const ckb_chat_msg *msgs, int nmsgs)
 {
     ckb_strbuf sb = {0};
-    for (int i = 0; i < nmsgs; i++)
-        ckb_strbuf_printf(&sb, "[%s]\n%s\n\n", msgs[i].role, msgs[i].content ? msgs[i].content : "");
+    for (int i = 0; i < nmsgs; i++) {
+        const char *role = msgs[i].role ? msgs[i].role : "user";
+        ckb_strbuf_printf(&sb, "[%s]\n%s\n\n", role, msgs[i].content ? msgs[i].content : "");
+    }
     return ckb_strbuf_take(&sb);
 }
 
@@ -252,8 +254,9 @@ static void command__close(void *state)
 int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
 {
     if (!c->command || !*c->command) {
-        snprintf(err, errlen, "command: no command line given: name the program that reads the "
-                              "prompt on stdin and prints the reply (--command 'CMD')");
+        snprintf(err, errlen,
+                 "command: no command line given: name the program that reads the "
+                 "prompt on stdin and prints the reply (--command 'CMD')");
         return -1;
     }
     command_state *s = calloc(1, sizeof *s);

@@ -34,8 +34,9 @@ static char *gemini__body(const gemini_state *s, const ckb_chat_msg *msgs, int n
     ckb_strbuf system = {0};
     json_object *contents = json_object_new_array();
     for (int i = 0; i < nmsgs; i++) {
+        const char *role = msgs[i].role ? msgs[i].role : "user";
         const char *content = msgs[i].content ? msgs[i].content : "";
-        if (strcmp(msgs[i].role, "system") == 0) {
+        if (strcmp(role, "system") == 0) {
             if (system.len)
                 ckb_strbuf_append(&system, "\n\n", 2);
             ckb_strbuf_append(&system, content, strlen(content));
@@ -43,7 +44,7 @@ static char *gemini__body(const gemini_state *s, const ckb_chat_msg *msgs, int n
         }
         json_object *m = json_object_new_object();
         json_object_object_add(
-            m, "role", json_object_new_string(strcmp(msgs[i].role, "assistant") == 0 ? "model" : "user"));
+            m, "role", json_object_new_string(strcmp(role, "assistant") == 0 ? "model" : "user"));
         json_object_object_add(m, "parts", gemini__parts(content));
         json_object_array_add(contents, m);
     }
@@ -88,10 +89,10 @@ static void gemini__parse(json_object *root, ckb_reply *out)
         ckb_provider_set_error(out->error, sizeof out->error, GEMINI_NAME, msg);
         return;
     }
-    json_object *cand = json_object_is_type(cands, json_type_array) &&
-                                json_object_array_length(cands) > 0
-                            ? json_object_array_get_idx(cands, 0)
-                            : NULL;
+    json_object *cand =
+        json_object_is_type(cands, json_type_array) && json_object_array_length(cands) > 0
+            ? json_object_array_get_idx(cands, 0)
+            : NULL;
     if (!cand || !json_object_is_type(cand, json_type_object)) {
         out->status = CKB_REPLY_MALFORMED;
         ckb_provider_set_error(out->error, sizeof out->error, GEMINI_NAME,
@@ -135,9 +136,13 @@ static void gemini__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
     char *auth = malloc(n);
     snprintf(auth, n, "x-goog-api-key: %s", s->ep.api_key);
     const char *headers[] = {auth, NULL};
-    ckb_http_request rq = {.url = s->url, .headers = headers, .body = body,
-                           .timeout_s = s->ep.timeout_s, .max_retries = s->ep.max_retries,
-                           .backoff_base_s = s->ep.backoff_base_s, .secret = s->ep.api_key};
+    ckb_http_request rq = {.url = s->url,
+                           .headers = headers,
+                           .body = body,
+                           .timeout_s = s->ep.timeout_s,
+                           .max_retries = s->ep.max_retries,
+                           .backoff_base_s = s->ep.backoff_base_s,
+                           .secret = s->ep.api_key};
     ckb_http_response rs;
     ckb_http_post(&rq, &rs);
     if (ckb_http_reply_from(&rs, GEMINI_NAME, out)) {

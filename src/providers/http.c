@@ -219,9 +219,9 @@ int ckb_http_post(const ckb_http_request *rq, ckb_http_response *rs)
         }
         if (!retry || attempt == max_attempts)
             break;
-        double wait = server_wait >= 0
-                          ? server_wait
-                          : rq->backoff_base_s * pow(2.0, attempt - 1) * (0.5 + 0.5 * http__uniform01());
+        double wait = server_wait >= 0 ? server_wait
+                                       : rq->backoff_base_s * pow(2.0, attempt - 1) *
+                                             (0.5 + 0.5 * http__uniform01());
         http__sleep(wait < HTTP_MAX_WAIT_S ? wait : HTTP_MAX_WAIT_S);
     }
     rs->body_len = body.len;
@@ -270,9 +270,8 @@ static int http__url_ok(const char *url)
 }
 
 int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
-                           const char *provider, const char *base_env,
-                           const char *default_base, const char *default_key_env,
-                           int key_optional, char *err, size_t errlen)
+                           const char *provider, const char *base_env, const char *default_base,
+                           const char *default_key_env, int key_optional, char *err, size_t errlen)
 {
     memset(ep, 0, sizeof *ep);
     pthread_once(&http__once, http__global_init);
@@ -293,8 +292,7 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
         goto fail;
     }
     if ((!key || !*key) && !key_optional) {
-        snprintf(err, errlen, "%s: no API key: set the environment variable %s", provider,
-                 key_env);
+        snprintf(err, errlen, "%s: no API key: set the environment variable %s", provider, key_env);
         goto fail;
     }
     ep->base_url = strdup(base);

@@ -18,8 +18,8 @@ typedef struct {
     const char *body;           /* JSON */
     double timeout_s;           /* per attempt */
     int max_retries;
-    double backoff_base_s;      /* first retry waits about this long, then doubles */
-    const char *secret;         /* scrubbed from every error text; may be NULL */
+    double backoff_base_s; /* first retry waits about this long, then doubles */
+    const char *secret;    /* scrubbed from every error text; may be NULL */
 } ckb_http_request;
 
 typedef struct {
@@ -28,7 +28,7 @@ typedef struct {
     char *body;              /* the last body, NUL-terminated; caller frees */
     size_t body_len;
     int attempts;
-    char error[400];         /* why, when status != OK */
+    char error[400]; /* why, when status != OK */
 } ckb_http_response;
 
 /* Posts rq->body to rq->url; always fills *rs. Returns 0 when rs->status is
@@ -42,8 +42,8 @@ double ckb_http_backoff_base_s(void);
 
 /* What the three HTTP providers share: where, who, which model. */
 typedef struct {
-    char *base_url;   /* without a trailing slash */
-    char *api_key;    /* NULL when none is needed and none was set */
+    char *base_url; /* without a trailing slash */
+    char *api_key;  /* NULL when none is needed and none was set */
     char *model;
     double timeout_s, backoff_base_s;
     int max_retries, max_tokens;
@@ -54,9 +54,8 @@ typedef struct {
  * default_base; the key from $<api_key_env or default_key_env>. A missing
  * key is an error unless key_optional; a missing model always is. */
 int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
-                           const char *provider, const char *base_env,
-                           const char *default_base, const char *default_key_env,
-                           int key_optional, char *err, size_t errlen);
+                           const char *provider, const char *base_env, const char *default_base,
+                           const char *default_key_env, int key_optional, char *err, size_t errlen);
 void ckb_http_endpoint_free(ckb_http_endpoint *ep);
 
 /* 1 when url's host is exactly host (scheme and port ignored). */

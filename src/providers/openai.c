@@ -29,9 +29,11 @@ static char *openai__body(const openai_state *s, const ckb_chat_msg *msgs, int n
     json_object_object_add(root, "model", json_object_new_string(s->ep.model));
     json_object *arr = json_object_new_array();
     for (int i = 0; i < nmsgs; i++) {
+        const char *role = msgs[i].role ? msgs[i].role : "user";
         json_object *m = json_object_new_object();
-        json_object_object_add(m, "role", json_object_new_string(msgs[i].role));
-        json_object_object_add(m, "content", json_object_new_string(msgs[i].content ? msgs[i].content : ""));
+        json_object_object_add(m, "role", json_object_new_string(role));
+        json_object_object_add(m, "content",
+                               json_object_new_string(msgs[i].content ? msgs[i].content : ""));
         json_object_array_add(arr, m);
     }
     json_object_object_add(root, "messages", arr);
@@ -58,10 +60,10 @@ static void openai__parse(json_object *root, ckb_reply *out)
         json_object *e;
         if (json_object_object_get_ex(root, "error", &e))
             api_err = json_object_is_type(e, json_type_string) ? json_object_get_string(e)
-                                                                : ckb_json_str(e, "message");
+                                                               : ckb_json_str(e, "message");
         char why[300];
-        snprintf(why, sizeof why, "reply has no choices[0].message%s%s",
-                 api_err ? ": " : "", api_err ? api_err : "");
+        snprintf(why, sizeof why, "reply has no choices[0].message%s%s", api_err ? ": " : "",
+                 api_err ? api_err : "");
         out->status = CKB_REPLY_MALFORMED;
         ckb_provider_set_error(out->error, sizeof out->error, OPENAI_NAME, why);
         return;
@@ -88,8 +90,8 @@ static void openai__parse(json_object *root, ckb_reply *out)
         const char *why = ckb_json_str(choice, "finish_reason");
         const char *refusal = ckb_json_str(msg, "refusal");
         char msgbuf[300];
-        snprintf(msgbuf, sizeof msgbuf, "empty reply (finish_reason %s)%s%s",
-                 why ? why : "unknown", refusal ? ": " : "", refusal ? refusal : "");
+        snprintf(msgbuf, sizeof msgbuf, "empty reply (finish_reason %s)%s%s", why ? why : "unknown",
+                 refusal ? ": " : "", refusal ? refusal : "");
         out->status = CKB_REPLY_EMPTY;
         ckb_provider_set_error(out->error, sizeof out->error, OPENAI_NAME, msgbuf);
         ckb_strbuf_free(&text);
@@ -113,9 +115,13 @@ static void openai__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
         snprintf(auth, n, "Authorization: Bearer %s", s->ep.api_key);
         headers[0] = auth;
     }
-    ckb_http_request rq = {.url = s->url, .headers = headers, .body = body,
-                           .timeout_s = s->ep.timeout_s, .max_retries = s->ep.max_retries,
-                           .backoff_base_s = s->ep.backoff_base_s, .secret = s->ep.api_key};
+    ckb_http_request rq = {.url = s->url,
+                           .headers = headers,
+                           .body = body,
+                           .timeout_s = s->ep.timeout_s,
+                           .max_retries = s->ep.max_retries,
+                           .backoff_base_s = s->ep.backoff_base_s,
+                           .secret = s->ep.api_key};
     ckb_http_response rs;
     ckb_http_post(&rq, &rs);
     if (ckb_http_reply_from(&rs, OPENAI_NAME, out)) {

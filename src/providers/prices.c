@@ -44,8 +44,10 @@ int ckb_price_table_load(const char *path, ckb_price_table **out, char *err, siz
         goto cleanup;
     }
     if (!json_object_is_type(root, json_type_object)) {
-        snprintf(err, errlen, "price table %s: want an object {model: {input_per_mtok, "
-                              "output_per_mtok}}", path);
+        snprintf(err, errlen,
+                 "price table %s: want an object {model: {input_per_mtok, "
+                 "output_per_mtok}}",
+                 path);
         goto cleanup;
     }
     t->rows = calloc((size_t)json_object_object_length(root) + 1, sizeof *t->rows);
@@ -55,8 +57,10 @@ int ckb_price_table_load(const char *path, ckb_price_table **out, char *err, siz
         if (!json_object_is_type(row, json_type_object) ||
             prices__number(row, "input_per_mtok", &r.in_per_mtok) != 0 ||
             prices__number(row, "output_per_mtok", &r.out_per_mtok) != 0) {
-            snprintf(err, errlen, "price table %s: model '%s' needs non-negative numbers "
-                                  "input_per_mtok and output_per_mtok", path, model);
+            snprintf(err, errlen,
+                     "price table %s: model '%s' needs non-negative numbers "
+                     "input_per_mtok and output_per_mtok",
+                     path, model);
             goto cleanup;
         }
         r.model = strdup(model);
@@ -79,7 +83,8 @@ double ckb_price_table_cost(const ckb_price_table *t, const char *model, long to
     for (int i = 0; i < t->n; i++)
         if (strcmp(t->rows[i].model, model) == 0)
             return ((double)tokens_in * t->rows[i].in_per_mtok +
-                    (double)tokens_out * t->rows[i].out_per_mtok) / 1e6;
+                    (double)tokens_out * t->rows[i].out_per_mtok) /
+                   1e6;
     return -1;
 }
 

@@ -15,9 +15,9 @@
 
 struct ckb_provider {
     char name[32];
-    char model[128];     /* as configured: the price table's fallback key */
+    char model[128]; /* as configured: the price table's fallback key */
     ckb_backend backend;
-    sem_t slots;         /* `concurrency` calls in flight at most */
+    sem_t slots; /* `concurrency` calls in flight at most */
     ckb_price_table *prices;
 };
 
@@ -175,10 +175,11 @@ int ckb_provider_complete(ckb_provider *p, const ckb_chat_msg *msgs, int nmsgs, 
     if (!out->model[0])
         snprintf(out->model, sizeof out->model, "%s", p->model);
     if (!p->backend.keeps_cost && out->cost_usd < 0 && p->prices) {
-        out->cost_usd = ckb_price_table_cost(p->prices, out->model, out->tokens_in, out->tokens_out);
+        out->cost_usd =
+            ckb_price_table_cost(p->prices, out->model, out->tokens_in, out->tokens_out);
         if (out->cost_usd < 0) /* the API's dated name may be missing, the configured one not */
-            out->cost_usd = ckb_price_table_cost(p->prices, p->model, out->tokens_in,
-                                                 out->tokens_out);
+            out->cost_usd =
+                ckb_price_table_cost(p->prices, p->model, out->tokens_in, out->tokens_out);
     }
     return out->status == CKB_REPLY_OK ? 0 : -1;
 }

@@ -21,7 +21,7 @@
 
 typedef struct {
     char *key;
-    long line;            /* the later line wins when a key repeats */
+    long line; /* the later line wins when a key repeats */
     ckb_reply_status status;
     char *text;
     char *error;
@@ -162,8 +162,8 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
     size_t len = 0;
     data = ckb_read_file(s->path, &len);
     if (!data) {
-        snprintf(err, errlen, "replay: cannot read %s (%s): is %s a ckbench generate run?",
-                 s->path, strerror(errno), c->replay_run);
+        snprintf(err, errlen, "replay: cannot read %s (%s): is %s a ckbench generate run?", s->path,
+                 strerror(errno), c->replay_run);
         goto fail;
     }
     size_t cap = 1;
