@@ -37,8 +37,9 @@ typedef struct {
 } ckbt_fake_request;
 
 /* Callback mode: returns the body to send (malloc'd; the server frees it)
- * and may change *code (preset to 200; < 0 hangs up without answering). Called from the server's
- * connection threads, possibly at once: it must be thread-safe. */
+ * and may change *code (preset to 200; < 0 hangs up without answering).
+ * Called from the server's connection threads, possibly at once: it must
+ * be thread-safe. */
 typedef char *(*ckbt_fake_answer_fn)(void *ctx, const ckbt_fake_request *rq, int *code);
 
 typedef struct ckbt_fake_llm ckbt_fake_llm;
