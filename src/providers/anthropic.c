@@ -1,0 +1,150 @@
+/*
+ * anthropic.c — Anthropic's messages API: the system prompt is a top-level
+ * field, not a message; the reply is a list of content blocks.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strbuf.h"
+#include "providers/backend.h"
+#include "providers/http.h"
+
+#define ANTHROPIC_NAME "anthropic"
+
+typedef struct {
+    ckb_http_endpoint ep;
+    char *url;
+} anthropic_state;
+
+static char *anthropic__body(const anthropic_state *s, const ckb_chat_msg *msgs, int nmsgs)
+{
+    json_object *root = json_object_new_object();
+    json_object_object_add(root, "model", json_object_new_string(s->ep.model));
+    json_object_object_add(root, "max_tokens", json_object_new_int(s->ep.max_tokens));
+    ckb_strbuf system = {0};
+    json_object *arr = json_object_new_array();
+    for (int i = 0; i < nmsgs; i++) {
+        const char *role = msgs[i].role ? msgs[i].role : "user";
+        const char *content = msgs[i].content ? msgs[i].content : "";
+        if (strcmp(role, "system") == 0) {
+            if (system.len)
+                ckb_strbuf_append(&system, "\n\n", 2);
+            ckb_strbuf_append(&system, content, strlen(content));
+            continue;
+        }
+        json_object *m = json_object_new_object();
+        json_object_object_add(m, "role", json_object_new_string(role));
+        json_object_object_add(m, "content", json_object_new_string(content));
+        json_object_array_add(arr, m);
+    }
+    if (system.len)
+        json_object_object_add(root, "system", json_object_new_string(system.data));
+    json_object_object_add(root, "messages", arr);
+    if (s->ep.temperature >= 0)
+        json_object_object_add(root, "temperature", json_object_new_double(s->ep.temperature));
+    char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(root);
+    ckb_strbuf_free(&system);
+    return body;
+}
+
+static void anthropic__parse(json_object *root, ckb_reply *out)
+{
+    json_object *content, *usage;
+    if (!json_object_object_get_ex(root, "content", &content) ||
+        !json_object_is_type(content, json_type_array)) {
+        out->status = CKB_REPLY_MALFORMED;
+        ckb_provider_set_error(out->error, sizeof out->error, ANTHROPIC_NAME,
+                               "reply has no content list");
+        return;
+    }
+    ckb_json_copy_str(root, "model", out->model, sizeof out->model);
+    if (json_object_object_get_ex(root, "usage", &usage)) {
+        out->tokens_in = ckb_json_long(usage, "input_tokens");
+        out->tokens_out = ckb_json_long(usage, "output_tokens");
+    }
+    /* text blocks only: thinking and tool blocks are not the answer */
+    ckb_strbuf text = {0};
+    for (size_t i = 0; i < json_object_array_length(content); i++) {
+        json_object *block = json_object_array_get_idx(content, i);
+        const char *type = ckb_json_str(block, "type");
+        const char *t = ckb_json_str(block, "text");
+        if (type && strcmp(type, "text") == 0 && t)
+            ckb_strbuf_append(&text, t, strlen(t));
+    }
+    if (text.len == 0) {
+        const char *why = ckb_json_str(root, "stop_reason");
+        char msg[200];
+        snprintf(msg, sizeof msg, "empty reply (stop_reason %s)", why ? why : "unknown");
+        out->status = CKB_REPLY_EMPTY;
+        ckb_provider_set_error(out->error, sizeof out->error, ANTHROPIC_NAME, msg);
+        ckb_strbuf_free(&text);
+        return;
+    }
+    out->status = CKB_REPLY_OK;
+    out->text = ckb_strbuf_take(&text);
+}
+
+static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,
+                                ckb_reply *out)
+{
+    (void)key;
+    anthropic_state *s = state;
+    char *body = anthropic__body(s, msgs, nmsgs);
+    size_t n = strlen(s->ep.api_key) + 16;
+    char *auth = malloc(n);
+    snprintf(auth, n, "x-api-key: %s", s->ep.api_key);
+    const char *headers[] = {auth, "anthropic-version: 2023-06-01", NULL};
+    ckb_http_request rq = {.url = s->url,
+                           .headers = headers,
+                           .body = body,
+                           .timeout_s = s->ep.timeout_s,
+                           .max_retries = s->ep.max_retries,
+                           .backoff_base_s = s->ep.backoff_base_s,
+                           .secret = s->ep.api_key};
+    ckb_http_response rs;
+    ckb_http_post(&rq, &rs);
+    if (ckb_http_reply_from(&rs, ANTHROPIC_NAME, out)) {
+        json_object *root = ckb_http_parse_body(rs.body, ANTHROPIC_NAME, out);
+        if (root)
+            anthropic__parse(root, out);
+        json_object_put(root);
+    }
+    ckb_http_response_free(&rs);
+    memset(auth, 0, strlen(auth));
+    free(auth);
+    free(body);
+}
+
+static void anthropic__close(void *state)
+{
+    anthropic_state *s = state;
+    if (!s)
+        return;
+    ckb_http_endpoint_free(&s->ep);
+    free(s->url);
+    free(s);
+}
+
+int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+{
+    anthropic_state *s = calloc(1, sizeof *s);
+    if (ckb_http_endpoint_init(&s->ep, c, ANTHROPIC_NAME, "CKB_ANTHROPIC_BASE_URL",
+                               "https://api.anthropic.com", "ANTHROPIC_API_KEY", 0, err,
+                               errlen) != 0)
+        goto fail;
+    size_t n = strlen(s->ep.base_url) + 32;
+    s->url = malloc(n);
+    snprintf(s->url, n, "%s/v1/messages", s->ep.base_url);
+    b->ops.complete = anthropic__complete;
+    b->ops.close = anthropic__close;
+    b->state = s;
+    b->keeps_cost = 0;
+    return 0;
+fail:
+    anthropic__close(s);
+    return -1;
+}

@@ -1,0 +1,39 @@
+/*
+ * backend.h — what provider.c needs from each provider (internal to
+ * src/providers/). A backend is opened from the config into a pair of
+ * functions and a state; provider.c wraps it with the concurrency limit,
+ * the timing and the price table.
+ */
+#ifndef CKB_PROVIDERS_BACKEND_H
+#define CKB_PROVIDERS_BACKEND_H
+
+#include <stddef.h>
+
+#include "providers/provider.h"
+
+typedef struct {
+    ckb_provider_ops ops;
+    void *state;    /* owned by the backend; ops.close frees it */
+    int keeps_cost; /* 1: the backend's cost_usd is final (replay), skip the price table */
+} ckb_backend;
+
+/* Each fills *b and returns 0, or writes why into err and returns -1. */
+int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
+int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
+int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
+int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
+int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
+
+/* Writes "<prefix>: <text>" into dst with whitespace runs collapsed to one
+ * space and the end cut (marked "...") to fit dstlen. */
+void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const char *text);
+
+/* Price table (docs/FORMATS.md): NULL path gives an empty table. */
+typedef struct ckb_price_table ckb_price_table;
+int ckb_price_table_load(const char *path, ckb_price_table **out, char *err, size_t errlen);
+/* Dollars for the tokens, or -1 when the model has no price or a count is unknown. */
+double ckb_price_table_cost(const ckb_price_table *t, const char *model, long tokens_in,
+                            long tokens_out);
+void ckb_price_table_free(ckb_price_table *t);
+
+#endif /* CKB_PROVIDERS_BACKEND_H */

@@ -1,0 +1,370 @@
+#include "providers/http.h"
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/proc.h"
+#include "core/strbuf.h"
+#include "providers/backend.h"
+
+/* A body bigger than this is no chat reply: stop reading. */
+#define HTTP_MAX_BODY ((size_t)64 << 20)
+/* Neither a server's Retry-After nor our own backoff waits longer. */
+#define HTTP_MAX_WAIT_S 60.0
+
+static pthread_once_t http__once = PTHREAD_ONCE_INIT;
+
+/* curl_global_init is not thread-safe in every libcurl we may meet: once. */
+static void http__global_init(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+double ckb_http_backoff_base_s(void)
+{
+    const char *e = getenv("CKB_RETRY_BASE_MS");
+    if (e && *e) {
+        char *end;
+        double ms = strtod(e, &end);
+        if (*end == '\0' && ms >= 0)
+            return ms / 1000.0;
+    }
+    return 1.0;
+}
+
+/* Per-thread xorshift for the jitter: no shared state, no rand() lock. */
+static double http__uniform01(void)
+{
+    static __thread uint64_t s;
+    if (s == 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        s = ((uint64_t)t.tv_nsec << 20) ^ (uint64_t)t.tv_sec ^ (uint64_t)(uintptr_t)&s;
+        if (s == 0)
+            s = 0x9e3779b97f4a7c15ull;
+    }
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return (double)(s >> 11) / (double)(1ull << 53);
+}
+
+static void http__sleep(double seconds)
+{
+    if (seconds <= 0)
+        return;
+    struct timespec t = {.tv_sec = (time_t)seconds,
+                         .tv_nsec = (long)((seconds - floor(seconds)) * 1e9)};
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
+/* Replaces every occurrence of secret in s (in place, shrinking only). */
+static void http__scrub(char *s, const char *secret)
+{
+    if (!secret || strlen(secret) < 4)
+        return;
+    static const char mask[] = "[redacted]";
+    size_t n = strlen(secret);
+    char *hit;
+    while ((hit = strstr(s, secret)) != NULL) {
+        size_t m = n < sizeof mask - 1 ? n : sizeof mask - 1;
+        memcpy(hit, mask, m);
+        memmove(hit + m, hit + n, strlen(hit + n) + 1);
+    }
+}
+
+static size_t http__on_body(char *data, size_t size, size_t nmemb, void *user)
+{
+    ckb_strbuf *sb = user;
+    size_t n = size * nmemb;
+    if (sb->len + n > HTTP_MAX_BODY)
+        return 0; /* makes curl fail the transfer with CURLE_WRITE_ERROR */
+    ckb_strbuf_append(sb, data, n);
+    return n;
+}
+
+/* The server's Retry-After (or OpenAI's retry-after-ms) in seconds, -1 when
+ * absent or unreadable. Both the delta-seconds and the HTTP-date forms. */
+static double http__retry_after(CURL *curl)
+{
+    struct curl_header *h;
+    if (curl_easy_header(curl, "retry-after-ms", 0, CURLH_HEADER, -1, &h) == CURLHE_OK) {
+        char *end;
+        double ms = strtod(h->value, &end);
+        if (end != h->value && ms >= 0)
+            return ms / 1000.0;
+    }
+    if (curl_easy_header(curl, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+        return -1;
+    char *end;
+    double s = strtod(h->value, &end);
+    if (end != h->value && s >= 0)
+        return s;
+    time_t when = curl_getdate(h->value, NULL);
+    if (when < 0)
+        return -1;
+    double d = difftime(when, time(NULL));
+    return d > 0 ? d : 0;
+}
+
+/* The message an API put in its error body: error.message (OpenAI,
+ * Anthropic, Gemini), a string `error`, or `message`; else the body. */
+static void http__error_message(const char *body, char *dst, size_t dstlen)
+{
+    json_object *root = body ? json_tokener_parse(body) : NULL;
+    const char *msg = NULL;
+    json_object *e, *m;
+    if (root && json_object_is_type(root, json_type_object)) {
+        if (json_object_object_get_ex(root, "error", &e)) {
+            if (json_object_is_type(e, json_type_string))
+                msg = json_object_get_string(e);
+            else if (json_object_object_get_ex(e, "message", &m) &&
+                     json_object_is_type(m, json_type_string))
+                msg = json_object_get_string(m);
+        } else if (json_object_object_get_ex(root, "message", &m) &&
+                   json_object_is_type(m, json_type_string)) {
+            msg = json_object_get_string(m);
+        }
+    }
+    if (!msg)
+        msg = body && *body ? body : "(empty body)";
+    snprintf(dst, dstlen, "%s", msg);
+    json_object_put(root);
+}
+
+static int http__retryable_curl(CURLcode rc)
+{
+    return rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+           rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
+}
+
+int ckb_http_post(const ckb_http_request *rq, ckb_http_response *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->status = CKB_REPLY_TRANSPORT;
+    pthread_once(&http__once, http__global_init);
+
+    char curl_err[CURL_ERROR_SIZE];
+    ckb_strbuf body = {0};
+    struct curl_slist *hdrs = NULL;
+    CURL *curl = curl_easy_init();
+    if (!curl) {
+        snprintf(rs->error, sizeof rs->error, "could not start libcurl");
+        goto cleanup;
+    }
+    hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+    /* no "Expect: 100-continue" round trip before large prompts */
+    hdrs = curl_slist_append(hdrs, "Expect:");
+    for (const char *const *h = rq->headers; h && *h; h++)
+        hdrs = curl_slist_append(hdrs, *h);
+
+    long timeout_ms = (long)(rq->timeout_s * 1000.0);
+    if (timeout_ms < 1)
+        timeout_ms = 1;
+    curl_easy_setopt(curl, CURLOPT_URL, rq->url);
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, rq->body);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(rq->body));
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 30000 ? timeout_ms : 30000L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for DNS timeouts */
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, http__on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_err);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "ckbench");
+    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+
+    int max_attempts = 1 + (rq->max_retries > 0 ? rq->max_retries : 0);
+    for (int attempt = 1; attempt <= max_attempts; attempt++) {
+        ckb_strbuf_free(&body);
+        curl_err[0] = '\0';
+        rs->attempts = attempt;
+        CURLcode rc = curl_easy_perform(curl);
+        int retry = 0;
+        double server_wait = -1;
+        if (rc == CURLE_OK) {
+            curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &rs->code);
+            if (rs->code >= 200 && rs->code < 300) {
+                rs->status = CKB_REPLY_OK;
+                rs->error[0] = '\0';
+                break;
+            }
+            rs->status = CKB_REPLY_HTTP_ERROR;
+            char msg[300];
+            http__error_message(body.data, msg, sizeof msg);
+            snprintf(rs->error, sizeof rs->error, "HTTP %ld: %s", rs->code, msg);
+            retry = rs->code == 429 || rs->code >= 500;
+            if (retry)
+                server_wait = http__retry_after(curl);
+        } else {
+            rs->code = 0;
+            rs->status = rc == CURLE_OPERATION_TIMEDOUT ? CKB_REPLY_TIMEOUT : CKB_REPLY_TRANSPORT;
+            if (rc == CURLE_OPERATION_TIMEDOUT)
+                snprintf(rs->error, sizeof rs->error, "no answer within %.3g s (per attempt)",
+                         rq->timeout_s);
+            else
+                snprintf(rs->error, sizeof rs->error, "%s%s%s", curl_easy_strerror(rc),
+                         curl_err[0] ? ": " : "", curl_err);
+            retry = http__retryable_curl(rc);
+        }
+        if (!retry || attempt == max_attempts)
+            break;
+        double wait = server_wait >= 0 ? server_wait
+                                       : rq->backoff_base_s * pow(2.0, attempt - 1) *
+                                             (0.5 + 0.5 * http__uniform01());
+        http__sleep(wait < HTTP_MAX_WAIT_S ? wait : HTTP_MAX_WAIT_S);
+    }
+    rs->body_len = body.len;
+    rs->body = ckb_strbuf_take(&body);
+
+cleanup:
+    http__scrub(rs->error, rq->secret);
+    ckb_strbuf_free(&body);
+    curl_slist_free_all(hdrs);
+    if (curl)
+        curl_easy_cleanup(curl);
+    return rs->status == CKB_REPLY_OK ? 0 : -1;
+}
+
+void ckb_http_response_free(ckb_http_response *rs)
+{
+    free(rs->body);
+    rs->body = NULL;
+    rs->body_len = 0;
+}
+
+int ckb_http_url_host_is(const char *url, const char *host)
+{
+    pthread_once(&http__once, http__global_init);
+    CURLU *u = curl_url();
+    char *h = NULL;
+    int same = 0;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK)
+        same = strcasecmp(h, host) == 0;
+    curl_free(h);
+    curl_url_cleanup(u);
+    return same;
+}
+
+static int http__url_ok(const char *url)
+{
+    CURLU *u = curl_url();
+    char *scheme = NULL;
+    int ok = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+             curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+             (strcmp(scheme, "http") == 0 || strcmp(scheme, "https") == 0);
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    return ok;
+}
+
+int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
+                           const char *provider, const char *base_env, const char *default_base,
+                           const char *default_key_env, int key_optional, char *err, size_t errlen)
+{
+    memset(ep, 0, sizeof *ep);
+    pthread_once(&http__once, http__global_init);
+    const char *base = c->base_url && *c->base_url ? c->base_url : getenv(base_env);
+    if (!base || !*base)
+        base = default_base;
+    const char *key_env = c->api_key_env && *c->api_key_env ? c->api_key_env : default_key_env;
+    const char *key = getenv(key_env);
+
+    if (!c->model || !*c->model) {
+        snprintf(err, errlen, "%s: no model given: name the model to call (--model NAME)",
+                 provider);
+        goto fail;
+    }
+    if (!http__url_ok(base)) {
+        snprintf(err, errlen, "%s: base URL '%s' is not an http(s) URL (set by --base-url or $%s)",
+                 provider, base, base_env);
+        goto fail;
+    }
+    if ((!key || !*key) && !key_optional) {
+        snprintf(err, errlen, "%s: no API key: set the environment variable %s", provider, key_env);
+        goto fail;
+    }
+    ep->base_url = strdup(base);
+    size_t n = strlen(ep->base_url);
+    while (n > 0 && ep->base_url[n - 1] == '/')
+        ep->base_url[--n] = '\0';
+    ep->api_key = key && *key ? strdup(key) : NULL;
+    ep->model = strdup(c->model);
+    ep->timeout_s = c->timeout_s > 0 ? c->timeout_s : 300.0;
+    ep->max_retries = c->max_retries > 0 ? c->max_retries : 0;
+    ep->backoff_base_s = ckb_http_backoff_base_s();
+    ep->max_tokens = c->max_tokens > 0 ? c->max_tokens : 8192;
+    ep->temperature = c->temperature;
+    return 0;
+fail:
+    return -1;
+}
+
+void ckb_http_endpoint_free(ckb_http_endpoint *ep)
+{
+    free(ep->base_url);
+    if (ep->api_key) /* do not leave the key lying in freed memory */
+        memset(ep->api_key, 0, strlen(ep->api_key));
+    free(ep->api_key);
+    free(ep->model);
+    memset(ep, 0, sizeof *ep);
+}
+
+int ckb_http_reply_from(const ckb_http_response *rs, const char *provider, ckb_reply *out)
+{
+    out->attempts = rs->attempts;
+    out->http_code = (int)rs->code;
+    if (rs->status == CKB_REPLY_OK)
+        return 1;
+    out->status = rs->status;
+    ckb_provider_set_error(out->error, sizeof out->error, provider, rs->error);
+    return 0;
+}
+
+struct json_object *ckb_http_parse_body(const char *body, const char *provider, ckb_reply *out)
+{
+    json_object *root = body && *body ? json_tokener_parse(body) : NULL;
+    if (root && json_object_is_type(root, json_type_object))
+        return root;
+    json_object_put(root);
+    char msg[300];
+    snprintf(msg, sizeof msg, "reply is not the API's JSON: %.200s",
+             body && *body ? body : "(empty body)");
+    out->status = CKB_REPLY_MALFORMED;
+    ckb_provider_set_error(out->error, sizeof out->error, provider, msg);
+    return NULL;
+}
+
+const char *ckb_json_str(struct json_object *o, const char *field)
+{
+    json_object *v;
+    if (!o || !json_object_object_get_ex(o, field, &v) || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+long ckb_json_long(struct json_object *o, const char *field)
+{
+    json_object *v;
+    if (!o || !json_object_object_get_ex(o, field, &v) || !json_object_is_type(v, json_type_int))
+        return -1;
+    return (long)json_object_get_int64(v);
+}
+
+void ckb_json_copy_str(struct json_object *o, const char *field, char *dst, size_t dstlen)
+{
+    const char *s = ckb_json_str(o, field);
+    if (s && *s)
+        snprintf(dst, dstlen, "%s", s);
+}

@@ -1,0 +1,82 @@
+/*
+ * http.h — one JSON POST with retries, for the HTTP providers (internal to
+ * src/providers/). Retries with exponential backoff and jitter on 429, 5xx,
+ * timeouts and dropped connections, honouring Retry-After (capped); any
+ * other 4xx is final. The API key only ever travels in a header: no error
+ * text this module writes contains it.
+ */
+#ifndef CKB_PROVIDERS_HTTP_H
+#define CKB_PROVIDERS_HTTP_H
+
+#include <stddef.h>
+
+#include "providers/provider.h"
+
+typedef struct {
+    const char *url;
+    const char *const *headers; /* "Name: value" lines, NULL-terminated */
+    const char *body;           /* JSON */
+    double timeout_s;           /* per attempt */
+    int max_retries;
+    double backoff_base_s; /* first retry waits about this long, then doubles */
+    const char *secret;    /* scrubbed from every error text; may be NULL */
+} ckb_http_request;
+
+typedef struct {
+    ckb_reply_status status; /* OK (a 2xx), HTTP_ERROR, TIMEOUT or TRANSPORT */
+    long code;               /* the last HTTP status, 0 when none came */
+    char *body;              /* the last body, NUL-terminated; caller frees */
+    size_t body_len;
+    int attempts;
+    char error[400]; /* why, when status != OK */
+} ckb_http_response;
+
+/* Posts rq->body to rq->url; always fills *rs. Returns 0 when rs->status is
+ * OK. Thread-safe. */
+int ckb_http_post(const ckb_http_request *rq, ckb_http_response *rs);
+void ckb_http_response_free(ckb_http_response *rs);
+
+/* The backoff base: $CKB_RETRY_BASE_MS when set (tests make it short),
+ * else one second. */
+double ckb_http_backoff_base_s(void);
+
+/* What the three HTTP providers share: where, who, which model. */
+typedef struct {
+    char *base_url; /* without a trailing slash */
+    char *api_key;  /* NULL when none is needed and none was set */
+    char *model;
+    double timeout_s, backoff_base_s;
+    int max_retries, max_tokens;
+    double temperature;
+} ckb_http_endpoint;
+
+/* Resolves the endpoint: base URL from the config, else $<base_env>, else
+ * default_base; the key from $<api_key_env or default_key_env>. A missing
+ * key is an error unless key_optional; a missing model always is. */
+int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
+                           const char *provider, const char *base_env, const char *default_base,
+                           const char *default_key_env, int key_optional, char *err, size_t errlen);
+void ckb_http_endpoint_free(ckb_http_endpoint *ep);
+
+/* 1 when url's host is exactly host (scheme and port ignored). */
+int ckb_http_url_host_is(const char *url, const char *host);
+
+/* Turns a finished response into the reply's transport fields (attempts,
+ * http_code) and, when it is not a 2xx, its status and error (the API's
+ * error.message when the body has one). Returns 1 when the body is a 2xx
+ * the caller should parse, 0 otherwise. */
+int ckb_http_reply_from(const ckb_http_response *rs, const char *provider, ckb_reply *out);
+
+/* Small readers of a parsed reply (json-c), shared by the HTTP providers. */
+struct json_object;
+/* root parsed from body, or NULL with out->status MALFORMED and an error
+ * that quotes the start of the body. */
+struct json_object *ckb_http_parse_body(const char *body, const char *provider, ckb_reply *out);
+/* The member `field` of o when it is a string, else NULL. */
+const char *ckb_json_str(struct json_object *o, const char *field);
+/* The member `field` of o when it is an integer, else -1. */
+long ckb_json_long(struct json_object *o, const char *field);
+/* Copies a non-empty string member into dst (for reply.model). */
+void ckb_json_copy_str(struct json_object *o, const char *field, char *dst, size_t dstlen);
+
+#endif /* CKB_PROVIDERS_HTTP_H */

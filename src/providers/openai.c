@@ -1,0 +1,172 @@
+/*
+ * openai.c — any OpenAI-compatible chat-completions endpoint: the OpenAI
+ * API itself and local servers (vLLM, llama.cpp's server, Ollama), which
+ * need no key.
+ */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strbuf.h"
+#include "providers/backend.h"
+#include "providers/http.h"
+
+#define OPENAI_NAME "openai"
+
+typedef struct {
+    ckb_http_endpoint ep;
+    char *url;
+    /* api.openai.com's reasoning models refuse max_tokens and want
+     * max_completion_tokens, which every current OpenAI chat model takes;
+     * local servers know max_tokens. */
+    int official;
+} openai_state;
+
+static char *openai__body(const openai_state *s, const ckb_chat_msg *msgs, int nmsgs)
+{
+    json_object *root = json_object_new_object();
+    json_object_object_add(root, "model", json_object_new_string(s->ep.model));
+    json_object *arr = json_object_new_array();
+    for (int i = 0; i < nmsgs; i++) {
+        const char *role = msgs[i].role ? msgs[i].role : "user";
+        json_object *m = json_object_new_object();
+        json_object_object_add(m, "role", json_object_new_string(role));
+        json_object_object_add(m, "content",
+                               json_object_new_string(msgs[i].content ? msgs[i].content : ""));
+        json_object_array_add(arr, m);
+    }
+    json_object_object_add(root, "messages", arr);
+    json_object_object_add(root, s->official ? "max_completion_tokens" : "max_tokens",
+                           json_object_new_int(s->ep.max_tokens));
+    if (s->ep.temperature >= 0)
+        json_object_object_add(root, "temperature", json_object_new_double(s->ep.temperature));
+    char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(root);
+    return body;
+}
+
+/* choices[0].message.content: a string, or (some servers) a list of parts. */
+static void openai__parse(json_object *root, ckb_reply *out)
+{
+    json_object *choices, *choice, *msg, *content, *usage;
+    if (!json_object_object_get_ex(root, "choices", &choices) ||
+        !json_object_is_type(choices, json_type_array) || json_object_array_length(choices) < 1 ||
+        !(choice = json_object_array_get_idx(choices, 0)) ||
+        !json_object_object_get_ex(choice, "message", &msg) ||
+        !json_object_is_type(msg, json_type_object)) {
+        const char *api_err = NULL;
+        json_object *e;
+        if (json_object_object_get_ex(root, "error", &e))
+            api_err = json_object_is_type(e, json_type_string) ? json_object_get_string(e)
+                                                               : ckb_json_str(e, "message");
+        char why[300];
+        snprintf(why, sizeof why, "reply has no choices[0].message%s%s", api_err ? ": " : "",
+                 api_err ? api_err : "");
+        out->status = CKB_REPLY_MALFORMED;
+        ckb_provider_set_error(out->error, sizeof out->error, OPENAI_NAME, why);
+        return;
+    }
+    ckb_json_copy_str(root, "model", out->model, sizeof out->model);
+    if (json_object_object_get_ex(root, "usage", &usage)) {
+        out->tokens_in = ckb_json_long(usage, "prompt_tokens");
+        out->tokens_out = ckb_json_long(usage, "completion_tokens");
+    }
+    ckb_strbuf text = {0};
+    if (json_object_object_get_ex(msg, "content", &content)) {
+        if (json_object_is_type(content, json_type_string)) {
+            ckb_strbuf_append(&text, json_object_get_string(content),
+                              (size_t)json_object_get_string_len(content));
+        } else if (json_object_is_type(content, json_type_array)) {
+            for (size_t i = 0; i < json_object_array_length(content); i++) {
+                const char *t = ckb_json_str(json_object_array_get_idx(content, i), "text");
+                if (t)
+                    ckb_strbuf_append(&text, t, strlen(t));
+            }
+        }
+    }
+    if (text.len == 0) {
+        const char *why = ckb_json_str(choice, "finish_reason");
+        const char *refusal = ckb_json_str(msg, "refusal");
+        char msgbuf[300];
+        snprintf(msgbuf, sizeof msgbuf, "empty reply (finish_reason %s)%s%s", why ? why : "unknown",
+                 refusal ? ": " : "", refusal ? refusal : "");
+        out->status = CKB_REPLY_EMPTY;
+        ckb_provider_set_error(out->error, sizeof out->error, OPENAI_NAME, msgbuf);
+        ckb_strbuf_free(&text);
+        return;
+    }
+    out->status = CKB_REPLY_OK;
+    out->text = ckb_strbuf_take(&text);
+}
+
+static void openai__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,
+                             ckb_reply *out)
+{
+    (void)key;
+    openai_state *s = state;
+    char *auth = NULL;
+    char *body = openai__body(s, msgs, nmsgs);
+    const char *headers[2] = {NULL, NULL};
+    if (s->ep.api_key) {
+        size_t n = strlen(s->ep.api_key) + 32;
+        auth = malloc(n);
+        snprintf(auth, n, "Authorization: Bearer %s", s->ep.api_key);
+        headers[0] = auth;
+    }
+    ckb_http_request rq = {.url = s->url,
+                           .headers = headers,
+                           .body = body,
+                           .timeout_s = s->ep.timeout_s,
+                           .max_retries = s->ep.max_retries,
+                           .backoff_base_s = s->ep.backoff_base_s,
+                           .secret = s->ep.api_key};
+    ckb_http_response rs;
+    ckb_http_post(&rq, &rs);
+    if (ckb_http_reply_from(&rs, OPENAI_NAME, out)) {
+        json_object *root = ckb_http_parse_body(rs.body, OPENAI_NAME, out);
+        if (root)
+            openai__parse(root, out);
+        json_object_put(root);
+    }
+    ckb_http_response_free(&rs);
+    if (auth)
+        memset(auth, 0, strlen(auth));
+    free(auth);
+    free(body);
+}
+
+static void openai__close(void *state)
+{
+    openai_state *s = state;
+    if (!s)
+        return;
+    ckb_http_endpoint_free(&s->ep);
+    free(s->url);
+    free(s);
+}
+
+int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+{
+    openai_state *s = calloc(1, sizeof *s);
+    const char *base = c->base_url && *c->base_url ? c->base_url : getenv("CKB_OPENAI_BASE_URL");
+    /* only the hosted API needs a key: a local server answers without one */
+    int official = !base || !*base || ckb_http_url_host_is(base, "api.openai.com");
+    if (ckb_http_endpoint_init(&s->ep, c, OPENAI_NAME, "CKB_OPENAI_BASE_URL",
+                               "https://api.openai.com/v1", "OPENAI_API_KEY", !official, err,
+                               errlen) != 0)
+        goto fail;
+    s->official = official;
+    size_t n = strlen(s->ep.base_url) + 32;
+    s->url = malloc(n);
+    snprintf(s->url, n, "%s/chat/completions", s->ep.base_url);
+    b->ops.complete = openai__complete;
+    b->ops.close = openai__close;
+    b->state = s;
+    b->keeps_cost = 0;
+    return 0;
+fail:
+    openai__close(s);
+    return -1;
+}
