@@ -49,7 +49,7 @@ static void score__count(ckb_score_count **list, int *n, const char *name)
     (*n)++;
 }
 
-static int score__rank(const char *status)
+int ckb_score_status_rank(const char *status)
 {
     int k = (int)(sizeof score__statuses / sizeof *score__statuses);
     for (int i = 0; i < k; i++)
@@ -61,7 +61,7 @@ static int score__rank(const char *status)
 static int score__cmp_tax(const void *a, const void *b)
 {
     const ckb_score_count *x = a, *y = b;
-    int rx = score__rank(x->name), ry = score__rank(y->name);
+    int rx = ckb_score_status_rank(x->name), ry = ckb_score_status_rank(y->name);
     return rx != ry ? rx - ry : strcmp(x->name, y->name);
 }
 

@@ -115,6 +115,10 @@ double ckb_score_solved_within(const ckb_score_group *g, int k);
  * Returns how many (at most max). */
 int ckb_score_n_values(const ckb_score_set *s, const ckb_score_group *g, int *out, int max);
 
+/* The place of a status in the taxonomy's order (ok, compile_error, ...,
+ * no_code, provider_error); every unknown status after them. */
+int ckb_score_status_rank(const char *status);
+
 /* score.json (docs/FORMATS.md, "Scores"); the caller puts it. */
 struct json_object *ckb_score_json(const ckb_score_set *s);
 /* The aligned text tables: one row per group (the paper's table), fast_p,

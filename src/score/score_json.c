@@ -34,8 +34,8 @@ static json_object *sj__workload(const ckb_score_set *s, const ckb_score_workloa
     sj__add(o, "speedup_floored", sj__num(w->speedup));
     sj__add(o, "expert_speedup", sj__num(w->expert_speedup));
     sj__add(o, "pct_of_expert", sj__num(w->pct_of_expert));
-    sj__add(o, "first_correct", w->first_correct >= 0 ? json_object_new_int(w->first_correct)
-                                                      : NULL);
+    sj__add(o, "first_correct_position",
+            w->first_correct >= 0 ? json_object_new_int(w->first_correct) : NULL);
     if (w->best >= 0) {
         json_object *b = json_object_new_object();
         sj__add(b, "run", json_object_new_string(s->runs[w->run_of[w->best]].path));

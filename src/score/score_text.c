@@ -28,7 +28,8 @@ static void st__row(st_table *t)
     t->nrows++;
 }
 
-static void st__set(st_table *t, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void st__set(st_table *t, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void st__set(st_table *t, int col, const char *fmt, ...)
 {
     if (col >= ST_MAXCOLS)
@@ -160,7 +161,7 @@ static void st__fast_p(const ckb_score_set *s, ckb_strbuf *out)
             st__set(&t, 0, "%s", p == 0 ? g->label : "");
             st__set(&t, 1, ">%g", s->p[p]);
             for (int k = 0; k < na; k++) {
-                int has = 0;
+                int has = all[k] <= g->budget; /* past it nothing changes */
                 for (int j = 0; j < nn && !has; j++)
                     has = ns[j] == all[k];
                 if (has)
@@ -219,7 +220,7 @@ static void st__workloads(const ckb_score_set *s, const ckb_score_group *g, ckb_
 {
     st_table t = {0};
     st__row(&t);
-    static const char *const heads[] = {"workload", "samples", "correct",   "first correct",
+    static const char *const heads[] = {"workload", "samples", "correct",   "to 1st correct",
                                         "best",     "floored", "expert",    "% expert",
                                         "best sample"};
     for (int c = 0; c < 9; c++)
@@ -231,7 +232,7 @@ static void st__workloads(const ckb_score_set *s, const ckb_score_group *g, ckb_
         st__set(&t, 1, "%d/%d", w->samples, w->budget);
         st__set(&t, 2, "%d", w->correct);
         if (w->first_correct >= 0)
-            st__set(&t, 3, "#%d", w->first_correct);
+            st__set(&t, 3, "%d", w->first_correct + 1);
         else
             st__set(&t, 3, "-");
         st__set(&t, 4, "%s", X(w->best_speedup));
