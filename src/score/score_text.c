@@ -254,6 +254,8 @@ void ckb_score_text(const ckb_score_set *s, int verbose, ckb_strbuf *out)
 {
     for (int i = 0; i < s->nruns; i++) {
         const ckb_score_run *r = &s->runs[i];
+        if (r->n == 0)
+            ckb_strbuf_printf(out, "note: %s holds no records yet\n", r->path);
         if (r->dropped_last || r->skipped || r->duplicates)
             ckb_strbuf_printf(out,
                               "note: %s: %s%d malformed line(s) skipped, %d duplicate "
