@@ -840,6 +840,26 @@ CKBT_TEST(report_generation_runs_in_markdown, "quick")
                     strcmp(cells[3], "1.47") == 0 && !strstr(md, "suite-A"),
                 "a runs-only report");
     free(md);
+
+    /* A workload id from the records is never a path out of best/. */
+    char run[600], path[700];
+    snprintf(run, sizeof run, "%s/evil", ckbt_tmpdir());
+    snprintf(path, sizeof path, "%s/best", run);
+    ckb_mkdirs(path);
+    const char *rec = "{\"workload\":\"../../secret\",\"index\":0,\"method\":\"best-of-n\","
+                      "\"model\":\"m\",\"status\":\"ok\",\"correct\":true,\"speedup\":2.0}\n";
+    snprintf(path, sizeof path, "%s/records.jsonl", run);
+    ckb_write_file_atomic(path, rec, strlen(rec));
+    snprintf(path, sizeof path, "%s/secret.c", ckbt_tmpdir());
+    ckb_write_file_atomic(path, "int leaked_secret;\n", 19);
+    char *argv2[] = {(char *)ckbt_bin(), "report", run, "--out", out, NULL};
+    CKBT_EXPECT(ckb_proc_run(argv2, 60, 1 << 16, &r) == 0 && r.exited && r.exit_code == 0,
+                "report of a run with a strange id: %s", r.output ? r.output : "");
+    ckb_proc_result_free(&r);
+    md = read_in(out, "report.md");
+    CKBT_EXPECT(md && strstr(md, "is not a plain name") && !strstr(md, "leaked_secret"),
+                "the file outside the run is not read");
+    free(md);
 }
 
 /* The polylines of each series of a figure in the DOM: per series name,

@@ -467,6 +467,14 @@ static char *gen__source(const ckb_score_run *r, const ckb_score_sample *best, c
                          size_t nn)
 {
     char path[4096];
+    /* The id comes from the records: a name with a slash or a dot could
+     * reach outside best/, so only the ids workloads can have are read. */
+    if (best->workload[strspn(best->workload, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789_-")] != '\0') {
+        snprintf(note, nn, "the workload id '%s' is not a plain name: its source is not read",
+                 best->workload);
+        return NULL;
+    }
     snprintf(path, sizeof path, "%s/best/%s.c", r->path, best->workload);
     char *src = ckb_read_file(path, NULL);
     if (!src) {
