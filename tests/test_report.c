@@ -746,3 +746,304 @@ CKBT_TEST(report_from_a_real_bench_run, "full")
     free(md);
     json_object_put(root);
 }
+
+/* Generation runs in the report: the hand-made runs of tests/fixtures/runs/
+ * (their scores are worked out by hand in tests/test_score.c) with suite A. */
+#define RUN_BON "tests/fixtures/runs/bon"
+#define RUN_BON2 "tests/fixtures/runs/bon2"
+#define RUN_REFINE "tests/fixtures/runs/refine"
+
+static int run_report_gen(const char *out, char **out_text)
+{
+    char *argv[] = {(char *)ckbt_bin(), "report", FIX_A, RUN_BON, RUN_BON2, RUN_REFINE,
+                    "--out", (char *)out, NULL};
+    ckb_proc_result r;
+    if (ckb_proc_run(argv, 60, 1 << 16, &r) != 0)
+        return -1;
+    int code = r.exited ? r.exit_code : 128 + r.signal;
+    if (out_text)
+        *out_text = strdup(r.output);
+    ckb_proc_result_free(&r);
+    return code;
+}
+
+/* The comparison row of each group, by hand (see tests/test_score.c):
+ * solved, per-sample correctness, floored geomean, beating the baseline,
+ * % of expert, compile rate, samples, budget. */
+static const struct {
+    const char *group;
+    const char *cells[8];
+} gen_rows[] = {
+    {"best-of-n / model-x", {"3/4", "41.2%", "1.60", "50.0%", "69.1%", "70.6%", "17", "6"}},
+    {"refine / model-x", {"3/4", "37.5%", "1.47", "75.0%", "59.4%", "75.0%", "16", "4"}},
+};
+static const char *const gen_cols[8] = {"solved",     "per_sample", "geomean", "beating",
+                                        "pct_expert", "compile",    "samples", "budget"};
+
+CKBT_TEST(report_generation_runs_in_markdown, "quick")
+{
+    char out[512], *text = NULL;
+    snprintf(out, sizeof out, "%s/rep", ckbt_tmpdir());
+    CKBT_EXPECT(run_report_gen(out, &text) == 0, "report of a suite and three runs: %s", text);
+    free(text);
+    char *md = read_in(out, "report.md");
+    for (size_t i = 0; i < sizeof gen_rows / sizeof *gen_rows; i++) {
+        char cells[16][512];
+        int k = md_row(md, "gen-compare", gen_rows[i].group, cells);
+        CKBT_EXPECT(k == 9, "%s: 9 cells in its comparison row (%d)", gen_rows[i].group, k);
+        for (int c = 0; c < 8 && k == 9; c++)
+            CKBT_EXPECT(strcmp(cells[c + 1], gen_rows[i].cells[c]) == 0, "%s %s: '%s' (want '%s')",
+                        gen_rows[i].group, gen_cols[c], cells[c + 1], gen_rows[i].cells[c]);
+    }
+    /* The taxonomy counts, the fast_p table and the per-workload rows. */
+    static const char *const lines[] = {
+        "| best-of-n / model-x | 7 | 3 | 1 | 1 | 1 | 0 | 2 | 0 | 0 | 1 | 1 | syntax 2, "
+        "unknown_intrinsic 1 | 17 |",
+        "| refine / model-x | 6 | 4 | 0 | 0 | 0 | 1 | 3 | 1 | 1 | 0 | 0 | wrong_signature 1, "
+        "unspecified 1, syntax 2 | 16 |",
+        "| best-of-n / model-x | 2 | 0.0% | 25.0% | 50.0% |",
+        "| refine / model-x | 1.5 | 0.0% | 25.0% | - |",
+        "| [8p_GEMM](#k-best-of-n-model-x-8p_GEMM) | 6/6 | 3 | 2 | 2.20 | 2.20 | 2.50 | 88.0% | "
+        "tests/fixtures/runs/bon2 #0 |",
+        "| [41k_Gemm_Add_ReLU](#k-refine-model-x-41k_Gemm_Add_ReLU) | 4/4 | 0 | - | - | 1.00 | "
+        "4.00 | 25.0% | - |",
+        "](fastp.svg)", "](solved.svg)", "](taxonomy.svg)", "](roofline-A.svg)",
+        "<a id=\"k-best-of-n-model-x-8p_GEMM\"></a>",
+        "/* bon2 8p_GEMM #0: the 2.2x kernel */",
+        "/* refine 1p_Flash_Attention #3: the 1.4x kernel */",
+        "half-written last line dropped",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        CKBT_EXPECT(md && strstr(md, lines[i]), "report.md holds: %s", lines[i]);
+    CKBT_EXPECT(md && !strstr(md, "the 1.8x kernel"),
+                "pooled: bon's own best (1.8x) is not shown, bon2's 2.2x is");
+    CKBT_EXPECT(md && strstr(md, "No correct sample among 4 (budget 4)"),
+                "an unsolved workload says so");
+    CKBT_EXPECT(md && strstr(md, "<a id=\"suite-A\"></a>"), "the suite's parts are still there");
+    static const char *const figs[] = {"fastp.svg", "solved.svg", "taxonomy.svg"};
+    for (int i = 0; i < 3; i++) {
+        char *svg = read_in(out, figs[i]);
+        CKBT_EXPECT(svg && strncmp(svg, "<svg", 4) == 0, "%s written beside report.md", figs[i]);
+        free(svg);
+    }
+    free(md);
+
+    /* Runs alone make a report too (no suite parts). */
+    char *argv[] = {(char *)ckbt_bin(), "report", RUN_REFINE, "--out", out, NULL};
+    ckb_proc_result r;
+    CKBT_EXPECT(ckb_proc_run(argv, 60, 1 << 16, &r) == 0 && r.exited && r.exit_code == 0,
+                "report of one run: %s", r.output ? r.output : "");
+    ckb_proc_result_free(&r);
+    md = read_in(out, "report.md");
+    char cells[16][512];
+    CKBT_EXPECT(md_row(md, "gen-compare", "refine / model-x", cells) == 9 &&
+                    strcmp(cells[3], "1.47") == 0 && !strstr(md, "suite-A"),
+                "a runs-only report");
+    free(md);
+
+    /* A workload id from the records is never a path out of best/. */
+    char run[600], path[700];
+    snprintf(run, sizeof run, "%s/evil", ckbt_tmpdir());
+    snprintf(path, sizeof path, "%s/best", run);
+    ckb_mkdirs(path);
+    const char *rec = "{\"workload\":\"../../secret\",\"index\":0,\"method\":\"best-of-n\","
+                      "\"model\":\"m\",\"status\":\"ok\",\"correct\":true,\"speedup\":2.0}\n";
+    snprintf(path, sizeof path, "%s/records.jsonl", run);
+    ckb_write_file_atomic(path, rec, strlen(rec));
+    snprintf(path, sizeof path, "%s/secret.c", ckbt_tmpdir());
+    ckb_write_file_atomic(path, "int leaked_secret;\n", 19);
+    char *argv2[] = {(char *)ckbt_bin(), "report", run, "--out", out, NULL};
+    CKBT_EXPECT(ckb_proc_run(argv2, 60, 1 << 16, &r) == 0 && r.exited && r.exit_code == 0,
+                "report of a run with a strange id: %s", r.output ? r.output : "");
+    ckb_proc_result_free(&r);
+    md = read_in(out, "report.md");
+    CKBT_EXPECT(md && strstr(md, "is not a plain name") && !strstr(md, "leaked_secret"),
+                "the file outside the run is not read");
+    free(md);
+}
+
+/* The polylines of each series of a figure in the DOM: per series name,
+ * how many, and the first one's points. */
+typedef struct {
+    char series[64];
+    int lines, npts;
+    double first_y, last_y;
+} dom_series;
+
+static int dom_polylines(const char *dom, const char *figure_id, dom_series *out, int max)
+{
+    char key[128];
+    snprintf(key, sizeof key, "<figure id=\"%s\"", figure_id);
+    char *fig = slice(dom, key, "</figure>");
+    int n = 0;
+    for (const char *g = fig; g && (g = strstr(g, "<g class=\"series\"")) && n < max; g++) {
+        const char *end = strstr(g, "</g>");
+        dom_series *s = &out[n++];
+        memset(s, 0, sizeof *s);
+        char tag[512];
+        snprintf(tag, sizeof tag, "%.*s", (int)strcspn(g, ">"), g);
+        attr_str(tag, "data-series", s->series, sizeof s->series);
+        for (const char *p = g; (p = strstr(p, "<polyline")) && (!end || p < end); p++) {
+            if (s->lines++ > 0)
+                continue;
+            const char *q = strstr(p, "points=\"");
+            for (q = q ? q + 8 : NULL; q && *q && *q != '"';) {
+                char *e;
+                strtod(q, &e);
+                if (e == q || *e != ',')
+                    break;
+                double y = strtod(e + 1, &e);
+                if (s->npts++ == 0)
+                    s->first_y = y;
+                s->last_y = y;
+                q = e + strspn(e, " ");
+            }
+        }
+    }
+    free(fig);
+    return n;
+}
+
+CKBT_TEST(report_generation_runs_in_headless_chromium, "quick")
+{
+    const char *bin = chromium_path();
+    CKBT_EXPECT(bin != NULL, "Debian's chromium is needed for this test and was not found in "
+                             "PATH: run scripts/deps.sh (as root) or apt-get install chromium");
+    if (!bin)
+        return;
+    const char *tmp = ckbt_tmpdir();
+    char out[512], page[600], dom_path[600], log_path[600], profile[600], *text = NULL;
+    snprintf(out, sizeof out, "%s/rep", tmp);
+    snprintf(page, sizeof page, "%s/report.html", out);
+    snprintf(dom_path, sizeof dom_path, "%s/dom.html", tmp);
+    snprintf(log_path, sizeof log_path, "%s/chromium.log", tmp);
+    snprintf(profile, sizeof profile, "%s/profile", tmp);
+    CKBT_EXPECT(run_report_gen(out, &text) == 0, "report exits 0: %s", text);
+    free(text);
+    char *html = read_in(out, "report.html");
+    int outside = !html;
+    static const char *const refs[] = {"<script", "<img", "<link", "<iframe", "<object",
+                                       "<embed", "@import", "<base"};
+    for (size_t i = 0; html && i < sizeof refs / sizeof *refs; i++)
+        outside |= strstr(html, refs[i]) != NULL;
+    for (const char *h = html; h && (h = strstr(h, "href=\"")); h++)
+        outside |= h[6] != '#';
+    for (const char *h = html; h && (h = strstr(h, "url(")); h++)
+        outside |= h[4] != '#';
+    CKBT_EXPECT(!outside, "the page references nothing outside itself");
+
+    CKBT_EXPECT(chromium_run(bin, profile, "--dump-dom", page, dom_path, log_path) == 0,
+                "chromium loads the report");
+    char *dom = ckb_read_file(dom_path, NULL), *log = ckb_read_file(log_path, NULL);
+    ckb_strbuf msgs = {0};
+    CKBT_EXPECT(console_lines(log, &msgs) == 0, "no console message while loading:\n%s",
+                msgs.data ? msgs.data : "");
+    ckb_strbuf_free(&msgs);
+
+    /* The comparison rows: the hand-computed numbers, as in the Markdown. */
+    char *md = read_in(out, "report.md");
+    for (size_t i = 0; i < sizeof gen_rows / sizeof *gen_rows; i++) {
+        char cells[16][512];
+        int k = md_row(md, "gen-compare", gen_rows[i].group, cells);
+        for (int c = 0; c < 8; c++) {
+            char got[512];
+            int found = dom_cell(dom, "gen-compare", gen_rows[i].group, gen_cols[c], got,
+                                 sizeof got);
+            CKBT_EXPECT(found && strcmp(got, gen_rows[i].cells[c]) == 0,
+                        "DOM %s %s: '%s' (want '%s')", gen_rows[i].group, gen_cols[c],
+                        found ? got : "(no cell)", gen_rows[i].cells[c]);
+            CKBT_EXPECT(k == 9 && strcmp(cells[c + 1], got) == 0, "Markdown and HTML agree");
+        }
+    }
+    CKBT_EXPECT(dom && strstr(dom, "<a href=\"#g-best-of-n-model-x\">best-of-n / model-x</a>") &&
+                    strstr(dom, "<h3 id=\"g-best-of-n-model-x\">"),
+                "a comparison row links to its group");
+
+    /* fast_p: one step polyline per method. Both groups start at 3 of 4
+     * workloads timed-correct (y of 0.75) and fall to 0 past the largest
+     * speedup; each has three distinct best speedups, so 1 + 2 x 3 + 1 points. */
+    dom_series ser[8];
+    int ns = dom_polylines(dom, "gen-fastp", ser, 8);
+    CKBT_EXPECT(ns == 2 && strcmp(ser[0].series, "best-of-n / model-x") == 0 &&
+                    strcmp(ser[1].series, "refine / model-x") == 0,
+                "two fast_p series (%d)", ns);
+    for (int i = 0; i < ns; i++)
+        CKBT_EXPECT(ser[i].lines == 1 && ser[i].npts == 8 && ser[i].last_y > ser[i].first_y,
+                    "%s: one polyline of 8 points falling (%d, %d, y %g -> %g)", ser[i].series,
+                    ser[i].lines, ser[i].npts, ser[i].first_y, ser[i].last_y);
+    CKBT_EXPECT(ns == 2 && fabs(ser[0].first_y - ser[1].first_y) < 0.05 &&
+                    fabs(ser[0].last_y - ser[1].last_y) < 0.05,
+                "both start at the same share and end at 0");
+
+    /* Correctness vs samples: a marker per k with the share solved. */
+    char *fig = slice(dom, "<figure id=\"gen-solved\"", "</figure>");
+    static const struct {
+        const char *series;
+        double x, y;
+    } solved[] = {{"best-of-n / model-x", 1, 0.25}, {"best-of-n / model-x", 2, 0.75},
+                  {"best-of-n / model-x", 6, 0.75}, {"refine / model-x", 1, 0},
+                  {"refine / model-x", 2, 0.75},    {"refine / model-x", 4, 0.75}};
+    int npts = 0;
+    for (const char *p = fig; p && (p = strstr(p, "class=\"pt\"")); p++)
+        npts++;
+    CKBT_EXPECT(npts == 6 + 4, "a marker per sample count: 6 + 4 (%d)", npts);
+    for (size_t i = 0; i < sizeof solved / sizeof *solved; i++) {
+        char key[200];
+        snprintf(key, sizeof key, "data-series=\"%s\" data-x=\"%g\" data-y=\"%g\"",
+                 solved[i].series, solved[i].x, solved[i].y);
+        CKBT_EXPECT(fig && strstr(fig, key), "solved curve point %s", key);
+    }
+    free(fig);
+
+    /* The taxonomy: a bar per group, a segment per status with its count. */
+    fig = slice(dom, "<figure id=\"gen-taxonomy\"", "</figure>");
+    int nbars = 0;
+    for (const char *p = fig; p && (p = strstr(p, "class=\"bar\"")); p++)
+        nbars++;
+    CKBT_EXPECT(nbars == 2 * 11, "2 bars x 11 statuses (%d segments)", nbars);
+    static const char *const segs[] = {
+        "data-cat=\"best-of-n / model-x\" data-seg=\"ok\" data-value=\"7\"",
+        "data-cat=\"best-of-n / model-x\" data-seg=\"compile_error\" data-value=\"3\"",
+        "data-cat=\"refine / model-x\" data-seg=\"wrong_result\" data-value=\"3\"",
+        "data-cat=\"refine / model-x\" data-seg=\"crash\" data-value=\"0\"",
+    };
+    for (size_t i = 0; i < sizeof segs / sizeof *segs; i++)
+        CKBT_EXPECT(fig && strstr(fig, segs[i]), "segment %s", segs[i]);
+    CKBT_EXPECT(fig && strstr(fig, "class=\"legend-item\"") && strstr(fig, ">provider_error<"),
+                "the bars have a legend");
+    free(fig);
+
+    /* The kernels: linked, collapsible, their text escaped. */
+    CKBT_EXPECT(dom && strstr(dom, "<a href=\"#k-best-of-n-model-x-41k_Gemm_Add_ReLU\">") &&
+                    strstr(dom, "<h4 id=\"k-best-of-n-model-x-41k_Gemm_Add_ReLU\">"),
+                "a workload row links to its best kernel");
+    CKBT_EXPECT(dom && strstr(dom, "<summary>Source: tests/fixtures/runs/bon2/best/8p_GEMM.c"
+                                   "</summary>") &&
+                    strstr(dom, "/* bon2 8p_GEMM #0: the 2.2x kernel */"),
+                "the best kernel of the pooled runs is shown");
+    CKBT_EXPECT(dom && strstr(dom, "return a &lt; b &amp;&amp; b &gt; 0;") &&
+                    strstr(dom, "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;") &&
+                    !strstr(dom, "<script"),
+                "kernel sources are text, not markup");
+
+    char art[512], shot[800], png[700];
+    artefact_dir(art, sizeof art);
+    snprintf(png, sizeof png, "%s/report-generation.png", art);
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    unlink(png);
+    CKBT_EXPECT(chromium_run(bin, profile, shot, page, dom_path, log_path) == 0,
+                "chromium takes a screenshot");
+    struct stat st;
+    CKBT_EXPECT(stat(png, &st) == 0 && st.st_size > 10000, "screenshot saved in %s", png);
+    copy_file(page, art, "report-generation.html");
+    static const char *const figs[] = {"fastp.svg", "solved.svg", "taxonomy.svg"};
+    for (int i = 0; i < 3; i++) {
+        char from[700];
+        snprintf(from, sizeof from, "%s/%s", out, figs[i]);
+        copy_file(from, art, figs[i]);
+    }
+    free(html);
+    free(md);
+    free(dom);
+    free(log);
+}

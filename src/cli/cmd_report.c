@@ -1,4 +1,4 @@
-/* `ckbench report`: Markdown and HTML from suite results. */
+/* `ckbench report`: Markdown and HTML from suite results and generation runs. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 
 int ckb_cmd_report(int argc, char **argv)
 {
-    const char *paths[CKB_REPORT_MAX_INPUTS], *out = NULL;
+    const char *paths[CKB_REPORT_MAX_PATHS], *out = NULL;
     int n = 0;
     /* Own parsing: any number of paths, and only --out. */
     for (int i = 2; i < argc; i++) {
@@ -22,17 +22,18 @@ int ckb_cmd_report(int argc, char **argv)
             fprintf(stderr, "ckbench: report takes PATH... [--out DIR] (unknown option %s)\n",
                     argv[i]);
             return 2;
-        } else if (n < CKB_REPORT_MAX_INPUTS) {
+        } else if (n < CKB_REPORT_MAX_PATHS) {
             paths[n++] = argv[i];
         } else {
-            fprintf(stderr, "ckbench: report compares at most %d results\n",
-                    CKB_REPORT_MAX_INPUTS);
+            fprintf(stderr, "ckbench: report takes at most %d paths (%d suite results)\n",
+                    CKB_REPORT_MAX_PATHS, CKB_REPORT_MAX_INPUTS);
             return 2;
         }
     }
     if (n == 0) {
-        fprintf(stderr, "ckbench: report needs at least one results.json (or its folder), "
-                        "e.g. ckbench report results --out report\n");
+        fprintf(stderr, "ckbench: report needs at least one results.json (or its folder) or "
+                        "generation run folder, e.g. ckbench report results runs/refine --out "
+                        "report\n");
         return 2;
     }
     /* By default the report goes beside the first results. */

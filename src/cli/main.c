@@ -23,8 +23,14 @@ static const char usage[] =
     "  tune WORKLOAD [--size S] [--threads N] [--warmup N] [--iters N] [--dry-run]\n"
     "                               grid-search the expert's parameters, store the best\n"
     "  report PATH... [--out DIR]   report.md and a self-contained report.html from suite\n"
-    "                               results (results.json or its folder; up to 6 compared);\n"
-    "                               DIR defaults to the first results' folder\n"
+    "                               results (results.json or its folder; up to 6 compared)\n"
+    "                               and generation runs (folders with records.jsonl);\n"
+    "                               DIR defaults to the first path's folder\n"
+    "  score RUN... [--json] [--out FILE] [--verbose] [--p X]... [--n N]...\n"
+    "                               score generation runs per method/model: compile rate,\n"
+    "                               correctness, solved, floored geomean speedup, fast_p@N,\n"
+    "                               % of expert, failure taxonomy; writes score.json\n"
+    "                               (FILE defaults to RUN/score.json for one run)\n"
     "\n"
     "A WORKLOAD is its id (8p_GEMM) or its number (8p). Threads default to every core.\n"
     "Exit status: 0 done (an eval that judged a kernel wrong is done), 1 the harness\n"
@@ -45,7 +51,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"list", ckb_cmd_list},   {"describe", ckb_cmd_describe}, {"machine", ckb_cmd_machine},
         {"eval", ckb_cmd_eval},   {"bench", ckb_cmd_bench},       {"tune", ckb_cmd_tune},
-        {"report", ckb_cmd_report},
+        {"report", ckb_cmd_report}, {"score", ckb_cmd_score},
     };
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i].name) == 0)

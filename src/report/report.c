@@ -12,6 +12,8 @@
 #include "report/results.h"
 #include "report/sections.h"
 #include "report/writers.h"
+#include "score/runs.h"
+#include "score/score.h"
 
 static int report__save(const char *dir, const char *name, const char *text, char *err,
                         size_t errlen)
@@ -28,41 +30,65 @@ static int report__save(const char *dir, const char *name, const char *text, cha
 int ckb_report_write(const char *const *paths, int n, const char *out_dir, char *err,
                      size_t errlen)
 {
-    if (n < 1 || n > CKB_REPORT_MAX_INPUTS) {
-        snprintf(err, errlen, "give 1 to %d result paths (got %d)", CKB_REPORT_MAX_INPUTS, n);
+    if (n < 1 || n > CKB_REPORT_MAX_PATHS) {
+        snprintf(err, errlen, "give 1 to %d result paths (got %d)", CKB_REPORT_MAX_PATHS, n);
         return -1;
     }
     ckb_report_suite suites[CKB_REPORT_MAX_INPUTS];
-    int loaded = 0, rc = -1;
+    const char *runs[CKB_REPORT_MAX_PATHS];
+    int loaded = 0, nruns = 0, nsuites = 0, scored = 0, rc = -1;
+    ckb_score_set score;
     ckb_doc doc;
     ckb_doc_init(&doc, "ckbench report");
     for (int i = 0; i < n; i++) {
+        if (ckb_score_is_run_path(paths[i])) {
+            runs[nruns++] = paths[i];
+            continue;
+        }
         /* (A missing path is left to the loader, which says so.) */
         if (access(paths[i], F_OK) == 0 && !ckb_report_is_suite_path(paths[i])) {
             snprintf(err, errlen,
-                     "%s: not a suite result (give a results.json written by `ckbench bench`, "
-                     "or its folder; generation runs are not reported yet)",
+                     "%s: neither a suite result nor a generation run (give a results.json "
+                     "written by `ckbench bench` or its folder, or a run folder holding "
+                     "records.jsonl)",
                      paths[i]);
             goto done;
         }
-        char label[2] = {(char)('A' + i), 0};
+        if (nsuites == CKB_REPORT_MAX_INPUTS) {
+            snprintf(err, errlen, "at most %d suite results can be compared (%s is one more)",
+                     CKB_REPORT_MAX_INPUTS, paths[i]);
+            goto done;
+        }
+        char label[2] = {(char)('A' + nsuites++), 0};
         if (ckb_report_suite_load(paths[i], label, &suites[loaded], err, errlen) != 0)
             goto done;
         loaded++;
+    }
+    if (nruns > 0) {
+        if (ckb_score_load(runs, nruns, NULL, 0, NULL, 0, &score, err, errlen) != 0)
+            goto done;
+        scored = 1;
     }
     if (ckb_mkdirs(out_dir) != 0) {
         snprintf(err, errlen, "cannot create %s: %s", out_dir, strerror(errno));
         goto done;
     }
-    ckb_doc_para(&doc, NULL,
-                 "%d suite result%s. Baseline: oneDNN and plain loops; expert: the hand-tuned "
-                 "kernel; speedup: baseline median over expert median, timed interleaved in one "
-                 "process.",
-                 n, n == 1 ? "" : "s");
-    ckb_report_machine_section(&doc, suites, loaded);
-    ckb_report_suite_section(&doc, suites, loaded);
-    ckb_report_compare_section(&doc, suites, loaded);
-    ckb_report_workload_sections(&doc, suites, loaded);
+    if (loaded > 0) {
+        ckb_doc_para(&doc, NULL,
+                     "%d suite result%s. Baseline: oneDNN and plain loops; expert: the "
+                     "hand-tuned kernel; speedup: baseline median over expert median, timed "
+                     "interleaved in one process.",
+                     loaded, loaded == 1 ? "" : "s");
+        ckb_report_machine_section(&doc, suites, loaded);
+        ckb_report_suite_section(&doc, suites, loaded);
+        ckb_report_compare_section(&doc, suites, loaded);
+    }
+    if (scored)
+        ckb_report_generation_sections(&doc, &score);
+    if (loaded > 0)
+        ckb_report_workload_sections(&doc, suites, loaded);
+    if (scored)
+        ckb_report_kernel_sections(&doc, &score);
 
     ckb_strbuf md = {0}, html = {0};
     ckb_report_write_md(&doc, &md);
@@ -78,6 +104,8 @@ int ckb_report_write(const char *const *paths, int n, const char *out_dir, char 
 done:
     for (int i = 0; i < loaded; i++)
         ckb_report_suite_free(&suites[i]);
+    if (scored)
+        ckb_score_free(&score);
     ckb_doc_free(&doc);
     return rc;
 }

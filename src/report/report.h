@@ -12,15 +12,20 @@
 
 #include <stddef.h>
 
-/* At most this many inputs (labelled A, B, ...): the comparison table holds
+/* At most this many suites (labelled A, B, ...): the comparison table holds
  * five columns per suite. */
 enum { CKB_REPORT_MAX_INPUTS = 6 };
+/* At most this many paths in all (suites and generation runs). */
+enum { CKB_REPORT_MAX_PATHS = 32 };
 
-/* Reads every path (a results.json of `ckbench bench`, or a folder holding
- * one; 1 to CKB_REPORT_MAX_INPUTS), writes out_dir/report.md, out_dir/report.html and
- * out_dir/roofline-<label>.svg (the figures report.md shows), creating
- * out_dir. 0 on success; -1 with the reason in err (which file, what is
- * wrong) when an input cannot be used or an output cannot be written. */
+/* Reads every path: a suite result (a results.json of `ckbench bench`, or
+ * a folder holding one; at most CKB_REPORT_MAX_INPUTS) or a generation run
+ * (a folder holding records.jsonl); 1 to CKB_REPORT_MAX_PATHS in all.
+ * Writes out_dir/report.md, out_dir/report.html and the figures report.md
+ * shows (roofline-<label>.svg per suite; fastp.svg, solved.svg and
+ * taxonomy.svg when runs are given), creating out_dir. 0 on success; -1
+ * with the reason in err (which file, what is wrong) when an input cannot
+ * be used or an output cannot be written. */
 int ckb_report_write(const char *const *paths, int n, const char *out_dir, char *err,
                      size_t errlen);
 

@@ -3,15 +3,16 @@
  * document (doc.h). Suites are given in the order of the command line and
  * labelled A, B, ...; the first is the reference of every comparison.
  *
- * Generation runs get their own section functions here later (comparison
- * table, fast_p curves, correctness vs samples, failure taxonomy), built
- * from the run metrics of src/score/ with the same table and svg helpers.
+ * Generation runs have their own sections (comparison table, fast_p
+ * curves, correctness vs samples, failure taxonomy, best kernels), built
+ * from the metrics of src/score/ with the same table and svg helpers.
  */
 #ifndef CKB_REPORT_SECTIONS_H
 #define CKB_REPORT_SECTIONS_H
 
 #include "report/doc.h"
 #include "report/results.h"
+#include "score/score.h"
 
 /* The machine, toolchain and run settings of each suite, side by side,
  * with ratios to the first for the measured peaks. */
@@ -32,5 +33,30 @@ char *ckb_report_roofline(const ckb_report_suite *s, const char *id);
 
 /* The anchor of a workload's part: "w-" and the id made safe. */
 void ckb_report_workload_anchor(char *buf, size_t n, const char *id);
+
+/* Generation runs (scored and pooled by src/score/): the runs read, the
+ * method x model comparison table (rows link to each group's part), the
+ * fast_p curves and table, correctness against samples spent, the failure
+ * taxonomy as stacked bars and counts, and per group a table of its
+ * workloads (each linking to its best kernel). Figures are written beside
+ * report.md as fastp.svg, solved.svg and taxonomy.svg. */
+void ckb_report_generation_sections(ckb_doc *d, const ckb_score_set *s);
+/* Per group and workload (anchor from ckb_report_kernel_anchor): the best
+ * correct sample's result and its source from the run's best/<id>.c. */
+void ckb_report_kernel_sections(ckb_doc *d, const ckb_score_set *s);
+
+/* The figures on their own (malloc'd <svg> elements). fast_p: one step
+ * polyline per group, the share of workloads whose best correct speedup is
+ * above p, p from 0 to the largest speedup. solved: one polyline per group,
+ * the share of workloads solved within the first k samples, k = 1..budget.
+ * taxonomy: one stacked bar per group, a segment per status. */
+char *ckb_report_fastp_plot(const ckb_score_set *s, const char *id);
+char *ckb_report_solved_plot(const ckb_score_set *s, const char *id);
+char *ckb_report_taxonomy_bars(const ckb_score_set *s, const char *id);
+
+/* Anchors of a group's part ("g-<method>-<model>") and of one of its best
+ * kernels ("k-<method>-<model>-<workload>"), made safe. */
+void ckb_report_group_anchor(char *buf, size_t n, const ckb_score_group *g);
+void ckb_report_kernel_anchor(char *buf, size_t n, const ckb_score_group *g, const char *workload);
 
 #endif /* CKB_REPORT_SECTIONS_H */

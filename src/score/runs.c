@@ -1,0 +1,264 @@
+#include "score/runs.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/fsutil.h"
+
+static const char *runs__str(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
+        return NULL;
+    return json_object_get_string(x);
+}
+
+/* A number field; NAN when absent, null or not a number. */
+static double runs__num(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x))
+        return NAN;
+    if (!json_object_is_type(x, json_type_double) && !json_object_is_type(x, json_type_int))
+        return NAN;
+    return json_object_get_double(x);
+}
+
+static int runs__int(json_object *o, const char *key, int dflt)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
+        return dflt;
+    return json_object_get_int(x);
+}
+
+static json_object *runs__obj(json_object *o, const char *key)
+{
+    json_object *x;
+    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_object))
+        return NULL;
+    return x;
+}
+
+static void runs__copy(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", src ? src : "");
+}
+
+int ckb_score_is_run_path(const char *path)
+{
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/records.jsonl", path);
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int runs__has_workload(const ckb_score_run *r, const char *id)
+{
+    for (int i = 0; i < r->nworkloads; i++)
+        if (strcmp(r->workloads[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+static void runs__add_workload(ckb_score_run *r, const char *id)
+{
+    if (!id || !*id || runs__has_workload(r, id))
+        return;
+    char **w = realloc(r->workloads, (size_t)(r->nworkloads + 1) * sizeof *w);
+    char *d = strdup(id);
+    if (!w || !d) {
+        fputs("ckbench: out of memory\n", stderr);
+        abort();
+    }
+    r->workloads = w;
+    r->workloads[r->nworkloads++] = d;
+}
+
+/* config.json: method, model, provider, size, workloads (an array of ids,
+ * or one comma-separated string), budget. A missing file is no error (the
+ * records say method and model too); one that is not a JSON object is. */
+static int runs__config(ckb_score_run *r, char *err, size_t errlen)
+{
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/config.json", r->path);
+    if (stat(path, &st) != 0)
+        return 0;
+    json_object *c = json_object_from_file(path);
+    if (!c || !json_object_is_type(c, json_type_object)) {
+        snprintf(err, errlen, "%s is not a JSON object (%s); a run's config.json is written "
+                              "by `ckbench generate`",
+                 path, c ? "another JSON value" : json_util_get_last_err());
+        json_object_put(c);
+        return -1;
+    }
+    runs__copy(r->method, sizeof r->method, runs__str(c, "method"));
+    runs__copy(r->model, sizeof r->model, runs__str(c, "model"));
+    runs__copy(r->provider, sizeof r->provider, runs__str(c, "provider"));
+    runs__copy(r->size, sizeof r->size, runs__str(c, "size"));
+    json_object *w;
+    if (json_object_object_get_ex(c, "workloads", &w)) {
+        if (json_object_is_type(w, json_type_array)) {
+            for (size_t i = 0; i < json_object_array_length(w); i++) {
+                json_object *e = json_object_array_get_idx(w, i);
+                if (json_object_is_type(e, json_type_string))
+                    runs__add_workload(r, json_object_get_string(e));
+            }
+        } else if (json_object_is_type(w, json_type_string)) {
+            char *list = strdup(json_object_get_string(w)), *save = NULL;
+            for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                runs__add_workload(r, t);
+            free(list);
+        }
+    }
+    int budget = runs__int(c, "budget", -1);
+    if (budget < 1)
+        budget = runs__int(c, "budget_per_workload", -1);
+    if (budget >= 1) {
+        r->budget = budget;
+        r->budget_from_config = 1;
+    }
+    json_object_put(c);
+    return 0;
+}
+
+static int runs__seen(const ckb_score_run *r, const char *w, int index)
+{
+    /* Runs hold thousands of records at most; a scan keeps this simple. */
+    for (int i = r->n - 1; i >= 0; i--)
+        if (r->s[i].index == index && strcmp(r->s[i].workload, w) == 0)
+            return 1;
+    return 0;
+}
+
+/* One record line into a sample; -1 when it is not a usable record. */
+static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
+{
+    const char *w = runs__str(o, "workload"), *st = runs__str(o, "status");
+    json_object *ix;
+    if (!w || !*w || !st || !*st || !json_object_object_get_ex(o, "index", &ix) ||
+        !json_object_is_type(ix, json_type_int) || json_object_get_int(ix) < 0)
+        return -1;
+    memset(s, 0, sizeof *s);
+    runs__copy(s->workload, sizeof s->workload, w);
+    runs__copy(s->status, sizeof s->status, st);
+    s->index = json_object_get_int(ix);
+    json_object *c;
+    s->correct = json_object_object_get_ex(o, "correct", &c) &&
+                 json_object_is_type(c, json_type_boolean) && json_object_get_boolean(c);
+    s->speedup = runs__num(o, "speedup");
+    s->expert_speedup = runs__num(o, "expert_speedup");
+    s->chain = runs__int(o, "chain", -1);
+    s->turn = runs__int(o, "turn", -1);
+    json_object *ev = runs__obj(o, "eval");
+    runs__copy(s->detail, sizeof s->detail, runs__str(ev, "detail"));
+    s->cand_ms = runs__num(runs__obj(ev, "candidate"), "median_ms");
+    s->base_ms = runs__num(runs__obj(ev, "baseline"), "median_ms");
+    /* A run without a config still names its method and model per record. */
+    if (!r->method[0])
+        runs__copy(r->method, sizeof r->method, runs__str(o, "method"));
+    if (!r->model[0])
+        runs__copy(r->model, sizeof r->model, runs__str(o, "model"));
+    if (!r->provider[0])
+        runs__copy(r->provider, sizeof r->provider, runs__str(o, "provider"));
+    return 0;
+}
+
+static void runs__push(ckb_score_run *r, const ckb_score_sample *s, int *cap)
+{
+    if (r->n == *cap) {
+        *cap = *cap ? 2 * *cap : 256;
+        ckb_score_sample *p = realloc(r->s, (size_t)*cap * sizeof *p);
+        if (!p) {
+            fputs("ckbench: out of memory\n", stderr);
+            abort();
+        }
+        r->s = p;
+    }
+    r->s[r->n++] = *s;
+}
+
+int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->path = strdup(path);
+    char rec[4096];
+    size_t len = 0;
+    char *text = NULL;
+    int rc = -1, cap = 0;
+    snprintf(rec, sizeof rec, "%s/records.jsonl", path);
+    text = ckb_read_file(rec, &len);
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot read %s (%s); give a run folder written by "
+                              "`ckbench generate`",
+                 path, rec, strerror(errno));
+        goto cleanup;
+    }
+    if (runs__config(r, err, errlen) != 0)
+        goto cleanup;
+    int max_index = -1;
+    for (char *line = text; line < text + len;) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        int last_unterminated = !nl;
+        if (nl)
+            *nl = '\0';
+        char *next = nl ? nl + 1 : text + len;
+        if (strspn(line, " \t\r") == strlen(line)) {
+            line = next;
+            continue;
+        }
+        json_tokener *tok = json_tokener_new();
+        json_object *o = json_tokener_parse_ex(tok, line, (int)strlen(line));
+        int ok = o && json_tokener_get_error(tok) == json_tokener_success &&
+                 json_object_is_type(o, json_type_object);
+        json_tokener_free(tok);
+        ckb_score_sample s;
+        if (ok && runs__record(r, o, &s) == 0) {
+            if (runs__seen(r, s.workload, s.index)) {
+                r->duplicates++;
+            } else {
+                runs__push(r, &s, &cap);
+                if (s.index > max_index)
+                    max_index = s.index;
+            }
+        } else if (!ok && last_unterminated) {
+            r->dropped_last = 1; /* a record cut by a kill: resume drops it too */
+        } else {
+            r->skipped++;
+        }
+        json_object_put(o);
+        line = next;
+    }
+    for (int i = 0; i < r->n; i++)
+        runs__add_workload(r, r->s[i].workload);
+    /* A record past the configured budget still counts (the budget may have
+     * been raised on resume); the budget covers every index seen. */
+    if (max_index + 1 > r->budget)
+        r->budget = max_index + 1;
+    if (!r->method[0])
+        snprintf(r->method, sizeof r->method, "unknown");
+    if (!r->model[0])
+        snprintf(r->model, sizeof r->model, "unknown");
+    rc = 0;
+cleanup:
+    free(text);
+    if (rc != 0)
+        ckb_score_run_free(r);
+    return rc;
+}
+
+void ckb_score_run_free(ckb_score_run *r)
+{
+    free(r->path);
+    for (int i = 0; i < r->nworkloads; i++)
+        free(r->workloads[i]);
+    free(r->workloads);
+    free(r->s);
+    memset(r, 0, sizeof *r);
+}
