@@ -65,6 +65,7 @@ typedef struct {
     double parent_timing_ms, child_timing_ms;
     int wide_set;              /* the seed set with wide-range inputs, or -1 */
     double clock_gap_ms;       /* median of (parent's view - child's) per candidate call */
+    double sched_wait_ms;      /* the sandbox's main thread's wait for a CPU, per call */
     double baseline_alone_ms;  /* the baseline's fastest call in the harness, alone */
 } ckb_eval_result;
 

@@ -100,6 +100,7 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
         json_object_object_add(j, "parent_timing_ms", result__num(r->parent_timing_ms));
         json_object_object_add(j, "baseline_alone_ms", result__num(r->baseline_alone_ms));
         json_object_object_add(j, "clock_gap_ms", result__num(r->clock_gap_ms));
+        json_object_object_add(j, "sched_wait_ms", result__num(r->sched_wait_ms));
         json_object_object_add(j, "child_timing_ms", result__num(r->child_timing_ms));
     }
     json_object *st = json_object_new_object();

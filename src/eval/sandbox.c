@@ -301,5 +301,14 @@ void ckb_cpu_times_read(pid_t pid, ckb_cpu_times *out)
                             &st) == 2)
                 out->pid_cpu = (double)(ut + st) / tick;
         }
+        /* The main thread's run delay: how long it waited for a CPU. */
+        snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+        FILE *ss = fopen(path, "r");
+        unsigned long long on_cpu = 0, waited = 0;
+        if (ss) {
+            if (fscanf(ss, "%llu %llu", &on_cpu, &waited) == 2)
+                out->main_wait = (double)waited * 1e-9;
+            fclose(ss);
+        }
     }
 }

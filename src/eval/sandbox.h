@@ -46,6 +46,8 @@ void ckb_sandbox_stop(ckb_sandbox *sb);
  * process, and used by process `pid` (all its threads; 0 when pid <= 0). */
 typedef struct {
     double steal, busy, pid_cpu;
+    double main_wait; /* seconds pid's main thread has been runnable but not
+                         running (scheduler's run delay; 0 when unknown) */
     int ncpu;
 } ckb_cpu_times;
 
