@@ -175,9 +175,13 @@ static int docs__scan(ckb_docs_set *s, const char *dir, const char *sub, char *e
     }
     int rc = 0;
     for (int i = 0; i < n; i++) {
-        char path[8192], rel[256];
+        char path[8192], rel[600];
         snprintf(path, sizeof path, "%s/%s", here, names[i]->d_name);
-        snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", names[i]->d_name);
+        int rl = snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", names[i]->d_name);
+        if (rl < 0 || (size_t)rl >= sizeof((ckb_docs_block *)0)->file) {
+            snprintf(err, errlen, "%s: the path is too long for a block name", path);
+            rc = -1;
+        }
         struct stat st;
         if (rc == 0 && stat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode) && !*sub)
