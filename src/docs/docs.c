@@ -90,6 +90,11 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
             docs__copy_trimmed(out->tags, sizeof out->tags, v, vlen, 1);
         } else if (klen == 5 && strncmp(p, "title", 5) == 0) {
             docs__copy_trimmed(out->title, sizeof out->title, v, vlen, 0);
+            size_t tl = strlen(out->title); /* YAML-style quotes are not part of it */
+            if (tl >= 2 && out->title[0] == '"' && out->title[tl - 1] == '"') {
+                memmove(out->title, out->title + 1, tl - 2);
+                out->title[tl - 2] = '\0';
+            }
         } else if (klen == 6 && strncmp(p, "solves", 6) == 0) {
             docs__copy_trimmed(out->solves, sizeof out->solves, v, vlen, 1);
         } else {
