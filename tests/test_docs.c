@@ -7,6 +7,7 @@
  * the hardware block is filled; the cache is reused and invalidated.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,9 @@
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "docs/docs.h"
+#include "eval/check.h"
 #include "eval/compile.h"
+#include "eval/guard.h"
 #include "eval/symcheck.h"
 #include "workloads/workload.h"
 
@@ -450,4 +453,142 @@ CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
     ckb_strbuf_free(&tb);
     ckb_strbuf_free(&tc);
     ckb_strbuf_free(&td);
+}
+
+/* ---- examples at ragged sizes ------------------------------------------ */
+
+typedef void (*docs_test_fn)();
+
+static void call_candidate(docs_test_fn f, int n, void *const *t)
+{
+    switch (n) {
+    case 2: f(t[0], t[1]); break;
+    case 3: f(t[0], t[1], t[2]); break;
+    case 4: f(t[0], t[1], t[2], t[3]); break;
+    case 5: f(t[0], t[1], t[2], t[3], t[4]); break;
+    case 6: f(t[0], t[1], t[2], t[3], t[4], t[5]); break;
+    default: CKBT_EXPECT(0, "%d tensors: extend call_candidate", n);
+    }
+}
+
+/* Dims of `small` with the example's "NAME=V,..." overrides. */
+static int ragged_dims(const ckb_workload *w, const char *tails, int64_t *dims)
+{
+    ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", tails);
+    for (char *save, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        int found = 0;
+        for (int i = 0; eq && i < w->ndims; i++)
+            if ((size_t)(eq - kv) == strlen(w->dims[i].name) &&
+                strncmp(kv, w->dims[i].name, (size_t)(eq - kv)) == 0) {
+                dims[i] = strtoll(eq + 1, NULL, 10);
+                found = 1;
+            }
+        if (!found)
+            return -1;
+    }
+    return 0;
+}
+
+/* Compiles the example with a header of ragged dims, runs it on guarded
+ * buffers (an overrun faults; a write into an output's slack is seen) and
+ * compares with the workload's plain reference at those dims. */
+static void check_ragged(const char *target, const ckb_docs_block *b)
+{
+    const ckb_workload *w = ckb_workload_find(b->solves);
+    int64_t dims[CKB_MAX_DIMS];
+    if (!w || ragged_dims(w, b->tails, dims) != 0) {
+        CKBT_EXPECT(0, "%s/%s: bad tails '%s' for %s", target, b->file, b->tails, b->solves);
+        return;
+    }
+    char hdr[512], src[512], so[512], inc[600];
+    snprintf(hdr, sizeof hdr, "%s/ragged-%s.h", ckbt_tmpdir(), w->id);
+    snprintf(src, sizeof src, "%s/ragged-%s-%s.c", ckbt_tmpdir(), target, w->id);
+    snprintf(so, sizeof so, "%s/ragged-%s-%s.so", ckbt_tmpdir(), target, w->id);
+    snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+    ckb_strbuf h = {0};
+    ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(&h, "#define %s %lldL\n", w->dims[i].name, (long long)dims[i]);
+    for (int i = 0; i < w->nconsts; i++)
+        ckb_strbuf_printf(&h, "#define %s ((float)%.9g)\n", w->consts[i].name, w->consts[i].value);
+    char *sig = ckb_workload_signature(w);
+    ckb_strbuf_printf(&h, "%s;\n", sig);
+    free(sig);
+    char *code = first_c_block(b->body);
+    int ok = code && ckb_write_file_atomic(hdr, h.data, h.len) == 0 &&
+             ckb_write_file_atomic(src, code, strlen(code)) == 0;
+    free(code);
+    ckb_strbuf_free(&h);
+    CKBT_EXPECT(ok, "%s/%s: cannot write the sources", target, b->file);
+    char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
+                    "-std=gnu11", inc, "-include", hdr, src, "-o", so, "-lm", NULL};
+    ckb_proc_result r;
+    if (!ok || ckb_proc_run(argv, 120, 1 << 20, &r) != 0)
+        return;
+    ok = r.exited && r.exit_code == 0;
+    CKBT_EXPECT(ok, "%s/%s at %s: compile failed:\n%.2000s", target, b->file, b->tails, r.output);
+    ckb_proc_result_free(&r);
+    void *lib = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *sym = lib ? dlsym(lib, "workload") : NULL;
+    CKBT_EXPECT(!ok || sym, "%s: cannot load %s", b->file, so);
+    if (!sym) {
+        if (lib)
+            dlclose(lib);
+        return;
+    }
+    void *ref[CKB_MAX_TENSORS], *cand[CKB_MAX_TENSORS];
+    ckb_guard g[CKB_MAX_TENSORS];
+    if (ckb_tensors_alloc(w, dims, ref) != 0) {
+        dlclose(lib);
+        CKBT_EXPECT(0, "out of memory");
+        return;
+    }
+    w->create_inputs(dims, 7, ref);
+    for (int i = 0; i < w->ntensors; i++) {
+        size_t bytes = ckb_tensor_bytes(&w->tensors[i], dims);
+        CKBT_EXPECT(ckb_guard_alloc(&g[i], bytes) == 0, "guard alloc");
+        cand[i] = g[i].ptr;
+        if (w->tensors[i].role == CKB_IN)
+            memcpy(cand[i], ref[i], bytes);
+        else
+            memset(cand[i], 0xff, bytes); /* NaN: every element must be written */
+    }
+    w->reference(dims, ref);
+    call_candidate((docs_test_fn)sym, w->ntensors, cand);
+    for (int i = 0; i < w->ntensors; i++) {
+        if (w->tensors[i].role != CKB_OUT)
+            continue;
+        ckb_check k;
+        ckb_check_allclose(w->tensors[i].dtype, cand[i], ref[i], ckb_tensor_numel(&w->tensors[i], dims),
+                           ckb_workload_atol(w), ckb_workload_rtol(w), &k);
+        CKBT_EXPECT(k.ok && ckb_guard_canary_ok(&g[i]),
+                    "%s/%s at %s: %lld wrong elements of %s (worst %lld: got %g, want %g), canary %d",
+                    target, b->file, b->tails, (long long)k.nbad, w->tensors[i].name,
+                    (long long)k.worst, k.got, k.want, ckb_guard_canary_ok(&g[i]));
+    }
+    for (int i = 0; i < w->ntensors; i++)
+        ckb_guard_free(&g[i]);
+    ckb_tensors_free(w, ref);
+    dlclose(lib);
+}
+
+CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
+{
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        for (int i = 0; i < s.n; i++) {
+            if (s.v[i].kind != CKB_DOCS_EXAMPLE)
+                continue;
+            CKBT_EXPECT(s.v[i].tails[0], "%s/%s: no 'tails:' dims to test its tails at",
+                        docs_targets[t], s.v[i].file);
+            if (s.v[i].tails[0])
+                check_ragged(docs_targets[t], &s.v[i]);
+        }
+        ckb_docs_set_free(&s);
+    }
 }

@@ -97,8 +97,10 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
             }
         } else if (klen == 6 && strncmp(p, "solves", 6) == 0) {
             docs__copy_trimmed(out->solves, sizeof out->solves, v, vlen, 1);
+        } else if (klen == 5 && strncmp(p, "tails", 5) == 0) {
+            docs__copy_trimmed(out->tails, sizeof out->tails, v, vlen, 1);
         } else {
-            snprintf(err, errlen, "%s:%d: unknown header key '%.*s' (kind, tags, title, solves)",
+            snprintf(err, errlen, "%s:%d: unknown header key '%.*s' (kind, tags, title, solves, tails)",
                      name, line, (int)klen, p);
             return -1;
         }

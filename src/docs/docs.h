@@ -11,6 +11,7 @@
  *     tags: matmul, mlp, moe    (the workload tags it serves; * = every workload)
  *     title: Matrix multiplication with vdpbf16ps
  *     solves: 20k_Gemm_...      (examples only: the workload its code solves)
+ *     tails: B=13, IN=37        (examples, optional: ragged dims it is tested at)
  *     ---
  *
  * Selection for a workload: the hardware and rules blocks always; every api
@@ -61,6 +62,8 @@ typedef struct {
     char tags[256];   /* comma-separated, spaces removed; "*" = every workload */
     char title[128];
     char solves[96];  /* examples: the workload id */
+    char tails[128];  /* examples: "NAME=V,NAME=V" dims (over `small`) that the
+                         tests run it at, to show its tail handling is right */
     char *body;       /* the Markdown after the header (owned) */
     char *raw;        /* the whole file (owned): part of the cache key */
 } ckb_docs_block;
