@@ -4,6 +4,8 @@
 
 #include "bench/expert.h"
 #include "cli/cli.h"
+#include "core/strbuf.h"
+#include "docs/docs.h"
 
 int ckb_cmd_list(int argc, char **argv)
 {
@@ -28,6 +30,28 @@ int ckb_cmd_list(int argc, char **argv)
            "dims). `ckbench describe ID` for dims and tensors.\n",
            ckb_workload_count());
     return 0;
+}
+
+/* The documentation blocks a model would get for w (docs/docs.h), and
+ * their size; nothing is written to the cache. */
+static void describe__docs(const ckb_workload *w)
+{
+    ckb_strbuf text = {0};
+    ckb_docs_info info;
+    char err[512];
+    ckb_docs_opts o = {.cache_dir = ""};
+    if (ckb_docs_build(w, &o, &text, &info, err, sizeof err) != 0) {
+        printf("\n  documentation: unavailable (%s)\n", err);
+        ckb_strbuf_free(&text);
+        return;
+    }
+    printf("\n  documentation (docs/%s): %d blocks, %ld chars, ~%ld tokens\n", info.target,
+           info.nblocks, info.chars, info.tokens);
+    for (int i = 0; i < info.nblocks; i++)
+        printf("    %-8s %-28s %7ld chars ~%6ld tokens  %s\n",
+               ckb_docs_kind_name(info.block[i].kind), info.block[i].file, info.block[i].chars,
+               info.block[i].chars / 4, info.block[i].title);
+    ckb_strbuf_free(&text);
 }
 
 int ckb_cmd_describe(int argc, char **argv)
@@ -69,5 +93,6 @@ int ckb_cmd_describe(int argc, char **argv)
             printf("\n");
         }
     }
+    describe__docs(w);
     return 0;
 }

@@ -1,12 +1,20 @@
-/* docs.c — first cut: every *.md of docs/<target>/, in name order. Issue 7
- * replaces it with selection by the workload's tags. */
+/* docs.c — documentation blocks: parse their headers, choose them for a
+ * workload by its tags, fill the hardware block from the machine profile,
+ * cache the chosen text per workload (docs.h). */
+#include "docs/docs.h"
+
+#include <ctype.h>
 #include <dirent.h>
+#include <glob.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/digest.h"
 #include "core/fsutil.h"
-#include "docs/docs.h"
 
 const char *ckb_docs_default_target(void)
 {
@@ -14,52 +22,512 @@ const char *ckb_docs_default_target(void)
     return __builtin_cpu_supports("avx512bf16") ? "x86-avx512" : "generic-c";
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
+static const char *const docs__kinds[] = {"hardware", "api", "example", "rules"};
+
+const char *ckb_docs_kind_name(ckb_docs_kind k)
+{
+    return (unsigned)k < 4 ? docs__kinds[k] : "?";
+}
+
+/* ---- parsing ------------------------------------------------------------ */
+
+static void docs__copy_trimmed(char *dst, size_t n, const char *s, size_t len, int drop_spaces)
+{
+    while (len && isspace((unsigned char)*s))
+        s++, len--;
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < n; i++)
+        if (!drop_spaces || !isspace((unsigned char)s[i]))
+            dst[k++] = s[i];
+    dst[k] = '\0';
+}
+
+int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char *err,
+                   size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->file, sizeof out->file, "%s", name);
+    out->kind = (ckb_docs_kind)-1;
+    if (strncmp(text, "---\n", 4) != 0) {
+        snprintf(err, errlen, "%s: a block must open with a '---' header line", name);
+        return -1;
+    }
+    const char *p = text + 4;
+    int line = 2;
+    for (;; line++) {
+        const char *nl = strchr(p, '\n');
+        if (!nl) {
+            snprintf(err, errlen, "%s: the header has no closing '---' line", name);
+            return -1;
+        }
+        size_t len = (size_t)(nl - p);
+        if (len == 3 && strncmp(p, "---", 3) == 0) {
+            p = nl + 1;
+            break;
+        }
+        const char *colon = memchr(p, ':', len);
+        if (!colon) {
+            snprintf(err, errlen, "%s:%d: expected 'key: value' in the header", name, line);
+            return -1;
+        }
+        size_t klen = (size_t)(colon - p);
+        const char *v = colon + 1;
+        size_t vlen = (size_t)(nl - v);
+        if (klen == 4 && strncmp(p, "kind", 4) == 0) {
+            char kind[16];
+            docs__copy_trimmed(kind, sizeof kind, v, vlen, 1);
+            for (int k = 0; k < 4; k++)
+                if (strcmp(kind, docs__kinds[k]) == 0)
+                    out->kind = (ckb_docs_kind)k;
+            if ((int)out->kind < 0) {
+                snprintf(err, errlen, "%s:%d: kind '%s' is not hardware, api, example or rules",
+                         name, line, kind);
+                return -1;
+            }
+        } else if (klen == 4 && strncmp(p, "tags", 4) == 0) {
+            docs__copy_trimmed(out->tags, sizeof out->tags, v, vlen, 1);
+        } else if (klen == 5 && strncmp(p, "title", 5) == 0) {
+            docs__copy_trimmed(out->title, sizeof out->title, v, vlen, 0);
+            size_t tl = strlen(out->title); /* YAML-style quotes are not part of it */
+            if (tl >= 2 && out->title[0] == '"' && out->title[tl - 1] == '"') {
+                memmove(out->title, out->title + 1, tl - 2);
+                out->title[tl - 2] = '\0';
+            }
+        } else if (klen == 6 && strncmp(p, "solves", 6) == 0) {
+            docs__copy_trimmed(out->solves, sizeof out->solves, v, vlen, 1);
+        } else if (klen == 5 && strncmp(p, "tails", 5) == 0) {
+            docs__copy_trimmed(out->tails, sizeof out->tails, v, vlen, 1);
+        } else {
+            snprintf(err, errlen, "%s:%d: unknown header key '%.*s' (kind, tags, title, solves, tails)",
+                     name, line, (int)klen, p);
+            return -1;
+        }
+        p = nl + 1;
+    }
+    if ((int)out->kind < 0 || !out->title[0]) {
+        snprintf(err, errlen, "%s: the header needs a kind and a title", name);
+        return -1;
+    }
+    if ((out->kind == CKB_DOCS_API || out->kind == CKB_DOCS_EXAMPLE) && !out->tags[0]) {
+        snprintf(err, errlen, "%s: an %s block needs tags (the workload tags it serves)", name,
+                 ckb_docs_kind_name(out->kind));
+        return -1;
+    }
+    if (out->kind == CKB_DOCS_EXAMPLE && !out->solves[0]) {
+        snprintf(err, errlen, "%s: an example needs 'solves: WORKLOAD_ID' (it is never shown "
+                              "to that workload)", name);
+        return -1;
+    }
+    while (*p == '\n')
+        p++;
+    out->body = strdup(p);
+    out->raw = strdup(text);
+    if (!out->body || !out->raw) {
+        free(out->body);
+        free(out->raw);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static int docs__by_name(const struct dirent **a, const struct dirent **b)
 {
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static int is_markdown(const struct dirent *d)
+static int docs__visible(const struct dirent *d) { return d->d_name[0] != '.'; }
+
+static int docs__is_markdown(const char *name)
 {
-    size_t n = strlen(d->d_name);
-    return n > 3 && strcmp(d->d_name + n - 3, ".md") == 0;
+    size_t n = strlen(name);
+    return n > 3 && strcmp(name + n - 3, ".md") == 0;
+}
+
+static int docs__add(ckb_docs_set *s, const char *path, const char *rel, char *err, size_t errlen)
+{
+    char *text = ckb_read_file(path, NULL);
+    if (!text) {
+        snprintf(err, errlen, "cannot read %s", path);
+        return -1;
+    }
+    ckb_docs_block *v = realloc(s->v, (size_t)(s->n + 1) * sizeof *v);
+    if (!v) {
+        free(text);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->v = v;
+    int rc = ckb_docs_parse(rel, text, &s->v[s->n], err, errlen);
+    free(text);
+    if (rc == 0)
+        s->n++;
+    return rc;
+}
+
+/* Adds the *.md of dir/sub (sub "" = dir itself), recursing once. */
+static int docs__scan(ckb_docs_set *s, const char *dir, const char *sub, char *err, size_t errlen)
+{
+    char here[4096];
+    snprintf(here, sizeof here, "%s%s%s", dir, *sub ? "/" : "", sub);
+    struct dirent **names;
+    int n = scandir(here, &names, docs__visible, docs__by_name);
+    if (n < 0) {
+        snprintf(err, errlen, "cannot read the documentation folder %s", here);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        char path[8192], rel[600];
+        snprintf(path, sizeof path, "%s/%s", here, names[i]->d_name);
+        int rl = snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", names[i]->d_name);
+        if (rl < 0 || (size_t)rl >= sizeof((ckb_docs_block *)0)->file) {
+            snprintf(err, errlen, "%s: the path is too long for a block name", path);
+            rc = -1;
+        }
+        struct stat st;
+        if (rc == 0 && stat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode) && !*sub)
+                rc = docs__scan(s, dir, names[i]->d_name, err, errlen);
+            else if (S_ISREG(st.st_mode) && docs__is_markdown(names[i]->d_name))
+                rc = docs__add(s, path, rel, err, errlen);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+int ckb_docs_load(const char *dir, ckb_docs_set *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (docs__scan(out, dir, "", err, errlen) != 0) {
+        ckb_docs_set_free(out);
+        return -1;
+    }
+    int nhw = 0, nrules = 0;
+    for (int i = 0; i < out->n; i++) {
+        nhw += out->v[i].kind == CKB_DOCS_HARDWARE;
+        nrules += out->v[i].kind == CKB_DOCS_RULES;
+    }
+    if (nhw != 1 || nrules != 1) {
+        snprintf(err, errlen, "%s: needs exactly one hardware and one rules block (found %d and %d)",
+                 dir, nhw, nrules);
+        ckb_docs_set_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+void ckb_docs_set_free(ckb_docs_set *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->v[i].body);
+        free(s->v[i].raw);
+    }
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- selection ---------------------------------------------------------- */
+
+static int docs__has_tag(const char *list, const char *tag, size_t n)
+{
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, tag, n) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+int ckb_docs_block_serves(const ckb_docs_block *b, const char *tags)
+{
+    if (strcmp(b->tags, "*") == 0)
+        return 1;
+    for (const char *p = tags; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && docs__has_tag(b->tags, p, len))
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, int *idx, int max)
+{
+    int n = 0;
+    /* Pass 0: hardware; 1: api for every workload; 2: api by tags;
+     * 3: examples; 4: rules. Within a pass, file order. */
+    for (int pass = 0; pass < 5; pass++) {
+        for (int i = 0; i < s->n && n < max; i++) {
+            const ckb_docs_block *b = &s->v[i];
+            int every = strcmp(b->tags, "*") == 0;
+            int take = 0;
+            switch (pass) {
+            case 0: take = b->kind == CKB_DOCS_HARDWARE; break;
+            case 1: take = b->kind == CKB_DOCS_API && every; break;
+            case 2: take = b->kind == CKB_DOCS_API && !every && ckb_docs_block_serves(b, w->tags); break;
+            case 3:
+                take = b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) != 0 &&
+                       ckb_docs_block_serves(b, w->tags);
+                break;
+            case 4: take = b->kind == CKB_DOCS_RULES; break;
+            }
+            if (take)
+                idx[n++] = i;
+        }
+    }
+    return n;
+}
+
+/* ---- rendering ---------------------------------------------------------- */
+
+static void docs__bytes(char *buf, size_t n, int64_t b)
+{
+    if (b <= 0)
+        snprintf(buf, n, "unknown");
+    else if (b >= (1 << 20) && b % (1 << 20) == 0)
+        snprintf(buf, n, "%lld MiB", (long long)(b >> 20));
+    else
+        snprintf(buf, n, "%lld KiB", (long long)(b >> 10));
+}
+
+static void docs__figure(char *buf, size_t n, double v, const char *unit)
+{
+    if (v > 0)
+        snprintf(buf, n, "%.0f %s", v, unit);
+    else
+        snprintf(buf, n, "not measured (run `ckbench machine`)");
+}
+
+/* The value of placeholder `name` from m, or NULL when unknown. */
+static const char *docs__var(const char *name, size_t len, const ckb_machine *m, char *buf,
+                             size_t n)
+{
+#define IS(s) (len == sizeof(s) - 1 && strncmp(name, s, len) == 0)
+    double ridge = m->bw_gbs > 0 ? m->bf16_gflops / m->bw_gbs : 0;
+    double ridge_f32 = m->bw_gbs > 0 ? m->f32_gflops / m->bw_gbs : 0;
+    if (IS("cpu"))
+        snprintf(buf, n, "%s", m->cpu[0] ? m->cpu : "unknown");
+    else if (IS("isa"))
+        snprintf(buf, n, "%s", m->isa[0] ? m->isa : "unknown");
+    else if (IS("cores"))
+        snprintf(buf, n, "%d", m->cores);
+    else if (IS("threads"))
+        snprintf(buf, n, "%d", m->threads);
+    else if (IS("l1d"))
+        docs__bytes(buf, n, m->l1d);
+    else if (IS("l2"))
+        docs__bytes(buf, n, m->l2);
+    else if (IS("l3"))
+        docs__bytes(buf, n, m->l3);
+    else if (IS("f32_gflops"))
+        docs__figure(buf, n, m->f32_gflops, "GFLOP/s");
+    else if (IS("bf16_gflops"))
+        docs__figure(buf, n, m->bf16_gflops, "GFLOP/s");
+    else if (IS("f32_gflops_1t"))
+        docs__figure(buf, n, m->f32_gflops_1t, "GFLOP/s");
+    else if (IS("bf16_gflops_1t"))
+        docs__figure(buf, n, m->bf16_gflops_1t, "GFLOP/s");
+    else if (IS("bw_gbs"))
+        docs__figure(buf, n, m->bw_gbs, "GB/s");
+    else if (IS("ridge"))
+        docs__figure(buf, n, ridge, "FLOP/byte");
+    else if (IS("ridge_f32"))
+        docs__figure(buf, n, ridge_f32, "FLOP/byte");
+    else if (IS("measured_at"))
+        snprintf(buf, n, "%s", m->measured_at[0] ? m->measured_at : "never");
+    else if (IS("dot_note")) {
+        /* Which unit wins on this machine decides the inner loop. */
+        if (m->bf16_gflops <= 0 || m->f32_gflops <= 0)
+            snprintf(buf, n, "Measure both (`ckbench machine`) before choosing between "
+                             "vdpbf16ps and f32 FMA for the inner loop.");
+        else if (m->bf16_gflops >= 1.2 * m->f32_gflops)
+            snprintf(buf, n, "On this machine vdpbf16ps is the faster path (%.1fx the f32 FMA "
+                             "peak): feed it bf16 pairs directly.", m->bf16_gflops / m->f32_gflops);
+        else
+            snprintf(buf, n, "On this machine vdpbf16ps is NOT faster than f32 FMA (%.0f vs "
+                             "%.0f GFLOP/s): converting bf16 to f32 once (while packing) and "
+                             "using _mm512_fmadd_ps reaches the higher roof.",
+                     m->bf16_gflops, m->f32_gflops);
+    } else
+        return NULL;
+    return buf;
+#undef IS
+}
+
+void ckb_docs_render(const ckb_docs_block *b, const ckb_machine *m, ckb_strbuf *out)
+{
+    ckb_strbuf_printf(out, "## %s\n\n", b->title);
+    const char *p = b->body;
+    if (b->kind != CKB_DOCS_HARDWARE || !m) {
+        ckb_strbuf_append(out, p, strlen(p));
+    } else {
+        for (;;) {
+            const char *open = strstr(p, "{{");
+            const char *close = open ? strstr(open + 2, "}}") : NULL;
+            if (!close) {
+                ckb_strbuf_append(out, p, strlen(p));
+                break;
+            }
+            ckb_strbuf_append(out, p, (size_t)(open - p));
+            char buf[512];
+            const char *v = docs__var(open + 2, (size_t)(close - open - 2), m, buf, sizeof buf);
+            if (v)
+                ckb_strbuf_append(out, v, strlen(v));
+            else /* left visible: a test looks for unfilled placeholders */
+                ckb_strbuf_append(out, open, (size_t)(close + 2 - open));
+            p = close + 2;
+        }
+    }
+    if (out->len && out->data[out->len - 1] != '\n')
+        ckb_strbuf_append(out, "\n", 1);
+    ckb_strbuf_append(out, "\n", 1);
+}
+
+/* ---- the selection, cached ---------------------------------------------- */
+
+/* The stored profile of this machine for the default thread budget when it
+ * belongs to this CPU; else only the facts a probe reads (no figures). */
+static void docs__machine(ckb_machine *m)
+{
+    int threads = omp_get_num_procs();
+    ckb_machine probe, stored;
+    ckb_machine_probe(threads, &probe);
+    char path[1024];
+    ckb_machine_default_path(threads, path, sizeof path);
+    if (ckb_machine_load(path, &stored) == 0 && strcmp(stored.cpu, probe.cpu) == 0 &&
+        strcmp(stored.isa, probe.isa) == 0 && stored.cores == probe.cores)
+        *m = stored;
+    else
+        *m = probe;
+}
+
+/* Removes older cached texts of this workload (other keys). */
+static void docs__prune(const char *dir, const char *id, const char *keep)
+{
+    char pattern[2048];
+    snprintf(pattern, sizeof pattern, "%s/%s-*.md", dir, id);
+    glob_t g;
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        if (strcmp(g.gl_pathv[i], keep) != 0)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
+}
+
+int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *out,
+                   ckb_docs_info *info, char *err, size_t errlen)
+{
+    ckb_docs_opts dflt = {0};
+    if (!o)
+        o = &dflt;
+    const char *target = o->target ? o->target : ckb_docs_default_target();
+    char dir[4096];
+    if (o->dir)
+        snprintf(dir, sizeof dir, "%s", o->dir);
+    else
+        snprintf(dir, sizeof dir, "%s/docs/%s", ckb_home(), target);
+    ckb_machine mach;
+    if (o->machine)
+        mach = *o->machine;
+    else
+        docs__machine(&mach);
+
+    ckb_docs_info local;
+    if (!info)
+        info = &local;
+    memset(info, 0, sizeof *info);
+    snprintf(info->target, sizeof info->target, "%s", target);
+
+    ckb_docs_set set;
+    if (ckb_docs_load(dir, &set, err, errlen) != 0)
+        return -1;
+    int idx[CKB_DOCS_MAX_BLOCKS];
+    int n = ckb_docs_select(&set, w, idx, CKB_DOCS_MAX_BLOCKS);
+
+    /* Render each chosen block (cheap) for its size and the text. */
+    ckb_strbuf text = {0};
+    for (int k = 0; k < n; k++) {
+        const ckb_docs_block *b = &set.v[idx[k]];
+        size_t before = text.len;
+        ckb_docs_render(b, &mach, &text);
+        ckb_docs_entry *e = &info->block[k];
+        snprintf(e->file, sizeof e->file, "%s", b->file);
+        snprintf(e->title, sizeof e->title, "%s", b->title);
+        e->kind = b->kind;
+        e->chars = (long)(text.len - before);
+    }
+    info->nblocks = n;
+
+    /* The key: every block file (a header anywhere can change the choice),
+     * the workload's id and tags, and the profile as the hardware block
+     * shows it. */
+    uint64_t key = ckb_digest(target, strlen(target), 0x646f6373);
+    for (int i = 0; i < set.n; i++) {
+        key = ckb_digest(set.v[i].file, strlen(set.v[i].file), key);
+        key = ckb_digest(set.v[i].raw, strlen(set.v[i].raw), key);
+    }
+    key = ckb_digest(w->id, strlen(w->id), key);
+    key = ckb_digest(w->tags, strlen(w->tags), key);
+    for (int i = 0; i < set.n; i++)
+        if (set.v[i].kind == CKB_DOCS_HARDWARE) {
+            ckb_strbuf hw = {0};
+            ckb_docs_render(&set.v[i], &mach, &hw);
+            key = ckb_digest(hw.data, hw.len, key);
+            ckb_strbuf_free(&hw);
+        }
+    ckb_docs_set_free(&set);
+
+    char cdir[2048];
+    if (o->cache_dir && !*o->cache_dir)
+        cdir[0] = '\0';
+    else if (o->cache_dir)
+        snprintf(cdir, sizeof cdir, "%s/%s", o->cache_dir, target);
+    else
+        snprintf(cdir, sizeof cdir, "%s/docs/%s", ckb_cache_dir(), target);
+    const char *final = text.data ? text.data : "";
+    size_t final_len = text.len;
+    char *cached = NULL;
+    if (cdir[0]) {
+        snprintf(info->cache_path, sizeof info->cache_path, "%s/%s-%016llx.md", cdir, w->id,
+                 (unsigned long long)key);
+        size_t len;
+        cached = ckb_read_file(info->cache_path, &len);
+        if (cached) {
+            final = cached;
+            final_len = len;
+            info->cached = 1;
+        } else if (ckb_mkdirs(cdir) == 0 &&
+                   ckb_write_file_atomic(info->cache_path, final, final_len) == 0) {
+            docs__prune(cdir, w->id, info->cache_path);
+        } else {
+            /* A read-only cache costs nothing but the record: say so once. */
+            fprintf(stderr, "ckbench: cannot cache the documentation at %s\n",
+                    info->cache_path);
+            info->cache_path[0] = '\0';
+        }
+    }
+    ckb_strbuf_append(out, final, final_len);
+    info->chars = (long)final_len;
+    info->tokens = info->chars / 4;
+    free(cached);
+    ckb_strbuf_free(&text);
+    return 0;
 }
 
 int ckb_docs_for_workload(const ckb_workload *w, const char *target, ckb_strbuf *out,
                           ckb_docs_info *info, char *err, size_t errlen)
 {
-    (void)w;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/docs/%s", ckb_home(), target ? target : ckb_docs_default_target());
-    struct dirent **names;
-    int n = scandir(dir, &names, is_markdown, by_name);
-    if (n < 0) {
-        snprintf(err, errlen, "cannot read the documentation folder %s", dir);
-        return -1;
-    }
-    size_t start = out->len;
-    int blocks = 0, rc = 0;
-    for (int i = 0; i < n; i++) {
-        char path[8192];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
-        size_t len;
-        char *text = ckb_read_file(path, &len);
-        if (!text) {
-            snprintf(err, errlen, "cannot read %s", path);
-            rc = -1;
-        } else {
-            ckb_strbuf_append(out, text, len);
-            ckb_strbuf_append(out, "\n", 1);
-            blocks++;
-        }
-        free(text);
-        free(names[i]);
-    }
-    free(names);
-    if (info) {
-        info->nblocks = blocks;
-        info->chars = (long)(out->len - start);
-        info->tokens = info->chars / 4;
-    }
-    return rc;
+    ckb_docs_opts o = {.target = target};
+    return ckb_docs_build(w, &o, out, info, err, errlen);
 }

@@ -1,0 +1,594 @@
+/*
+ * The documentation (docs/<target>/, src/docs): every example compiles and
+ * passes `ckbench eval` on the workload it solves; every intrinsic the
+ * blocks name exists in the compiler's headers; the functions the rules
+ * call allowed or forbidden agree with the static check; selection gives
+ * each workload the blocks its tags ask for and never its own example;
+ * the hardware block is filled; the cache is reused and invalidated.
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "core/proc.h"
+#include "core/strbuf.h"
+#include "docs/docs.h"
+#include "eval/check.h"
+#include "eval/compile.h"
+#include "eval/guard.h"
+#include "eval/symcheck.h"
+#include "workloads/workload.h"
+
+#include "eval_util.h"
+#include "harness.h"
+
+static const char *const docs_targets[] = {"x86-avx512", "generic-c"};
+
+static int load_target(const char *target, ckb_docs_set *s)
+{
+    char dir[1024], err[512];
+    snprintf(dir, sizeof dir, "docs/%s", target);
+    if (ckb_docs_load(dir, s, err, sizeof err) != 0) {
+        CKBT_EXPECT(0, "loading %s: %s", dir, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first ```c fenced block of a Markdown body; caller frees. */
+static char *first_c_block(const char *md)
+{
+    const char *open = strstr(md, "```c\n");
+    if (!open)
+        return NULL;
+    open += 5;
+    const char *close = strstr(open, "\n```");
+    if (!close)
+        return NULL;
+    size_t n = (size_t)(close - open) + 1;
+    char *code = malloc(n + 1);
+    memcpy(code, open, n);
+    code[n] = '\0';
+    return code;
+}
+
+CKBT_TEST(docs_examples_pass_eval, "full")
+{
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        int nexamples = 0;
+        for (int i = 0; i < s.n; i++) {
+            const ckb_docs_block *b = &s.v[i];
+            if (b->kind != CKB_DOCS_EXAMPLE)
+                continue;
+            nexamples++;
+            CKBT_EXPECT(ckb_workload_find(b->solves) != NULL, "%s/%s solves unknown workload %s",
+                        docs_targets[t], b->file, b->solves);
+            char *code = first_c_block(b->body);
+            CKBT_EXPECT(code != NULL, "%s/%s has no ```c block", docs_targets[t], b->file);
+            if (!code)
+                continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/example-%s-%d.c", ckbt_tmpdir(), docs_targets[t], i);
+            CKBT_EXPECT(ckb_write_file_atomic(path, code, strlen(code)) == 0, "cannot write %s",
+                        path);
+            free(code);
+            int exit_code = -1;
+            json_object *j = ckbt_eval(b->solves, path, &exit_code, "--warmup", "1", "--iters",
+                                       "5", NULL);
+            CKBT_EXPECT(exit_code == 0 && strcmp(ckbt_str(j, "status"), "ok") == 0,
+                        "%s/%s on %s: exit %d, status %s: %.600s", docs_targets[t], b->file,
+                        b->solves, exit_code, ckbt_str(j, "status"), ckbt_str(j, "message"));
+            json_object_put(j);
+        }
+        CKBT_EXPECT(nexamples >= (t == 0 ? 5 : 1), "%s: only %d examples", docs_targets[t],
+                    nexamples);
+        ckb_docs_set_free(&s);
+    }
+}
+
+/* Adds every distinct _mm512_/_mm256_/_mm_ name of text to names (a
+ * newline-separated list). */
+static void collect_intrinsics(const char *text, ckb_strbuf *names)
+{
+    static const char *const prefixes[] = {"_mm512_", "_mm256_", "_mm_"};
+    for (const char *p = text; *p; p++) {
+        if (*p != '_' || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+            continue;
+        for (size_t k = 0; k < 3; k++) {
+            size_t pl = strlen(prefixes[k]);
+            if (strncmp(p, prefixes[k], pl) != 0)
+                continue;
+            size_t n = pl;
+            while (isalnum((unsigned char)p[n]) || p[n] == '_')
+                n++;
+            if (n == pl)
+                break;
+            char name[128];
+            snprintf(name, sizeof name, "%.*s", (int)n, p);
+            char needle[132];
+            snprintf(needle, sizeof needle, "\n%s\n", name);
+            if (!names->data || !strstr(names->data, needle)) {
+                if (!names->len)
+                    ckb_strbuf_append(names, "\n", 1);
+                ckb_strbuf_printf(names, "%s\n", name);
+            }
+            p += n - 1;
+            break;
+        }
+    }
+}
+
+/* Compiles a probe that names each intrinsic with the candidates' flags:
+ * a macro is checked with #ifdef, a function by taking its address, so an
+ * unknown name is an "undeclared" error naming it. */
+CKBT_TEST(docs_intrinsics_exist, "quick")
+{
+    ckb_strbuf names = {0};
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        for (int i = 0; i < s.n; i++)
+            collect_intrinsics(s.v[i].body, &names);
+        ckb_docs_set_free(&s);
+    }
+    int count = 0;
+    ckb_strbuf probe = {0};
+    ckb_strbuf_printf(&probe, "#include <immintrin.h>\nvoid *ckb_probe[] = {\n");
+    for (char *line = names.data; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl && nl > line) {
+            ckb_strbuf_printf(&probe, "#ifndef %.*s\n(void *)&%.*s,\n#endif\n", (int)(nl - line),
+                              line, (int)(nl - line), line);
+            count++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    ckb_strbuf_printf(&probe, "0};\n");
+    CKBT_EXPECT(count >= 60, "only %d intrinsics named in the API reference", count);
+    char src[512], obj[512];
+    snprintf(src, sizeof src, "%s/intrinsics-probe.c", ckbt_tmpdir());
+    snprintf(obj, sizeof obj, "%s/intrinsics-probe.o", ckbt_tmpdir());
+    CKBT_EXPECT(ckb_write_file_atomic(src, probe.data, probe.len) == 0, "cannot write %s", src);
+    char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-std=gnu11", "-c",
+                    src, "-o", obj, NULL};
+    ckb_proc_result r;
+    CKBT_EXPECT(ckb_proc_run(argv, 120, 1 << 20, &r) == 0, "cannot run %s", argv[0]);
+    CKBT_EXPECT(r.exited && r.exit_code == 0, "intrinsics named in docs/ unknown to %s:\n%.3000s",
+                argv[0], r.output);
+    ckb_proc_result_free(&r);
+
+    /* The probe itself must be able to fail. */
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/intrinsics-bad.c", ckbt_tmpdir());
+    const char *bad_src = "#include <immintrin.h>\nvoid *p = (void *)&_mm512_no_such_intrinsic_ps;\n";
+    ckb_write_file_atomic(bad, bad_src, strlen(bad_src));
+    argv[5] = bad;
+    if (ckb_proc_run(argv, 120, 1 << 20, &r) == 0) {
+        CKBT_EXPECT(!(r.exited && r.exit_code == 0), "a made-up intrinsic compiled");
+        ckb_proc_result_free(&r);
+    }
+    ckb_strbuf_free(&probe);
+    ckb_strbuf_free(&names);
+}
+
+/* Backticked identifiers in the rules' section that starts with heading. */
+static int rules_names(const char *body, const char *heading, char names[][64], int max)
+{
+    const char *p = strstr(body, heading);
+    if (!p)
+        return 0;
+    p += strlen(heading);
+    const char *end = strstr(p, "\n### ");
+    if (!end)
+        end = p + strlen(p);
+    int n = 0;
+    for (const char *q = p; q < end && n < max; q++) {
+        if (*q != '`')
+            continue;
+        const char *close = memchr(q + 1, '`', (size_t)(end - q - 1));
+        if (!close)
+            break;
+        size_t len = (size_t)(close - q - 1);
+        int ident = len > 0 && len < 64;
+        for (size_t i = 0; ident && i < len; i++)
+            ident = isalnum((unsigned char)q[1 + i]) || q[1 + i] == '_';
+        if (ident) {
+            memcpy(names[n], q + 1, len);
+            names[n][len] = '\0';
+            n++;
+        }
+        q = close;
+    }
+    return n;
+}
+
+CKBT_TEST(docs_rules_match_symcheck, "quick")
+{
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        for (int i = 0; i < s.n; i++) {
+            if (s.v[i].kind != CKB_DOCS_RULES)
+                continue;
+            static char names[256][64];
+            int n = rules_names(s.v[i].body, "### Functions you may call", names, 256);
+            CKBT_EXPECT(n >= 20, "%s: only %d callable functions listed", docs_targets[t], n);
+            for (int k = 0; k < n; k++)
+                CKBT_EXPECT(ckb_symcheck_allowed(names[k]), "%s rules: %s listed as callable "
+                            "but the static check forbids it", docs_targets[t], names[k]);
+            n = rules_names(s.v[i].body, "### libm", names, 256);
+            CKBT_EXPECT(n >= 40, "%s: only %d libm functions listed", docs_targets[t], n);
+            for (int k = 0; k < n; k++) {
+                char f[80];
+                size_t nl = strnlen(names[k], 63);
+                memcpy(f, names[k], nl);
+                f[nl] = 'f', f[nl + 1] = '\0';
+                CKBT_EXPECT(ckb_symcheck_allowed(names[k]) &&
+                                (names[k][strlen(names[k]) - 1] == 'f' || ckb_symcheck_allowed(f)),
+                            "%s rules: libm %s (or its f form) is not allowed", docs_targets[t],
+                            names[k]);
+            }
+            n = rules_names(s.v[i].body, "### Functions you may not call", names, 256);
+            CKBT_EXPECT(n >= 15, "%s: only %d forbidden functions listed", docs_targets[t], n);
+            for (int k = 0; k < n; k++)
+                CKBT_EXPECT(!ckb_symcheck_allowed(names[k]) || strcmp(names[k], "assert") == 0,
+                            "%s rules: %s listed as forbidden but the static check allows it",
+                            docs_targets[t], names[k]);
+        }
+        ckb_docs_set_free(&s);
+    }
+}
+
+/* One workload tag: whether some api block other than the common one
+ * serves it. */
+static int tag_served(const ckb_docs_set *s, const char *tag)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].kind == CKB_DOCS_API && strcmp(s->v[i].tags, "*") != 0 &&
+            ckb_docs_block_serves(&s->v[i], tag))
+            return 1;
+    return 0;
+}
+
+CKBT_TEST(docs_selection_follows_tags, "quick")
+{
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        for (int wi = 0; wi < ckb_workload_count(); wi++) {
+            const ckb_workload *w = ckb_workload_at(wi);
+            int idx[CKB_DOCS_MAX_BLOCKS];
+            int n = ckb_docs_select(&s, w, idx, CKB_DOCS_MAX_BLOCKS);
+            CKBT_EXPECT(n >= 3, "%s: %d blocks", w->id, n);
+            if (n < 3)
+                continue;
+            CKBT_EXPECT(s.v[idx[0]].kind == CKB_DOCS_HARDWARE, "%s: first block %s", w->id,
+                        s.v[idx[0]].file);
+            CKBT_EXPECT(s.v[idx[n - 1]].kind == CKB_DOCS_RULES, "%s: last block %s", w->id,
+                        s.v[idx[n - 1]].file);
+            CKBT_EXPECT(s.v[idx[1]].kind == CKB_DOCS_API && strcmp(s.v[idx[1]].tags, "*") == 0,
+                        "%s: the common api block is not second", w->id);
+            /* Every block chosen once, in kind order; every api block and
+             * example that serves a tag of w is chosen, and only those. */
+            int last_kind = -1;
+            for (int k = 0; k < n; k++) {
+                CKBT_EXPECT((int)s.v[idx[k]].kind >= last_kind, "%s: %s out of order", w->id,
+                            s.v[idx[k]].file);
+                last_kind = (int)s.v[idx[k]].kind;
+                CKBT_EXPECT(strcmp(s.v[idx[k]].solves, w->id) != 0,
+                            "%s: shown its own example %s", w->id, s.v[idx[k]].file);
+            }
+            for (int i = 0; i < s.n; i++) {
+                const ckb_docs_block *b = &s.v[i];
+                int chosen = 0;
+                for (int k = 0; k < n; k++)
+                    chosen |= idx[k] == i;
+                int want = b->kind == CKB_DOCS_HARDWARE || b->kind == CKB_DOCS_RULES ||
+                           (ckb_docs_block_serves(b, w->tags) &&
+                            !(b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) == 0));
+                CKBT_EXPECT(chosen == want, "%s (tags %s): %s %s", w->id, w->tags, b->file,
+                            want ? "missing" : "chosen but serves none of its tags");
+            }
+            /* Every tag of every workload has its own api block. */
+            char tags[256];
+            snprintf(tags, sizeof tags, "%s", w->tags);
+            for (char *save, *tag = strtok_r(tags, ",", &save); tag;
+                 tag = strtok_r(NULL, ",", &save))
+                CKBT_EXPECT(t != 0 || tag_served(&s, tag), "%s: no api block serves tag '%s'",
+                            w->id, tag);
+        }
+        ckb_docs_set_free(&s);
+    }
+    /* The example of a workload is excluded for it, shown to a sibling. */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) == 0) {
+        const ckb_workload *own = ckb_workload_find("20k_Gemm_Multiply_LeakyReLU");
+        const ckb_workload *sib = ckb_workload_find("41k_Gemm_Add_ReLU");
+        int idx[CKB_DOCS_MAX_BLOCKS], seen_own = 0, seen_sib = 0;
+        int n = ckb_docs_select(&s, own, idx, CKB_DOCS_MAX_BLOCKS);
+        for (int k = 0; k < n; k++)
+            seen_own |= strcmp(s.v[idx[k]].solves, own->id) == 0;
+        n = ckb_docs_select(&s, sib, idx, CKB_DOCS_MAX_BLOCKS);
+        for (int k = 0; k < n; k++)
+            seen_sib |= strcmp(s.v[idx[k]].solves, own->id) == 0;
+        CKBT_EXPECT(!seen_own && seen_sib, "the GEMM example: shown to its own workload %d, "
+                    "to 41k %d", seen_own, seen_sib);
+        ckb_docs_set_free(&s);
+    }
+}
+
+CKBT_TEST(docs_header_errors, "quick")
+{
+    ckb_docs_block b;
+    char err[256];
+    CKBT_EXPECT(ckb_docs_parse("x.md", "no header\n", &b, err, sizeof err) != 0, "no header");
+    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: api\ntitle: t\n---\nbody", &b, err,
+                               sizeof err) != 0, "api without tags accepted");
+    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: example\ntags: matmul\ntitle: t\n---\n", &b,
+                               err, sizeof err) != 0, "example without solves accepted");
+    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: recipe\ntitle: t\n---\n", &b, err,
+                               sizeof err) != 0 && strstr(err, "recipe"), "kind recipe: %s", err);
+    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: api\ntags: a, b\ncolour: red\n---\n", &b, err,
+                               sizeof err) != 0 && strstr(err, "x.md:4"), "unknown key: %s", err);
+    int ok = ckb_docs_parse("x.md", "---\nkind: api\ntags: norm , scan\ntitle: \"T: x\"\n---\n\nBody\n",
+                            &b, err, sizeof err);
+    CKBT_EXPECT(ok == 0, "a good header rejected: %s", err);
+    if (ok == 0) {
+        CKBT_EXPECT(strcmp(b.tags, "norm,scan") == 0 && strcmp(b.title, "T: x") == 0 &&
+                        strcmp(b.body, "Body\n") == 0,
+                    "parsed tags '%s' title '%s' body '%s'", b.tags, b.title, b.body);
+        CKBT_EXPECT(ckb_docs_block_serves(&b, "matmul,scan") && !ckb_docs_block_serves(&b, "conv"),
+                    "serves");
+        free(b.body);
+        free(b.raw);
+    }
+}
+
+CKBT_TEST(docs_hardware_filled, "quick")
+{
+    ckb_machine m;
+    ckb_machine_probe(2, &m);
+    m.f32_gflops = 400, m.bf16_gflops = 200, m.bw_gbs = 25;
+    m.f32_gflops_1t = 200, m.bf16_gflops_1t = 100;
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        for (int i = 0; i < s.n; i++) {
+            if (s.v[i].kind != CKB_DOCS_HARDWARE)
+                continue;
+            ckb_strbuf out = {0};
+            ckb_docs_render(&s.v[i], &m, &out);
+            CKBT_EXPECT(!strstr(out.data, "{{"), "%s: unfilled placeholder near: %.80s",
+                        docs_targets[t], strstr(out.data, "{{"));
+            CKBT_EXPECT(strstr(out.data, "400 GFLOP/s") && strstr(out.data, "25 GB/s") &&
+                            strstr(out.data, "8 FLOP/byte"),
+                        "%s: the profile's figures (400, 25, ridge 8) are missing", docs_targets[t]);
+            ckb_strbuf_free(&out);
+        }
+        ckb_docs_set_free(&s);
+    }
+}
+
+/* Copies docs/<target> into a scratch folder, so a block can be edited. */
+static int copy_docs(const char *target, const char *dst)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "docs/%s/.", target);
+    char *argv[] = {"cp", "-r", cmd, (char *)dst, NULL};
+    ckb_proc_result r;
+    if (ckb_mkdirs(dst) != 0 || ckb_proc_run(argv, 60, 4096, &r) != 0)
+        return -1;
+    int ok = r.exited && r.exit_code == 0;
+    ckb_proc_result_free(&r);
+    return ok ? 0 : -1;
+}
+
+CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
+{
+    char dir[512], cache[512], err[512];
+    snprintf(dir, sizeof dir, "%s/docs-copy", ckbt_tmpdir());
+    snprintf(cache, sizeof cache, "%s/docs-cache", ckbt_tmpdir());
+    CKBT_EXPECT(copy_docs("x86-avx512", dir) == 0, "cannot copy docs/x86-avx512");
+    const ckb_workload *w = ckb_workload_find("12p_RMSNorm");
+    ckb_machine m;
+    ckb_machine_probe(2, &m);
+    ckb_docs_opts o = {.target = "x86-avx512", .dir = dir, .cache_dir = cache, .machine = &m};
+    ckb_docs_info a, b, c, d;
+    ckb_strbuf ta = {0}, tb = {0}, tc = {0}, td = {0};
+    CKBT_EXPECT(ckb_docs_build(w, &o, &ta, &a, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(!a.cached && a.cache_path[0] && access(a.cache_path, R_OK) == 0,
+                "first build: cached %d, path '%s'", a.cached, a.cache_path);
+    CKBT_EXPECT(a.chars == (long)ta.len && a.tokens == a.chars / 4 && a.nblocks >= 4,
+                "info: %ld chars (text %zu), %ld tokens, %d blocks", a.chars, ta.len, a.tokens,
+                a.nblocks);
+    long sum = 0;
+    for (int i = 0; i < a.nblocks; i++)
+        sum += a.block[i].chars;
+    CKBT_EXPECT(sum == a.chars, "block sizes add to %ld, text %ld", sum, a.chars);
+
+    /* Reused: a marker written into the cached file comes back. */
+    const char *marker = "CACHED-TEXT\n";
+    ckb_write_file_atomic(a.cache_path, marker, strlen(marker));
+    CKBT_EXPECT(ckb_docs_build(w, &o, &tb, &b, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(b.cached && strcmp(b.cache_path, a.cache_path) == 0 && tb.data &&
+                    strcmp(tb.data, marker) == 0,
+                "second build not from the cache (cached %d)", b.cached);
+
+    /* Invalidated: an edited block gives a new key and new text. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/api/norm.md", dir);
+    char *text = ckb_read_file(path, NULL);
+    CKBT_EXPECT(text != NULL, "cannot read %s", path);
+    if (text) {
+        ckb_strbuf edited = {0};
+        ckb_strbuf_printf(&edited, "%sEDITED-LINE\n", text);
+        ckb_write_file_atomic(path, edited.data, edited.len);
+        ckb_strbuf_free(&edited);
+        free(text);
+    }
+    CKBT_EXPECT(ckb_docs_build(w, &o, &tc, &c, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(!c.cached && strcmp(c.cache_path, a.cache_path) != 0 && tc.data &&
+                    strstr(tc.data, "EDITED-LINE"),
+                "after an edit: cached %d, same path %d", c.cached,
+                strcmp(c.cache_path, a.cache_path) == 0);
+    CKBT_EXPECT(access(a.cache_path, F_OK) != 0, "the stale cache file was kept");
+
+    /* A different profile is a different key too. */
+    m.bw_gbs = 123;
+    CKBT_EXPECT(ckb_docs_build(w, &o, &td, &d, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(!d.cached && strstr(td.data, "123 GB/s"), "a new profile reused the old text");
+    ckb_strbuf_free(&ta);
+    ckb_strbuf_free(&tb);
+    ckb_strbuf_free(&tc);
+    ckb_strbuf_free(&td);
+}
+
+/* ---- examples at ragged sizes ------------------------------------------ */
+
+typedef void (*docs_test_fn)();
+
+static void call_candidate(docs_test_fn f, int n, void *const *t)
+{
+    switch (n) {
+    case 2: f(t[0], t[1]); break;
+    case 3: f(t[0], t[1], t[2]); break;
+    case 4: f(t[0], t[1], t[2], t[3]); break;
+    case 5: f(t[0], t[1], t[2], t[3], t[4]); break;
+    case 6: f(t[0], t[1], t[2], t[3], t[4], t[5]); break;
+    default: CKBT_EXPECT(0, "%d tensors: extend call_candidate", n);
+    }
+}
+
+/* Dims of `small` with the example's "NAME=V,..." overrides. */
+static int ragged_dims(const ckb_workload *w, const char *tails, int64_t *dims)
+{
+    ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", tails);
+    for (char *save, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        int found = 0;
+        for (int i = 0; eq && i < w->ndims; i++)
+            if ((size_t)(eq - kv) == strlen(w->dims[i].name) &&
+                strncmp(kv, w->dims[i].name, (size_t)(eq - kv)) == 0) {
+                dims[i] = strtoll(eq + 1, NULL, 10);
+                found = 1;
+            }
+        if (!found)
+            return -1;
+    }
+    return 0;
+}
+
+/* Compiles the example with a header of ragged dims, runs it on guarded
+ * buffers (an overrun faults; a write into an output's slack is seen) and
+ * compares with the workload's plain reference at those dims. */
+static void check_ragged(const char *target, const ckb_docs_block *b)
+{
+    const ckb_workload *w = ckb_workload_find(b->solves);
+    int64_t dims[CKB_MAX_DIMS];
+    if (!w || ragged_dims(w, b->tails, dims) != 0) {
+        CKBT_EXPECT(0, "%s/%s: bad tails '%s' for %s", target, b->file, b->tails, b->solves);
+        return;
+    }
+    char hdr[512], src[512], so[512], inc[600];
+    snprintf(hdr, sizeof hdr, "%s/ragged-%s.h", ckbt_tmpdir(), w->id);
+    snprintf(src, sizeof src, "%s/ragged-%s-%s.c", ckbt_tmpdir(), target, w->id);
+    snprintf(so, sizeof so, "%s/ragged-%s-%s.so", ckbt_tmpdir(), target, w->id);
+    snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+    ckb_strbuf h = {0};
+    ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(&h, "#define %s %lldL\n", w->dims[i].name, (long long)dims[i]);
+    for (int i = 0; i < w->nconsts; i++)
+        ckb_strbuf_printf(&h, "#define %s ((float)%.9g)\n", w->consts[i].name, w->consts[i].value);
+    char *sig = ckb_workload_signature(w);
+    ckb_strbuf_printf(&h, "%s;\n", sig);
+    free(sig);
+    char *code = first_c_block(b->body);
+    int ok = code && ckb_write_file_atomic(hdr, h.data, h.len) == 0 &&
+             ckb_write_file_atomic(src, code, strlen(code)) == 0;
+    free(code);
+    ckb_strbuf_free(&h);
+    CKBT_EXPECT(ok, "%s/%s: cannot write the sources", target, b->file);
+    char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
+                    "-std=gnu11", inc, "-include", hdr, src, "-o", so, "-lm", NULL};
+    ckb_proc_result r;
+    if (!ok || ckb_proc_run(argv, 120, 1 << 20, &r) != 0)
+        return;
+    ok = r.exited && r.exit_code == 0;
+    CKBT_EXPECT(ok, "%s/%s at %s: compile failed:\n%.2000s", target, b->file, b->tails, r.output);
+    ckb_proc_result_free(&r);
+    void *lib = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void *sym = lib ? dlsym(lib, "workload") : NULL;
+    CKBT_EXPECT(!ok || sym, "%s: cannot load %s", b->file, so);
+    if (!sym) {
+        if (lib)
+            dlclose(lib);
+        return;
+    }
+    void *ref[CKB_MAX_TENSORS], *cand[CKB_MAX_TENSORS];
+    ckb_guard g[CKB_MAX_TENSORS];
+    if (ckb_tensors_alloc(w, dims, ref) != 0) {
+        dlclose(lib);
+        CKBT_EXPECT(0, "out of memory");
+        return;
+    }
+    w->create_inputs(dims, 7, ref);
+    for (int i = 0; i < w->ntensors; i++) {
+        size_t bytes = ckb_tensor_bytes(&w->tensors[i], dims);
+        CKBT_EXPECT(ckb_guard_alloc(&g[i], bytes) == 0, "guard alloc");
+        cand[i] = g[i].ptr;
+        if (w->tensors[i].role == CKB_IN)
+            memcpy(cand[i], ref[i], bytes);
+        else
+            memset(cand[i], 0xff, bytes); /* NaN: every element must be written */
+    }
+    w->reference(dims, ref);
+    call_candidate((docs_test_fn)sym, w->ntensors, cand);
+    for (int i = 0; i < w->ntensors; i++) {
+        if (w->tensors[i].role != CKB_OUT)
+            continue;
+        ckb_check k;
+        ckb_check_allclose(w->tensors[i].dtype, cand[i], ref[i], ckb_tensor_numel(&w->tensors[i], dims),
+                           ckb_workload_atol(w), ckb_workload_rtol(w), &k);
+        CKBT_EXPECT(k.ok && ckb_guard_canary_ok(&g[i]),
+                    "%s/%s at %s: %lld wrong elements of %s (worst %lld: got %g, want %g), canary %d",
+                    target, b->file, b->tails, (long long)k.nbad, w->tensors[i].name,
+                    (long long)k.worst, k.got, k.want, ckb_guard_canary_ok(&g[i]));
+    }
+    for (int i = 0; i < w->ntensors; i++)
+        ckb_guard_free(&g[i]);
+    ckb_tensors_free(w, ref);
+    dlclose(lib);
+}
+
+CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
+{
+    for (size_t t = 0; t < sizeof docs_targets / sizeof *docs_targets; t++) {
+        ckb_docs_set s;
+        if (load_target(docs_targets[t], &s) != 0)
+            continue;
+        for (int i = 0; i < s.n; i++) {
+            if (s.v[i].kind != CKB_DOCS_EXAMPLE)
+                continue;
+            CKBT_EXPECT(s.v[i].tails[0], "%s/%s: no 'tails:' dims to test its tails at",
+                        docs_targets[t], s.v[i].file);
+            if (s.v[i].tails[0])
+                check_ragged(docs_targets[t], &s.v[i]);
+        }
+        ckb_docs_set_free(&s);
+    }
+}
