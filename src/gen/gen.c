@@ -179,7 +179,7 @@ static void gen__chain(void *ctx, int c)
 
 static int gen__workload(ckb_gen_wl *g)
 {
-    char err[512];
+    char err[400];
     if (ckb_gen_task_load(g->w, g->o->eval.size, g->o->eval.threads,
                           ckb_gen_method_uses_docs(g->o->method), g->o->docs_target, &g->task,
                           err, sizeof err) != 0) {
