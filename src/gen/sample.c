@@ -86,9 +86,9 @@ static void sample__now(char *buf, size_t n)
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    char s[32];
+    char s[24];
     strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, n, "%s.%03ldZ", s, ts.tv_nsec / 1000000);
+    snprintf(buf, n, "%.20s.%03dZ", s, (int)(ts.tv_nsec / 1000000));
 }
 
 static json_object *sample__int_or_null(int v) { return v >= 0 ? json_object_new_int(v) : NULL; }
@@ -133,7 +133,7 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     snprintf(dir, sizeof dir, "%s/tmp", ckb_run_dir(g->run));
     snprintf(path, sizeof path, "%s/%s-%d.c", dir, g->w->id, index);
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, code, strlen(code)) != 0) {
-        snprintf(g->error, sizeof g->error, "cannot write %s: %s", path, strerror(errno));
+        snprintf(g->error, sizeof g->error, "cannot write %.300s: %s", path, strerror(errno));
         return -1;
     }
     ckb_eval_opts eo = g->o->eval;
