@@ -152,7 +152,10 @@ static char *extract__bare(const char *s, const char *entry)
     }
     if (!start || !end || end <= start)
         return NULL;
-    return strndup(start, (size_t)(end - start));
+    ckb_strbuf sb = {0};
+    ckb_strbuf_append(&sb, start, (size_t)(end - start));
+    ckb_strbuf_append(&sb, "\n", 1);
+    return ckb_strbuf_take(&sb);
 }
 
 static int extract__blank(const char *s, size_t n)

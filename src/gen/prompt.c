@@ -99,8 +99,9 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
         sb,
         "\n## The semantics to reproduce\n\n"
         "The plain reference below is the exact computation (its rounding to bf16 included). "
-        "In it, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the tensor "
-        "`name` (your parameter of that name); helper functions it calls are shown above "
+        "It is written against the harness's calling convention: its enums index the dims "
+        "and the tensors, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the "
+        "tensor `name` (your parameter of that name); the helpers it calls are shown above "
         "it.\n```c\n%s```\n",
         t->reference ? t->reference : "/* reference source unavailable */\n");
 }

@@ -376,6 +376,15 @@ void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup)
     pthread_mutex_unlock(&r->mu);
 }
 
+double ckb_run_expert(ckb_run *r, const char *workload)
+{
+    pthread_mutex_lock(&r->mu);
+    int w = run__find(r, workload);
+    double e = w >= 0 ? r->wl[w].expert : NAN;
+    pthread_mutex_unlock(&r->mu);
+    return e;
+}
+
 static json_object *run__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
 
 static double run__field(json_object *rec, const char *k)

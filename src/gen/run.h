@@ -46,6 +46,9 @@ int ckb_run_append(ckb_run *r, struct json_object *record, char *err, size_t err
 /* The expert's speedup of a workload (NAN: none), recorded for summary. */
 void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup);
 
+/* The expert speedup set for a workload (NAN: none). */
+double ckb_run_expert(ckb_run *r, const char *workload);
+
 /* Rewrites summary.json from the records (atomically). */
 int ckb_run_write_summary(ckb_run *r);
 
