@@ -4,6 +4,8 @@
  * the prompt holds (a broken kernel, then a fixed one, then a faster one),
  * the run folder, resume after a SIGKILL, and the run lock.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
@@ -11,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/fsutil.h"
 #include "eval/child.h"
+#include "gen/excl.h"
 #include "gen/extract.h"
 #include "gen/gen.h"
 #include "gen/prompt.h"
@@ -585,4 +589,130 @@ CKBT_TEST(gen_run_refuses_a_used_folder, "quick")
     CKBT_EXPECT(ckb_run_resume(dir, &b, err, sizeof err) == 0, "resume: %s", err);
     ckb_run_close(b);
     json_object_put(c);
+}
+
+/* ---- the commands ------------------------------------------------------ */
+
+/* Runs `ckbench ARGS` with stdout and stderr into files of the test's
+ * folder; returns the exit status and the two texts (caller frees). */
+static int gen_cli(const char *args, char **out, char **err)
+{
+    char cmd[2048], o[600], e[600];
+    snprintf(o, sizeof o, "%s/cli.out", ckbt_tmpdir());
+    snprintf(e, sizeof e, "%s/cli.err", ckbt_tmpdir());
+    /* No key reaches a real provider from a test. */
+    snprintf(cmd, sizeof cmd,
+             "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY %s %s >%s 2>%s",
+             ckbt_bin(), args, o, e);
+    int st = system(cmd);
+    *out = ckb_read_file(o, NULL);
+    *err = ckb_read_file(e, NULL);
+    if (!*out)
+        *out = strdup("");
+    if (!*err)
+        *err = strdup("");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+CKBT_TEST(gen_prompt_command, "quick")
+{
+    char *out, *err;
+    int rc = gen_cli("prompt 12p --size small", &out, &err);
+    CKBT_EXPECT(rc == 0, "exit %d: %s", rc, err);
+    CKBT_EXPECT(strstr(out, "=== system ===\n") && strstr(out, "=== user ===\n") &&
+                    strstr(out, "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, "
+                                "ckb_bf16 *out)") &&
+                    strstr(out, "static void rmsnorm_reference") &&
+                    strstr(out, "Dims (size small): B=2 S=64 D=1024") &&
+                    !strstr(out, "GEN-DOCS-MARKER"),
+                "the one-shot prompt: roles, signature, reference, dims");
+    CKBT_EXPECT(strstr(err, "chars, ~") != NULL, "its size on stderr: %s", err);
+    /* The size printed is the prompt's: chars of the messages' contents. */
+    long chars = strtol(err, NULL, 10);
+    CKBT_EXPECT(chars > 1000 && chars < (long)strlen(out), "size %ld of %zu printed", chars,
+                strlen(out));
+    free(out);
+    free(err);
+    rc = gen_cli("prompt 12p --size small --method beam --docs-target ../tests/fixtures/gen-docs",
+                 &out, &err);
+    CKBT_EXPECT(rc == 0 && strstr(out, "##### plan request") &&
+                    strstr(out, "## Optimization menu") && strstr(out, "GEN-DOCS-MARKER") &&
+                    strstr(out, "##### implementation request") &&
+                    strstr(out, "<the plan the model replied>"),
+                "beam: the plan request and the implementation request, with the docs");
+    free(out);
+    free(err);
+    rc = gen_cli("prompt 12p --size small --method refine --docs --docs-target "
+                 "../tests/fixtures/gen-docs",
+                 &out, &err);
+    CKBT_EXPECT(rc == 0 && strstr(out, "GEN-DOCS-MARKER"), "--docs adds the documentation");
+    free(out);
+    free(err);
+    rc = gen_cli("prompt nosuch", &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "unknown workload"), "an unknown workload: exit %d", rc);
+    free(out);
+    free(err);
+}
+
+CKBT_TEST(gen_generate_command_errors, "quick")
+{
+    char *out, *err, args[1024];
+    int rc = gen_cli("generate --method nope --provider openai --workloads 12p", &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "--method"), "a bad method: exit %d (%s)", rc, err);
+    free(out);
+    free(err);
+    rc = gen_cli("generate --method best-of-n --provider openai --model m", &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "--workloads"), "no workloads: exit %d (%s)", rc, err);
+    free(out);
+    free(err);
+    rc = gen_cli("generate --method refine --provider openai --model m --workloads 12p,nosuch",
+                 &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "unknown workload"), "an unknown workload: exit %d", rc);
+    free(out);
+    free(err);
+    /* A provider that cannot work (no key; or not built) fails before any run is made. */
+    snprintf(args, sizeof args,
+             "generate --method best-of-n --provider openai --model m --workloads 12p --out "
+             "%s/never",
+             ckbt_tmpdir());
+    rc = gen_cli(args, &out, &err);
+    char never[600];
+    snprintf(never, sizeof never, "%s/never", ckbt_tmpdir());
+    CKBT_EXPECT(rc == 2 && access(never, F_OK) != 0, "no provider: exit %d, no run (%s)", rc,
+                err);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "generate --resume %s/nothing-here", ckbt_tmpdir());
+    rc = gen_cli(args, &out, &err);
+    CKBT_EXPECT(rc == 1 && strstr(err, "not a generation run"), "resume of nothing: exit %d (%s)",
+                rc, err);
+    free(out);
+    free(err);
+}
+
+CKBT_TEST(gen_timing_lock_is_machine_wide, "quick")
+{
+    /* A child process holds the timing lock; this process cannot take the
+     * file lock meanwhile, and can once the child is gone. */
+    int go[2], ready[2];
+    CKBT_EXPECT(pipe(go) == 0 && pipe(ready) == 0, "pipes");
+    pid_t pid = fork();
+    if (pid == 0) {
+        char c;
+        ckb_excl_lock();
+        if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    CKBT_EXPECT(read(ready[0], &c, 1) == 1 && c == 'r', "the child took the lock");
+    int fd = open(ckb_excl_path(), O_RDWR);
+    CKBT_EXPECT(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK,
+                "the lock file is held by the child");
+    CKBT_EXPECT(write(go[1], "g", 1) == 1, "release");
+    waitpid(pid, NULL, 0);
+    CKBT_EXPECT(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0, "free once the child is gone");
+    if (fd >= 0)
+        close(fd);
+    close(go[0]), close(go[1]), close(ready[0]), close(ready[1]);
 }

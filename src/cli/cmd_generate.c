@@ -382,6 +382,9 @@ int ckb_cmd_generate(int argc, char **argv)
             goto cleanup;
         }
     }
+    /* --chains and --turns alone set the budget they add up to. */
+    if (!o.resume && o.given[G_CHAINS] && o.given[G_TURNS] && !o.given[G_BUDGET])
+        o.g.budget = o.g.chains * o.g.turns;
     if (!o.pc.name || !o.workloads) {
         fprintf(stderr, "ckbench: generate needs --provider and --workloads\n%s", generate__usage);
         rc = 2;
