@@ -182,7 +182,8 @@ static double generate__jnum(json_object *c, const char *k, double dflt)
     return json_object_object_get_ex(c, k, &v) && v ? json_object_get_double(v) : dflt;
 }
 
-/* The run-defining options from a run's config (resume). */
+/* The run-defining options from a run's config (resume): 0, -1 when the
+ * command line tries to change one (said), -2 when the config is unusable. */
 static int generate__from_config(json_object *c, generate__opts *o, char *wl, size_t wln)
 {
     for (int i = 0; i < G_NDEF; i++)
@@ -195,7 +196,7 @@ static int generate__from_config(json_object *c, generate__opts *o, char *wl, si
         }
     if (ckb_gen_method_parse(generate__jstr(c, "method"), &o->g.method) != 0 ||
         ckb_size_parse(generate__jstr(c, "size") ? generate__jstr(c, "size") : "", &o->g.eval.size))
-        return -1;
+        return -2;
     o->pc.name = generate__jstr(c, "provider");
     o->pc.model = generate__jstr(c, "model");
     if (!o->pc.base_url)
@@ -222,7 +223,7 @@ static int generate__from_config(json_object *c, generate__opts *o, char *wl, si
     o->g.use_expert = !json_object_object_get_ex(c, "expert", &e) || json_object_get_boolean(e);
     json_object *wls;
     if (!json_object_object_get_ex(c, "workloads", &wls))
-        return -1;
+        return -2;
     wl[0] = 0;
     for (size_t i = 0; i < json_object_array_length(wls); i++) {
         size_t used = strlen(wl);
@@ -375,9 +376,11 @@ int ckb_cmd_generate(int argc, char **argv)
             fprintf(stderr, "ckbench: %s\n", err);
             return 1;
         }
-        if (generate__from_config(ckb_run_config(run), &o, wlbuf, sizeof wlbuf) != 0) {
-            fprintf(stderr, "ckbench: cannot resume %s: its config.json is not usable\n",
-                    o.resume);
+        int bad = generate__from_config(ckb_run_config(run), &o, wlbuf, sizeof wlbuf);
+        if (bad != 0) {
+            if (bad == -2)
+                fprintf(stderr, "ckbench: cannot resume %s: its config.json is not usable\n",
+                        o.resume);
             rc = 2;
             goto cleanup;
         }
