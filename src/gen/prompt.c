@@ -135,6 +135,13 @@ static void prompt__trimmed(ckb_strbuf *sb, const char *s, int lines)
     while (*p && n < lines) {
         const char *eol = strchr(p, '\n');
         size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        /* "/any/run/tmp/x-3/kernel.c:2:6: error" -> "kernel.c:2:6: error": the
+         * prompt does not depend on where the run lives. */
+        const char *k = strstr(p, "/kernel.c:");
+        if (k && k < p + len && !memchr(p, ' ', (size_t)(k - p))) {
+            len -= (size_t)(k + 1 - p);
+            p = k + 1;
+        }
         ckb_strbuf_printf(sb, "%.*s\n", (int)(len > 300 ? 300 : len), p);
         n++;
         p = eol ? eol + 1 : p + len;

@@ -129,9 +129,11 @@ static double sample__sum_d(double a, double b) { return a < 0 ? b : b < 0 ? a :
 static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object **eval,
                         double *eval_s)
 {
+    /* kernel.c in a folder of its own: the compiler's messages name it, and
+     * the feedback shows only that name (prompt.c), not the run's path. */
     char dir[1200], path[1400];
-    snprintf(dir, sizeof dir, "%s/tmp", ckb_run_dir(g->run));
-    snprintf(path, sizeof path, "%s/%s-%d.c", dir, g->w->id, index);
+    snprintf(dir, sizeof dir, "%s/tmp/%s-%d", ckb_run_dir(g->run), g->w->id, index);
+    snprintf(path, sizeof path, "%s/kernel.c", dir);
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, code, strlen(code)) != 0) {
         snprintf(g->error, sizeof g->error, "cannot write %.300s: %s", path, strerror(errno));
         return -1;
@@ -147,6 +149,7 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     ckb_excl_unlock();
     *eval_s = ckb_now() - t0;
     unlink(path);
+    rmdir(dir);
     if (rc != 0) {
         snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %.400s", g->w->id,
                  index, r.message);
