@@ -496,7 +496,12 @@ void ckb_run_close(ckb_run *r)
     if (r->records_fd >= 0)
         close(r->records_fd);
     if (r->lock_fd >= 0) {
-        /* The file stays (a pid file is harmless); the flock is what counts. */
+        /* The file stays, emptied: removing it would let a waiting process
+         * lock the old inode while a newcomer locks a new one. The flock is
+         * what counts; the pid is for the message. */
+        if (ftruncate(r->lock_fd, 0) != 0) {
+            /* a stale pid is only cosmetic */
+        }
         flock(r->lock_fd, LOCK_UN);
         close(r->lock_fd);
     }
