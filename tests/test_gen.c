@@ -23,6 +23,7 @@
 #include "gen/extract.h"
 #include "gen/gen.h"
 #include "gen/prompt.h"
+#include "gen/refsrc.h"
 #include "gen/sample.h"
 #include "harness.h"
 
@@ -716,4 +717,21 @@ CKBT_TEST(gen_timing_lock_is_machine_wide, "quick")
     int freed = gen_other_process_try_lock();
     CKBT_EXPECT(held == 1, "another process is refused while we time (got %d)", held);
     CKBT_EXPECT(freed == 0, "and gets it once we are done (got %d)", freed);
+}
+
+CKBT_TEST(gen_reference_source_of_every_workload, "quick")
+{
+    /* Every workload's prompt carries its reference and the helpers it
+     * calls: each called function of the file is defined above it. */
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        char err[512] = "";
+        char *src = ckb_gen_reference_source(w, err, sizeof err);
+        CKBT_EXPECT(src && strstr(src, "_reference(const int64_t *d, void *const *t)"),
+                    "%s: %s", w->id, src ? "no reference function in the text" : err);
+        if (src && strstr(src, "ckb_ref_matmul("))
+            CKBT_EXPECT(strstr(src, "float *ckb_ref_matmul(const ckb_bf16 *A"),
+                        "%s: the reference matmul it calls is shown", w->id);
+        free(src);
+    }
 }
