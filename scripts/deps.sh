@@ -3,7 +3,7 @@
 # or says which are missing and how to get them.
 set -eu
 # chromium: the report test loads report.html in a real headless browser.
-need=(gcc make libc6-dev libdnnl-dev libjson-c-dev libseccomp-dev libcurl4-openssl-dev chromium)
+need=(gcc make libc6-dev libdnnl-dev libjson-c-dev libseccomp-dev libcurl4-openssl-dev libssl-dev chromium)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

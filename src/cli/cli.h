@@ -45,5 +45,7 @@ int ckb_cmd_bench(int argc, char **argv);
 int ckb_cmd_tune(int argc, char **argv);
 int ckb_cmd_report(int argc, char **argv);
 int ckb_cmd_score(int argc, char **argv);
+int ckb_cmd_generate(int argc, char **argv);
+int ckb_cmd_prompt(int argc, char **argv);
 
 #endif /* CKB_CLI_H */

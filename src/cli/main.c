@@ -31,6 +31,17 @@ static const char usage[] =
     "                               correctness, solved, floored geomean speedup, fast_p@N,\n"
     "                               % of expert, failure taxonomy; writes score.json\n"
     "                               (FILE defaults to RUN/score.json for one run)\n"
+    "  generate --method best-of-n|refine|refine-docs|beam --provider P --model X\n"
+    "           --workloads ID,ID... [--budget N] [--size S] [--threads N] [--out RUN]\n"
+    "           [--jobs K] [--concurrency N] [--base-url U] [--command CMD] [--replay RUN]\n"
+    "           [--prices FILE] [--max-retries N] [--timeout S] [--temperature T]\n"
+    "           [--chains C --turns T] [--beam-width W --beam-candidates K] [--seed S]\n"
+    "           [--warmup N] [--iters N] [--no-expert]\n"
+    "                               a generation method on a sample budget per workload,\n"
+    "                               into a run folder (records.jsonl, best/, summary.json)\n"
+    "  generate --resume RUN        continue a killed run where its records stop\n"
+    "  prompt WORKLOAD [--method M] [--docs] [--size S]\n"
+    "                               print exactly what a model gets for the first sample\n"
     "\n"
     "A WORKLOAD is its id (8p_GEMM) or its number (8p). Threads default to every core.\n"
     "Exit status: 0 done (an eval that judged a kernel wrong is done), 1 the harness\n"
@@ -52,6 +63,7 @@ int main(int argc, char **argv)
         {"list", ckb_cmd_list},   {"describe", ckb_cmd_describe}, {"machine", ckb_cmd_machine},
         {"eval", ckb_cmd_eval},   {"bench", ckb_cmd_bench},       {"tune", ckb_cmd_tune},
         {"report", ckb_cmd_report}, {"score", ckb_cmd_score},
+        {"generate", ckb_cmd_generate}, {"prompt", ckb_cmd_prompt},
     };
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i].name) == 0)

@@ -1,0 +1,240 @@
+/* The generation engine: best-of-n, refine, refine-docs (beam: beam.c). */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/expert.h"
+#include "core/fsutil.h"
+#include "docs/docs.h"
+#include "gen/excl.h"
+#include "gen/refsrc.h"
+#include "gen/sample.h"
+
+static const char *const gen__methods[CKB_GEN_METHOD_COUNT] = {"best-of-n", "refine",
+                                                               "refine-docs", "beam"};
+
+const char *ckb_gen_method_name(ckb_gen_method m)
+{
+    return (unsigned)m < CKB_GEN_METHOD_COUNT ? gen__methods[m] : "unknown";
+}
+
+int ckb_gen_method_parse(const char *s, ckb_gen_method *out)
+{
+    for (int i = 0; s && i < CKB_GEN_METHOD_COUNT; i++)
+        if (strcmp(s, gen__methods[i]) == 0) {
+            *out = (ckb_gen_method)i;
+            return 0;
+        }
+    return -1;
+}
+
+int ckb_gen_method_uses_docs(ckb_gen_method m)
+{
+    return m == CKB_GEN_REFINE_DOCS || m == CKB_GEN_BEAM;
+}
+
+void ckb_gen_opts_default(ckb_gen_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->method = CKB_GEN_BEST_OF_N;
+    o->budget = 144;
+    o->turns = 8;
+    o->beam_width = 3;
+    o->beam_candidates = 6;
+    o->translate_iters = 4;
+    o->jobs = 1;
+    o->concurrency = 4;
+    o->use_expert = 1;
+    ckb_eval_opts_default(&o->eval);
+}
+
+void ckb_gen_refine_shape(const ckb_gen_opts *o, int *chains, int *turns)
+{
+    int t = o->turns > 0 ? o->turns : 8;
+    if (t > o->budget)
+        t = o->budget;
+    int c = o->chains > 0 ? o->chains : (o->budget + t - 1) / t;
+    *chains = c;
+    *turns = t;
+}
+
+int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int with_docs,
+                      const char *docs_target, ckb_gen_task *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->w = w;
+    t->size = size;
+    t->threads = threads;
+    t->reference = ckb_gen_reference_source(w, err, errlen);
+    if (!t->reference)
+        return -1;
+    t->readme = ckb_gen_readme_intro(w);
+    if (with_docs) {
+        ckb_strbuf sb = {0};
+        if (ckb_docs_for_workload(w, docs_target, &sb, NULL, err, errlen) != 0) {
+            ckb_strbuf_free(&sb);
+            ckb_gen_task_free(t);
+            return -1;
+        }
+        t->docs = ckb_strbuf_take(&sb);
+    }
+    return 0;
+}
+
+void ckb_gen_task_free(ckb_gen_task *t)
+{
+    free((char *)t->reference);
+    free((char *)t->readme);
+    free((char *)t->docs);
+    memset(t, 0, sizeof *t);
+}
+
+/* The expert's speedup at this size and thread budget: evaluated once per
+ * run (RUN/expert/<id>.json), NAN when the workload has none or it failed. */
+static double gen__expert(ckb_gen_wl *g)
+{
+    char src[1024], dir[1100], path[1400];
+    if (!g->o->use_expert || !ckb_expert_path(g->w, src, sizeof src))
+        return NAN;
+    snprintf(dir, sizeof dir, "%s/expert", ckb_run_dir(g->run));
+    snprintf(path, sizeof path, "%s/%s.json", dir, g->w->id);
+    json_object *j = json_object_from_file(path);
+    if (!j) {
+        ckb_eval_opts eo = g->o->eval;
+        ckb_expert_config cfg;
+        ckb_expert_config_load(g->w, eo.size, eo.threads, &cfg);
+        eo.defines = cfg.defines;
+        eo.ndefines = cfg.n;
+        ckb_eval_result r;
+        if (!g->o->quiet)
+            fprintf(stderr, "[%s] timing the expert once (for %% of expert)\n", g->w->id);
+        ckb_excl_lock();
+        int rc = ckb_eval_run(g->w, src, &eo, &r);
+        ckb_excl_unlock();
+        if (rc != 0)
+            return NAN;
+        j = ckb_eval_result_json(g->w, &eo, &r);
+        const char *t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY);
+        if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
+            fprintf(stderr, "ckbench: cannot save %s (the expert is timed again on resume)\n",
+                    path);
+    }
+    double s = ckb_rec_correct(j) ? ckb_rec_num(j, "speedup") : NAN;
+    json_object_put(j);
+    return s;
+}
+
+/* ---- best-of-n ---------------------------------------------------------- */
+
+static void gen__bon_one(void *ctx, int i)
+{
+    ckb_gen_wl *g = ctx;
+    ckb_sample_spec s = {.kind = CKB_SAMPLE_ONESHOT, .index = i, .chain = -1, .turn = -1,
+                         .parent = -1};
+    ckb_gen_sample(g, &s);
+}
+
+/* ---- refine ------------------------------------------------------------- */
+
+/* One chain: turn 0 from the one-shot prompt, each later turn from the
+ * chain's latest kernel (the last reply that had code) and its feedback. */
+static void gen__chain(void *ctx, int c)
+{
+    ckb_gen_wl *g = ctx;
+    int chains, turns;
+    ckb_gen_refine_shape(g->o, &chains, &turns);
+    json_object *last_code = NULL, *last = NULL;
+    int last_code_index = -1;
+    for (int t = 0; t < turns && !g->failed; t++) {
+        int index = c * turns + t;
+        if (index >= g->o->budget)
+            break;
+        ckb_sample_spec s = {.kind = t == 0 ? CKB_SAMPLE_ONESHOT : CKB_SAMPLE_REFINE,
+                             .index = index, .chain = c, .turn = t, .parent = -1};
+        if (t > 0) {
+            if (last_code) {
+                s.prev = ckb_rec_prev(last_code);
+                s.parent = last_code_index;
+                s.prev.no_code_after = last != last_code;
+            } else {
+                /* No kernel yet in this chain: the last failure is the feedback. */
+                s.prev.status = ckb_rec_str(last, "status");
+                s.parent = index - 1;
+            }
+        }
+        last = ckb_gen_sample(g, &s);
+        if (!last)
+            return;
+        json_object *code;
+        if (json_object_object_get_ex(last, "code", &code) && code) {
+            last_code = last;
+            last_code_index = index;
+        }
+    }
+}
+
+/* ---- a workload, the run ------------------------------------------------ */
+
+static int gen__workload(ckb_gen_wl *g)
+{
+    char err[400];
+    if (ckb_gen_task_load(g->w, g->o->eval.size, g->o->eval.threads,
+                          ckb_gen_method_uses_docs(g->o->method), g->o->docs_target, &g->task,
+                          err, sizeof err) != 0) {
+        snprintf(g->error, sizeof g->error, "%s: %s", g->w->id, err);
+        return -1;
+    }
+    g->expert_speedup = gen__expert(g);
+    ckb_run_set_expert(g->run, g->w->id, g->expert_speedup);
+    int chains, turns;
+    switch (g->o->method) {
+    case CKB_GEN_BEST_OF_N:
+        ckb_gen_parallel(g->o->budget, g->o->concurrency, gen__bon_one, g);
+        break;
+    case CKB_GEN_REFINE:
+    case CKB_GEN_REFINE_DOCS:
+        ckb_gen_refine_shape(g->o, &chains, &turns);
+        ckb_gen_parallel(chains, g->o->concurrency, gen__chain, g);
+        break;
+    case CKB_GEN_BEAM:
+        ckb_gen_beam(g);
+        break;
+    default:
+        break;
+    }
+    ckb_run_write_summary(g->run);
+    return g->failed ? -1 : 0;
+}
+
+typedef struct {
+    ckb_gen_wl *wl;
+    int rc;
+} gen__all;
+
+static void gen__one_workload(void *ctx, int i)
+{
+    gen__all *a = ctx;
+    if (gen__workload(&a->wl[i]) != 0) {
+        fprintf(stderr, "ckbench: %s\n", a->wl[i].error);
+        __atomic_store_n(&a->rc, -1, __ATOMIC_RELAXED);
+    }
+}
+
+int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *workloads, int n,
+                const ckb_gen_opts *o)
+{
+    gen__all a = {calloc((size_t)n, sizeof(ckb_gen_wl)), 0};
+    if (!a.wl)
+        return -1;
+    for (int i = 0; i < n; i++)
+        a.wl[i] = (ckb_gen_wl){.o = o, .p = p, .run = run, .w = workloads[i],
+                               .expert_speedup = NAN};
+    ckb_gen_parallel(n, o->jobs, gen__one_workload, &a);
+    ckb_run_write_summary(run);
+    for (int i = 0; i < n; i++)
+        ckb_gen_task_free(&a.wl[i].task);
+    free(a.wl);
+    return a.rc;
+}

@@ -1,0 +1,362 @@
+/* The prompts of the generation methods (see prompt.h). */
+#include <ctype.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/menu.h"
+#include "gen/prompt.h"
+
+#define PROMPT_FEEDBACK_LINES 40
+
+void ckb_gen_prompt_free(ckb_gen_prompt *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->text[i]);
+    memset(p, 0, sizeof *p);
+}
+
+static void prompt__set(ckb_gen_prompt *p, char *system, char *user)
+{
+    memset(p, 0, sizeof *p);
+    p->text[0] = system;
+    p->text[1] = user;
+    p->msgs[0] = (ckb_chat_msg){"system", system};
+    p->msgs[1] = (ckb_chat_msg){"user", user};
+    p->n = 2;
+}
+
+/* The task and the rules, true to what src/eval enforces. */
+static char *prompt__preamble(const ckb_gen_task *t)
+{
+    ckb_strbuf sb = {0};
+    const ckb_workload *w = t->w;
+    char *sig = ckb_workload_signature(w);
+    ckb_strbuf_printf(
+        &sb,
+        "You write fast CPU kernels in C. Your kernel replaces the baseline of one workload "
+        "and is judged on correctness first, then on its speedup over the baseline (oneDNN "
+        "primitives plus OpenMP loops).\n\n"
+        "Rules (enforced by the evaluator):\n"
+        "- Reply with ONE complete C file in a ```c fenced block. It defines exactly\n"
+        "    %s\n"
+        "  (the tensors in this order, inputs first; every tensor is contiguous, row-major, "
+        "64-byte aligned; inputs are read-only).\n"
+        "- It is compiled with `cc -O3 -march=native -fopenmp -shared -fPIC` and a generated "
+        "header force-included: the dims as macros (64-bit, e.g. `#define N 4096L`), the "
+        "constants, and the prototype of workload() - so do not redefine those macros.\n"
+        "- You may include the C standard headers, <immintrin.h>, <omp.h> and \"ckbench.h\" "
+        "(ckb_bf16 = uint16_t raw bf16 bits; ckb_bf16_to_f32, ckb_f32_to_bf16 (round to "
+        "nearest even), ckb_hash64, ckb_uniform). malloc/free and libm are allowed.\n"
+        "- Forbidden (the build is rejected or the run killed): I/O, files, sockets, "
+        "processes, signals, timers, syscalls, dlopen; state kept between calls (static or "
+        "global caches of inputs or results); reading anything but the arguments.\n"
+        "- Threads: %d (OpenMP's default team is that size). The machine: -march=native, "
+        "AVX-512 where the CPU has it.\n"
+        "- Correctness: every output element is compared with the baseline's on several "
+        "random input sets: |got - expected| <= atol + rtol*|expected| with atol = %g, "
+        "rtol = %g; a NaN or Inf the baseline lacks is wrong. Outputs are poisoned before "
+        "the call: write every element. Memory past the tensors is guarded.\n"
+        "- Then it is timed (median of many calls) against the baseline in the same "
+        "process.\n",
+        sig, t->threads, ckb_workload_atol(w), ckb_workload_rtol(w));
+    free(sig);
+    return ckb_strbuf_take(&sb);
+}
+
+static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
+{
+    const ckb_workload *w = t->w;
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, t->size, dims);
+    ckb_strbuf_printf(sb, "## The workload: %s\n\n%s\n\n", w->id, w->summary);
+    if (t->readme)
+        ckb_strbuf_printf(sb, "%s\n\n", t->readme);
+    ckb_strbuf_printf(sb, "Dims (size %s):", ckb_size_name(t->size));
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
+    ckb_strbuf_printf(sb, "\n");
+    for (int i = 0; i < w->nconsts; i++)
+        ckb_strbuf_printf(sb, "Constant %s = %g\n", w->consts[i].name, w->consts[i].value);
+    ckb_strbuf_printf(sb, "Tensors:\n");
+    for (int i = 0; i < w->ntensors; i++) {
+        const ckb_tensor *x = &w->tensors[i];
+        ckb_strbuf_printf(sb, "  %-6s %-4s %s[", x->role == CKB_IN ? "input" : "output",
+                          ckb_dtype_name(x->dtype), x->name);
+        for (int r = 0; r < x->rank; r++)
+            ckb_strbuf_printf(sb, "%s%s", r ? "][" : "", w->dims[x->shape[r]].name);
+        ckb_strbuf_printf(sb, "]\n");
+    }
+    if (w->tolerance_reason)
+        ckb_strbuf_printf(sb, "Tolerance note: %s\n", w->tolerance_reason);
+    char *hdr = ckb_workload_candidate_header(w, t->size);
+    ckb_strbuf_printf(sb, "\nThe header force-included into your file:\n```c\n%s```\n", hdr);
+    free(hdr);
+    ckb_strbuf_printf(
+        sb,
+        "\n## The semantics to reproduce\n\n"
+        "The plain reference below is the exact computation (its rounding to bf16 included). "
+        "It is written against the harness's calling convention: its enums index the dims "
+        "and the tensors, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the "
+        "tensor `name` (your parameter of that name); the helpers it calls are shown above "
+        "it.\n```c\n%s```\n",
+        t->reference ? t->reference : "/* reference source unavailable */\n");
+}
+
+static void prompt__docs(ckb_strbuf *sb, const ckb_gen_task *t)
+{
+    if (t->docs && t->docs[0])
+        ckb_strbuf_printf(sb, "# Documentation for this target\n\n%s\n", t->docs);
+}
+
+static const char prompt__reply_rule[] =
+    "Reply with the whole C file in one ```c block (a short explanation before it is "
+    "fine).\n";
+
+void ckb_gen_prompt_oneshot(const ckb_gen_task *t, ckb_gen_prompt *p)
+{
+    ckb_strbuf sb = {0};
+    prompt__docs(&sb, t);
+    prompt__workload(&sb, t);
+    ckb_strbuf_printf(&sb, "\n## Your task\n\nWrite a correct kernel for this workload that "
+                           "is as fast as you can make it on this CPU.\n%s",
+                      prompt__reply_rule);
+    prompt__set(p, prompt__preamble(t), ckb_strbuf_take(&sb));
+}
+
+/* At most `lines` lines of s, with a note of how many were cut. */
+static void prompt__trimmed(ckb_strbuf *sb, const char *s, int lines)
+{
+    int n = 0;
+    const char *p = s;
+    while (*p && n < lines) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        /* "/any/run/tmp/x-3/kernel.c:2:6: error" -> "kernel.c:2:6: error": the
+         * prompt does not depend on where the run lives. */
+        const char *k = strstr(p, "/kernel.c:");
+        if (k && k < p + len && !memchr(p, ' ', (size_t)(k - p))) {
+            len -= (size_t)(k + 1 - p);
+            p = k + 1;
+        }
+        ckb_strbuf_printf(sb, "%.*s\n", (int)(len > 300 ? 300 : len), p);
+        n++;
+        p = eol ? eol + 1 : p + len;
+    }
+    int rest = 0;
+    for (; *p; p++)
+        rest += *p == '\n';
+    if (rest)
+        ckb_strbuf_printf(sb, "[... %d more lines]\n", rest);
+}
+
+static double prompt__num(json_object *o, const char *k)
+{
+    json_object *v;
+    return o && json_object_object_get_ex(o, k, &v) && v ? json_object_get_double(v) : NAN;
+}
+
+static const char *prompt__str(json_object *o, const char *k)
+{
+    json_object *v;
+    return o && json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : NULL;
+}
+
+void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
+{
+    const char *detail = prompt__str(eval, "detail"), *msg = prompt__str(eval, "message");
+    ckb_strbuf_printf(sb, "Status: %s%s%s%s\n", status, detail ? " (" : "", detail ? detail : "",
+                      detail ? ")" : "");
+    if (strcmp(status, "no_code") == 0) {
+        ckb_strbuf_printf(sb, "The reply held no C code block; reply with the whole file in "
+                              "a ```c block.\n");
+        return;
+    }
+    if (strcmp(status, "provider_error") == 0) {
+        ckb_strbuf_printf(sb, "No reply came back for this request.\n");
+        return;
+    }
+    if (strcmp(status, "wrong_result") == 0 || strcmp(status, "nondeterministic") == 0) {
+        ckb_strbuf_printf(sb, "Max abs error: %g\n", prompt__num(eval, "max_abs_err"));
+        json_object *worst;
+        if (eval && json_object_object_get_ex(eval, "worst", &worst))
+            ckb_strbuf_printf(sb,
+                              "Worst element: tensor %s, flat index %lld (row-major), got %g, "
+                              "expected %g; %lld elements out of tolerance.\n",
+                              prompt__str(worst, "tensor"),
+                              (long long)prompt__num(worst, "index"), prompt__num(worst, "got"),
+                              prompt__num(worst, "expected"),
+                              (long long)prompt__num(worst, "bad_elements"));
+    }
+    if (strcmp(status, "ok") != 0 && msg && msg[0]) {
+        ckb_strbuf_printf(sb, "%s:\n```\n",
+                          strcmp(status, "compile_error") == 0 ? "Compiler output (trimmed)"
+                                                               : "Message");
+        prompt__trimmed(sb, msg, PROMPT_FEEDBACK_LINES);
+        ckb_strbuf_printf(sb, "```\n");
+    }
+    json_object *cand, *base;
+    if (eval && json_object_object_get_ex(eval, "candidate", &cand) &&
+        json_object_object_get_ex(eval, "baseline", &base)) {
+        double cm = prompt__num(cand, "median_ms"), bm = prompt__num(base, "median_ms");
+        ckb_strbuf_printf(sb, "Timing: your kernel %.4g ms, baseline %.4g ms (medians): "
+                              "speedup %.3gx%s.\n",
+                          cm, bm, bm / cm, bm / cm < 1 ? " (slower than the baseline)" : "");
+        double g = prompt__num(eval, "gflops"), pct = prompt__num(eval, "pct_of_peak");
+        const char *bound = prompt__str(eval, "bound");
+        ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s", g);
+        if (isfinite(pct))
+            ckb_strbuf_printf(sb, ", %.3g%% of the machine's peak (%.4g GFLOP/s)", pct,
+                              prompt__num(eval, "peak_gflops"));
+        ckb_strbuf_printf(sb, "; arithmetic intensity %.3g FLOP/byte",
+                          prompt__num(eval, "arithmetic_intensity"));
+        if (bound)
+            ckb_strbuf_printf(sb, ", %s-bound: the roofline allows %.4g ms", bound,
+                              prompt__num(eval, "roofline_ms"));
+        ckb_strbuf_printf(sb, ".\n");
+    }
+}
+
+/* The previous kernel (or the reference's absence of one) and its feedback. */
+static void prompt__prev(ckb_strbuf *sb, const ckb_gen_prev *prev, const char *title)
+{
+    if (!prev || !prev->code) {
+        ckb_strbuf_printf(sb, "\n## %s\n\nNo kernel yet: start from the reference.\n", title);
+        if (prev && prev->status) {
+            ckb_strbuf_printf(sb, "The previous attempt:\n");
+            ckb_gen_feedback(sb, prev->status, prev->eval);
+        }
+        return;
+    }
+    ckb_strbuf_printf(sb, "\n## %s\n\n```c\n%s%s```\n\n### Its evaluation\n\n", title,
+                      prev->code,
+                      prev->code[0] && prev->code[strlen(prev->code) - 1] == '\n' ? "" : "\n");
+    ckb_gen_feedback(sb, prev->status ? prev->status : "ok", prev->eval);
+    if (prev->no_code_after)
+        ckb_strbuf_printf(sb, "\nYour last reply after this kernel held no C code block.\n");
+}
+
+void ckb_gen_prompt_refine(const ckb_gen_task *t, const ckb_gen_prev *prev, ckb_gen_prompt *p)
+{
+    ckb_strbuf sb = {0};
+    prompt__docs(&sb, t);
+    prompt__workload(&sb, t);
+    prompt__prev(&sb, prev, "Your previous kernel");
+    ckb_strbuf_printf(&sb, "\n## Your task\n\n%s\n%s",
+                      prev && prev->status && strcmp(prev->status, "ok") == 0
+                          ? "The kernel is correct. Make it faster, keeping it correct."
+                          : "Fix the problem reported above, then make the kernel fast.",
+                      prompt__reply_rule);
+    prompt__set(p, prompt__preamble(t), ckb_strbuf_take(&sb));
+}
+
+static int prompt__correct(const ckb_gen_prev *prev)
+{
+    return prev && prev->code && prev->status && strcmp(prev->status, "ok") == 0;
+}
+
+void ckb_gen_prompt_plan(const ckb_gen_task *t, const ckb_gen_prev *parent, const char *phase,
+                         int iter, int niters, ckb_gen_prompt *p)
+{
+    ckb_strbuf sb = {0};
+    prompt__docs(&sb, t);
+    prompt__workload(&sb, t);
+    prompt__prev(&sb, parent, "The current kernel");
+    const char *items[CKB_GEN_MENU_MAX];
+    int n = ckb_gen_menu(t->w, items, CKB_GEN_MENU_MAX);
+    ckb_strbuf_printf(&sb, "\n## Optimization menu\n\n");
+    if (!prompt__correct(parent))
+        ckb_strbuf_printf(&sb, "0. fix what makes the current kernel fail (or, with no "
+                               "kernel yet, translate the reference faithfully)\n");
+    for (int i = 0; i < n; i++)
+        ckb_strbuf_printf(&sb, "%d. %s\n", i + 1, items[i]);
+    ckb_strbuf_printf(
+        &sb,
+        "\n## Your task: plan one step (phase %s, iteration %d of %d)\n\n"
+        "%s Choose exactly ONE strategy from the menu and plan how to apply it to the current "
+        "kernel. Do not write the code yet. Reply with a first line `STRATEGY: <number>`, "
+        "then the plan in at most 15 lines.\n",
+        phase, iter, niters,
+        strcmp(phase, "translate") == 0
+            ? "Phase translate: the goal is a correct kernel (a speedup is a bonus)."
+            : "Phase optimize: the goal is a faster kernel that stays correct.");
+    prompt__set(p, prompt__preamble(t), ckb_strbuf_take(&sb));
+}
+
+void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
+                              const char *plan, ckb_gen_prompt *p)
+{
+    ckb_strbuf sb = {0};
+    prompt__docs(&sb, t);
+    prompt__workload(&sb, t);
+    prompt__prev(&sb, parent, "The current kernel");
+    ckb_strbuf_printf(&sb, "\n## The plan\n\n%s\n\n## Your task\n\nImplement exactly this "
+                           "plan on the current kernel (or, with no kernel yet, on the "
+                           "reference). Keep it correct.\n%s",
+                      plan ? plan : "", prompt__reply_rule);
+    prompt__set(p, prompt__preamble(t), ckb_strbuf_take(&sb));
+}
+
+void ckb_gen_prompt_sha256(const ckb_gen_prompt *p, char hex[65])
+{
+    unsigned char md[32];
+    unsigned int len = 0;
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL);
+    for (int i = 0; ok && i < p->n; i++)
+        ok = EVP_DigestUpdate(c, p->msgs[i].role, strlen(p->msgs[i].role) + 1) &&
+             EVP_DigestUpdate(c, p->msgs[i].content, strlen(p->msgs[i].content) + 1);
+    ok = ok && EVP_DigestFinal_ex(c, md, &len) && len == 32;
+    EVP_MD_CTX_free(c);
+    if (!ok) {
+        /* OpenSSL cannot fail here short of running out of memory. */
+        snprintf(hex, 65, "%s", "unavailable");
+        return;
+    }
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+long ckb_gen_prompt_chars(const ckb_gen_prompt *p)
+{
+    long n = 0;
+    for (int i = 0; i < p->n; i++)
+        n += (long)strlen(p->msgs[i].content);
+    return n;
+}
+
+char *ckb_gen_prompt_render(const ckb_gen_prompt *p)
+{
+    ckb_strbuf sb = {0};
+    for (int i = 0; i < p->n; i++)
+        ckb_strbuf_printf(&sb, "%s=== %s ===\n%s\n", i ? "\n" : "", p->msgs[i].role,
+                          p->msgs[i].content);
+    return ckb_strbuf_take(&sb);
+}
+
+char *ckb_gen_plan_strategy(const ckb_workload *w, const char *reply)
+{
+    if (!reply)
+        return NULL;
+    const char *items[CKB_GEN_MENU_MAX];
+    int n = ckb_gen_menu(w, items, CKB_GEN_MENU_MAX);
+    const char *s = strcasestr(reply, "STRATEGY:");
+    s = s ? s + 9 : reply;
+    while (*s && !isdigit((unsigned char)*s) && *s != '\n')
+        s++;
+    if (isdigit((unsigned char)*s)) {
+        int k = atoi(s);
+        if (k == 0)
+            return strdup("fix the failure / translate the reference");
+        if (k >= 1 && k <= n)
+            return strdup(items[k - 1]);
+    }
+    const char *b = reply;
+    while (isspace((unsigned char)*b))
+        b++;
+    size_t len = strcspn(b, "\n");
+    return strndup(b, len > 200 ? 200 : len);
+}

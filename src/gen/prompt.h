@@ -1,0 +1,76 @@
+/*
+ * prompt.h — the messages a model gets (DESIGN §7): a preamble (the task
+ * and the rules the evaluator enforces), the workload (dims, tensors, the
+ * signature, the README's formula, the reference source), optionally the
+ * documentation blocks, and per method the previous kernel with the
+ * feedback of its evaluation, or a beam step's plan request and plan.
+ *
+ * Feedback is built from the record's JSON (status and eval object), not
+ * from live structures, so that a resumed run rebuilds the same prompts.
+ */
+#ifndef CKB_GEN_PROMPT_H
+#define CKB_GEN_PROMPT_H
+
+#include "core/strbuf.h"
+#include "providers/provider.h"
+#include "workloads/workload.h"
+
+struct json_object;
+
+/* What every prompt of one workload shares. Strings are borrowed. */
+typedef struct {
+    const ckb_workload *w;
+    ckb_size size;
+    int threads;
+    const char *reference; /* the reference source (refsrc.h) */
+    const char *readme;    /* the README's formula part, or NULL */
+    const char *docs;      /* documentation blocks, or NULL: none in the prompt */
+} ckb_gen_task;
+
+/* A kernel already evaluated: its code (NULL: none yet, start from the
+ * reference), the record's status and its eval object (may be NULL). */
+typedef struct {
+    const char *code;
+    const char *status;
+    struct json_object *eval;
+    int no_code_after; /* 1: the latest reply after this kernel had no code */
+} ckb_gen_prev;
+
+#define CKB_GEN_MAX_MSGS 2
+
+/* The messages of one call; the texts are owned (ckb_gen_prompt_free). */
+typedef struct {
+    ckb_chat_msg msgs[CKB_GEN_MAX_MSGS];
+    char *text[CKB_GEN_MAX_MSGS];
+    int n;
+} ckb_gen_prompt;
+
+void ckb_gen_prompt_free(ckb_gen_prompt *p);
+
+/* best-of-n, and the first turn of a refine chain. */
+void ckb_gen_prompt_oneshot(const ckb_gen_task *t, ckb_gen_prompt *p);
+/* A refine turn: the previous kernel and its feedback. */
+void ckb_gen_prompt_refine(const ckb_gen_task *t, const ckb_gen_prev *prev, ckb_gen_prompt *p);
+/* A beam step's plan request: the parent, the menu, "apply exactly one",
+ * the phase ("translate"/"optimize") and iteration i of n. */
+void ckb_gen_prompt_plan(const ckb_gen_task *t, const ckb_gen_prev *parent, const char *phase,
+                         int iter, int niters, ckb_gen_prompt *p);
+/* A beam step's implementation request: the parent and the plan. */
+void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
+                              const char *plan, ckb_gen_prompt *p);
+
+/* The feedback of one evaluated sample (status: the record's status). */
+void ckb_gen_feedback(ckb_strbuf *sb, const char *status, struct json_object *eval);
+
+/* SHA-256 of the messages in order (role, NUL, content, NUL each), as hex. */
+void ckb_gen_prompt_sha256(const ckb_gen_prompt *p, char hex[65]);
+long ckb_gen_prompt_chars(const ckb_gen_prompt *p);
+/* The messages with "=== role ===" headers, for `ckbench prompt`. Caller frees. */
+char *ckb_gen_prompt_render(const ckb_gen_prompt *p);
+
+/* The strategy a plan reply chose: the menu entry named by its
+ * "STRATEGY: <n>" line (or its first number), else the first line of the
+ * reply, trimmed to 200 chars. Caller frees; NULL for a NULL reply. */
+char *ckb_gen_plan_strategy(const ckb_workload *w, const char *plan_reply);
+
+#endif /* CKB_GEN_PROMPT_H */

@@ -1,0 +1,511 @@
+/* A generation run's folder (see run.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "gen/run.h"
+
+typedef struct {
+    char id[128];
+    int budget;
+    json_object **recs;  /* [budget], NULL where the sample is not done */
+    double best;         /* best correct speedup so far, 0: none */
+    double expert;       /* NAN: no expert */
+} run__workload;
+
+struct ckb_run {
+    char dir[1024];
+    json_object *config;
+    int lock_fd, records_fd;
+    int nwl;
+    run__workload *wl;
+    pthread_mutex_t mu;
+};
+
+static void run__path(const ckb_run *r, const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s", r->dir, name);
+}
+
+/* Takes RUN/lock with an flock and writes our pid into it. */
+static int run__lock(ckb_run *r, char *err, size_t errlen)
+{
+    char path[1100];
+    run__path(r, "lock", path, sizeof path);
+    r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (r->lock_fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(r->lock_fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        snprintf(err, errlen,
+                 "the run %s is in use by process %s (its lock is held); wait for it to "
+                 "finish or stop it first",
+                 r->dir, pid[0] ? pid : "?");
+        close(r->lock_fd);
+        r->lock_fd = -1;
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(r->lock_fd, 0) != 0 || pwrite(r->lock_fd, pid, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int run__write_best(ckb_run *r, const char *workload, json_object *rec);
+
+static int run__find(const ckb_run *r, const char *workload)
+{
+    for (int i = 0; i < r->nwl; i++)
+        if (strcmp(r->wl[i].id, workload) == 0)
+            return i;
+    return -1;
+}
+
+/* The workload table from the config's "workloads" and "budget". */
+static int run__setup(ckb_run *r, char *err, size_t errlen)
+{
+    json_object *wls, *budget;
+    if (!json_object_object_get_ex(r->config, "workloads", &wls) ||
+        !json_object_is_type(wls, json_type_array) ||
+        !json_object_object_get_ex(r->config, "budget", &budget)) {
+        snprintf(err, errlen, "%s/config.json lacks \"workloads\" or \"budget\"", r->dir);
+        return -1;
+    }
+    int b = json_object_get_int(budget);
+    r->nwl = (int)json_object_array_length(wls);
+    if (b < 1 || r->nwl < 1) {
+        snprintf(err, errlen, "%s/config.json: no workloads or a budget below 1", r->dir);
+        return -1;
+    }
+    r->wl = calloc((size_t)r->nwl, sizeof *r->wl);
+    for (int i = 0; i < r->nwl; i++) {
+        snprintf(r->wl[i].id, sizeof r->wl[i].id, "%s",
+                 json_object_get_string(json_object_array_get_idx(wls, i)));
+        r->wl[i].budget = b;
+        r->wl[i].recs = calloc((size_t)b, sizeof *r->wl[i].recs);
+        r->wl[i].expert = NAN;
+        if (!r->wl[i].recs)
+            return -1;
+    }
+    return 0;
+}
+
+static int run__open_records(ckb_run *r, char *err, size_t errlen)
+{
+    char path[1100];
+    run__path(r, "records.jsonl", path, sizeof path);
+    r->records_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (r->records_fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static ckb_run *run__new(const char *dir)
+{
+    ckb_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    r->lock_fd = r->records_fd = -1;
+    pthread_mutex_init(&r->mu, NULL);
+    return r;
+}
+
+int ckb_run_create(const char *dir, json_object *config, ckb_run **out, char *err,
+                   size_t errlen)
+{
+    *out = NULL;
+    ckb_run *r = run__new(dir);
+    int rc = -1;
+    if (!r)
+        return -1;
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        int entries = 0;
+        while ((e = readdir(d)))
+            entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+        closedir(d);
+        if (entries) {
+            snprintf(err, errlen,
+                     "%s exists and is not empty: resume it with --resume %s, or choose "
+                     "another --out",
+                     dir, dir);
+            goto cleanup;
+        }
+    }
+    char best[1100];
+    run__path(r, "best", best, sizeof best);
+    if (ckb_mkdirs(best) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s", best, strerror(errno));
+        goto cleanup;
+    }
+    r->config = json_object_get(config);
+    if (run__lock(r, err, errlen) != 0 || run__setup(r, err, errlen) != 0)
+        goto cleanup;
+    char path[1100];
+    run__path(r, "config.json", path, sizeof path);
+    const char *text = json_object_to_json_string_ext(config, JSON_C_TO_STRING_PRETTY |
+                                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (run__open_records(r, err, errlen) != 0)
+        goto cleanup;
+    rc = 0;
+cleanup:
+    if (rc == 0)
+        *out = r;
+    else
+        ckb_run_close(r);
+    return rc;
+}
+
+/* Loads one record line into the table. */
+static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, size_t errlen)
+{
+    json_object *j = json_tokener_parse(line), *v;
+    if (!j || !json_object_object_get_ex(j, "workload", &v)) {
+        snprintf(err, errlen, "%s/records.jsonl line %d is not a record; fix or remove it",
+                 r->dir, lineno);
+        json_object_put(j);
+        return -1;
+    }
+    int w = run__find(r, json_object_get_string(v));
+    json_object *idx;
+    int i = json_object_object_get_ex(j, "index", &idx) ? json_object_get_int(idx) : -1;
+    if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
+        /* Not this run's (or a duplicate): kept on disk, ignored here. */
+        fprintf(stderr, "ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
+                w < 0 ? "unknown workload" : i < 0 || i >= r->wl[w].budget ? "index out of budget"
+                                                                            : "duplicate");
+        json_object_put(j);
+        return 0;
+    }
+    r->wl[w].recs[i] = j;
+    json_object *c, *s;
+    if (json_object_object_get_ex(j, "correct", &c) && json_object_get_boolean(c) &&
+        json_object_object_get_ex(j, "speedup", &s) && s &&
+        json_object_get_double(s) > r->wl[w].best)
+        r->wl[w].best = json_object_get_double(s);
+    return 0;
+}
+
+int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    ckb_run *r = run__new(dir);
+    char path[1100], *text = NULL;
+    int rc = -1;
+    if (!r)
+        return -1;
+    run__path(r, "config.json", path, sizeof path);
+    struct stat st;
+    if (stat(dir, &st) != 0 || (r->config = json_object_from_file(path)) == NULL) {
+        snprintf(err, errlen, "%s is not a generation run (no readable config.json)", dir);
+        goto cleanup;
+    }
+    if (run__lock(r, err, errlen) != 0 || run__setup(r, err, errlen) != 0)
+        goto cleanup;
+    run__path(r, "records.jsonl", path, sizeof path);
+    size_t len = 0;
+    text = ckb_read_file(path, &len);
+    if (text) {
+        /* A line without its newline was cut by a kill mid-write: drop it,
+         * on disk too, so the next append starts a clean line. */
+        size_t keep = len;
+        while (keep && text[keep - 1] != '\n')
+            keep--;
+        if (keep != len) {
+            fprintf(stderr, "ckbench: %s: dropping a half-written last record (%zu bytes)\n",
+                    path, len - keep);
+            if (truncate(path, (off_t)keep) != 0) {
+                snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
+                goto cleanup;
+            }
+            text[keep] = 0;
+        }
+        int lineno = 0;
+        for (char *line = text, *nl; line < text + keep; line = nl + 1) {
+            nl = strchr(line, '\n');
+            *nl = 0;
+            lineno++;
+            if (*line && run__load_line(r, line, lineno, err, errlen) != 0)
+                goto cleanup;
+        }
+    }
+    char best[1100];
+    run__path(r, "best", best, sizeof best);
+    if (ckb_mkdirs(best) != 0 || run__open_records(r, err, errlen) != 0)
+        goto cleanup;
+    /* A kill between a record's fsync and its best/ files leaves best/
+     * behind the records: rewrite it from them. */
+    for (int w = 0; w < r->nwl; w++)
+        for (int i = 0; i < r->wl[w].budget && r->wl[w].best > 0; i++) {
+            json_object *c, *s, *rec = r->wl[w].recs[i];
+            if (rec && json_object_object_get_ex(rec, "correct", &c) &&
+                json_object_get_boolean(c) && json_object_object_get_ex(rec, "speedup", &s) &&
+                s && json_object_get_double(s) == r->wl[w].best) {
+                if (run__write_best(r, r->wl[w].id, rec) != 0) {
+                    snprintf(err, errlen, "cannot write %s/best: %s", dir, strerror(errno));
+                    goto cleanup;
+                }
+                break;
+            }
+        }
+    rc = 0;
+cleanup:
+    free(text);
+    if (rc == 0)
+        *out = r;
+    else
+        ckb_run_close(r);
+    return rc;
+}
+
+json_object *ckb_run_config(ckb_run *r) { return r->config; }
+const char *ckb_run_dir(const ckb_run *r) { return r->dir; }
+
+json_object *ckb_run_record(ckb_run *r, const char *workload, int index)
+{
+    pthread_mutex_lock(&r->mu);
+    int w = run__find(r, workload);
+    json_object *j = w >= 0 && index >= 0 && index < r->wl[w].budget ? r->wl[w].recs[index] : NULL;
+    pthread_mutex_unlock(&r->mu);
+    return j;
+}
+
+/* best/<workload>.c and .json, each replaced atomically. */
+static int run__write_best(ckb_run *r, const char *workload, json_object *rec)
+{
+    char path[1400];
+    json_object *code;
+    if (!json_object_object_get_ex(rec, "code", &code) || !code)
+        return -1;
+    snprintf(path, sizeof path, "%s/best/%s.c", r->dir, workload);
+    const char *c = json_object_get_string(code);
+    if (ckb_write_file_atomic(path, c, strlen(c)) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/best/%s.json", r->dir, workload);
+    const char *t = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PRETTY |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
+    return ckb_write_file_atomic(path, t, strlen(t));
+}
+
+int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
+{
+    json_object *v, *idx;
+    int rc = -1;
+    pthread_mutex_lock(&r->mu);
+    int w = json_object_object_get_ex(rec, "workload", &v) ? run__find(r, json_object_get_string(v))
+                                                            : -1;
+    int i = json_object_object_get_ex(rec, "index", &idx) ? json_object_get_int(idx) : -1;
+    if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
+        snprintf(err, errlen, "internal: record (%s, %d) is outside the run or done already",
+                 w >= 0 ? r->wl[w].id : "?", i);
+        json_object_put(rec);
+        goto cleanup;
+    }
+    const char *line = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+    size_t len = strlen(line);
+    char *buf = malloc(len + 1);
+    memcpy(buf, line, len);
+    buf[len] = '\n';
+    /* One write of the whole line: a kill leaves it whole or cut, never mixed. */
+    size_t off = 0;
+    while (off < len + 1) {
+        ssize_t n = write(r->records_fd, buf + off, len + 1 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    free(buf);
+    if (off != len + 1 || fsync(r->records_fd) != 0) {
+        snprintf(err, errlen, "cannot append to %s/records.jsonl: %s", r->dir, strerror(errno));
+        json_object_put(rec);
+        goto cleanup;
+    }
+    r->wl[w].recs[i] = rec;
+    json_object *c, *s;
+    if (json_object_object_get_ex(rec, "correct", &c) && json_object_get_boolean(c) &&
+        json_object_object_get_ex(rec, "speedup", &s) && s &&
+        json_object_get_double(s) > r->wl[w].best) {
+        r->wl[w].best = json_object_get_double(s);
+        if (run__write_best(r, r->wl[w].id, rec) != 0) {
+            snprintf(err, errlen, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
+                     strerror(errno));
+            goto cleanup;
+        }
+    }
+    rc = 0;
+cleanup:
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
+void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup)
+{
+    pthread_mutex_lock(&r->mu);
+    int w = run__find(r, workload);
+    if (w >= 0)
+        r->wl[w].expert = speedup;
+    pthread_mutex_unlock(&r->mu);
+}
+
+double ckb_run_expert(ckb_run *r, const char *workload)
+{
+    pthread_mutex_lock(&r->mu);
+    int w = run__find(r, workload);
+    double e = w >= 0 ? r->wl[w].expert : NAN;
+    pthread_mutex_unlock(&r->mu);
+    return e;
+}
+
+static json_object *run__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
+
+static double run__field(json_object *rec, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(rec, k, &v) && v ? json_object_get_double(v) : NAN;
+}
+
+static void run__totals_locked(const run__workload *w, int *samples, int *correct, double *best)
+{
+    *samples = *correct = 0;
+    for (int i = 0; i < w->budget; i++) {
+        if (!w->recs[i])
+            continue;
+        (*samples)++;
+        json_object *c;
+        *correct += json_object_object_get_ex(w->recs[i], "correct", &c) &&
+                    json_object_get_boolean(c);
+    }
+    *best = w->best;
+}
+
+void ckb_run_workload_totals(ckb_run *r, const char *workload, int *samples, int *correct,
+                             double *best)
+{
+    pthread_mutex_lock(&r->mu);
+    int w = run__find(r, workload);
+    *samples = *correct = 0;
+    *best = 0;
+    if (w >= 0)
+        run__totals_locked(&r->wl[w], samples, correct, best);
+    pthread_mutex_unlock(&r->mu);
+}
+
+int ckb_run_write_summary(ckb_run *r)
+{
+    pthread_mutex_lock(&r->mu);
+    json_object *s = json_object_new_object(), *arr = json_object_new_array();
+    long tin = 0, tout = 0;
+    double cost = 0;
+    int all_samples = 0, all_correct = 0, solved = 0, costed = 0;
+    for (int w = 0; w < r->nwl; w++) {
+        const run__workload *x = &r->wl[w];
+        int samples, correct, compiled = 0;
+        double best, best_index = -1;
+        run__totals_locked(x, &samples, &correct, &best);
+        for (int i = 0; i < x->budget; i++) {
+            json_object *rec = x->recs[i], *st;
+            if (!rec)
+                continue;
+            double a = run__field(rec, "tokens_in"), b = run__field(rec, "tokens_out"),
+                   c = run__field(rec, "cost_usd");
+            tin += isfinite(a) ? (long)a : 0;
+            tout += isfinite(b) ? (long)b : 0;
+            if (isfinite(c))
+                cost += c, costed++;
+            const char *status = json_object_object_get_ex(rec, "status", &st)
+                                     ? json_object_get_string(st)
+                                     : "";
+            compiled += strcmp(status, "compile_error") && strcmp(status, "no_code") &&
+                        strcmp(status, "provider_error");
+            if (best > 0 && run__field(rec, "speedup") == best && best_index < 0)
+                best_index = i;
+        }
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "workload", json_object_new_string(x->id));
+        json_object_object_add(o, "budget", json_object_new_int(x->budget));
+        json_object_object_add(o, "samples", json_object_new_int(samples));
+        json_object_object_add(o, "compiled", json_object_new_int(compiled));
+        json_object_object_add(o, "correct", json_object_new_int(correct));
+        json_object_object_add(o, "best_speedup", best > 0 ? json_object_new_double(best) : NULL);
+        json_object_object_add(o, "best_index",
+                               best_index >= 0 ? json_object_new_int((int)best_index) : NULL);
+        json_object_object_add(o, "expert_speedup", run__num(x->expert));
+        json_object_array_add(arr, o);
+        all_samples += samples;
+        all_correct += correct;
+        solved += best > 0;
+    }
+    json_object_object_add(s, "workloads", arr);
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "samples", json_object_new_int(all_samples));
+    json_object_object_add(t, "correct", json_object_new_int(all_correct));
+    json_object_object_add(t, "solved", json_object_new_int(solved));
+    json_object_object_add(t, "tokens_in", json_object_new_int64(tin));
+    json_object_object_add(t, "tokens_out", json_object_new_int64(tout));
+    json_object_object_add(t, "cost_usd", costed ? json_object_new_double(cost) : NULL);
+    json_object_object_add(s, "totals", t);
+    pthread_mutex_unlock(&r->mu);
+    char path[1100];
+    run__path(r, "summary.json", path, sizeof path);
+    const char *text =
+        json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    int rc = ckb_write_file_atomic(path, text, strlen(text));
+    json_object_put(s);
+    return rc;
+}
+
+void ckb_run_close(ckb_run *r)
+{
+    if (!r)
+        return;
+    for (int w = 0; w < r->nwl; w++) {
+        for (int i = 0; i < r->wl[w].budget && r->wl[w].recs; i++)
+            json_object_put(r->wl[w].recs[i]);
+        free(r->wl[w].recs);
+    }
+    free(r->wl);
+    if (r->records_fd >= 0)
+        close(r->records_fd);
+    if (r->lock_fd >= 0) {
+        /* The file stays, emptied: removing it would let a waiting process
+         * lock the old inode while a newcomer locks a new one. The flock is
+         * what counts; the pid is for the message. */
+        if (ftruncate(r->lock_fd, 0) != 0) {
+            /* a stale pid is only cosmetic */
+        }
+        flock(r->lock_fd, LOCK_UN);
+        close(r->lock_fd);
+    }
+    json_object_put(r->config);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}

@@ -1,0 +1,301 @@
+/* One sample of a generation run (see sample.h). */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "core/proc.h"
+#include "gen/excl.h"
+#include "gen/extract.h"
+#include "gen/sample.h"
+
+static pthread_mutex_t sample__print = PTHREAD_MUTEX_INITIALIZER;
+
+const char *ckb_rec_str(json_object *rec, const char *key)
+{
+    json_object *v;
+    return rec && json_object_object_get_ex(rec, key, &v) && v ? json_object_get_string(v) : "";
+}
+
+double ckb_rec_num(json_object *rec, const char *key)
+{
+    json_object *v;
+    return rec && json_object_object_get_ex(rec, key, &v) && v ? json_object_get_double(v) : NAN;
+}
+
+int ckb_rec_correct(json_object *rec)
+{
+    json_object *v;
+    return rec && json_object_object_get_ex(rec, "correct", &v) && json_object_get_boolean(v);
+}
+
+ckb_gen_prev ckb_rec_prev(json_object *rec)
+{
+    ckb_gen_prev p = {0};
+    json_object *code, *eval;
+    if (json_object_object_get_ex(rec, "code", &code) && code)
+        p.code = json_object_get_string(code);
+    p.status = ckb_rec_str(rec, "status");
+    if (json_object_object_get_ex(rec, "eval", &eval) && eval)
+        p.eval = eval;
+    return p;
+}
+
+typedef struct {
+    int n, next;
+    void (*fn)(void *, int);
+    void *ctx;
+} parallel__state;
+
+static void *parallel__worker(void *arg)
+{
+    parallel__state *s = arg;
+    for (int i; (i = __atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED)) < s->n;)
+        s->fn(s->ctx, i);
+    return NULL;
+}
+
+void ckb_gen_parallel(int n, int width, void (*fn)(void *ctx, int i), void *ctx)
+{
+    parallel__state s = {n, 0, fn, ctx};
+    if (width > n)
+        width = n;
+    if (width <= 1) {
+        parallel__worker(&s);
+        return;
+    }
+    pthread_t th[width];
+    int started = 0;
+    for (int i = 0; i < width; i++)
+        started += pthread_create(&th[started], NULL, parallel__worker, &s) == 0;
+    if (started == 0)
+        parallel__worker(&s); /* no threads to be had: do it here */
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void sample__now(char *buf, size_t n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char s[24];
+    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%.20s.%03dZ", s, (int)(ts.tv_nsec / 1000000));
+}
+
+static json_object *sample__int_or_null(int v) { return v >= 0 ? json_object_new_int(v) : NULL; }
+static json_object *sample__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
+
+/* The provider call's fields of a record (plan calls nest the same). */
+static void sample__reply_fields(json_object *o, const ckb_gen_prompt *pr, const ckb_reply *r)
+{
+    char sha[65];
+    ckb_gen_prompt_sha256(pr, sha);
+    json_object_object_add(o, "prompt_sha256", json_object_new_string(sha));
+    json_object_object_add(o, "prompt_chars", json_object_new_int64(ckb_gen_prompt_chars(pr)));
+    json_object_object_add(o, "reply_status",
+                           json_object_new_string(ckb_reply_status_name(r->status)));
+    if (r->status != CKB_REPLY_OK && r->error[0])
+        json_object_object_add(o, "reply_error", json_object_new_string(r->error));
+    json_object_object_add(o, "reply", r->text ? json_object_new_string(r->text) : NULL);
+}
+
+static void sample__usage_fields(json_object *o, const ckb_reply *r)
+{
+    json_object_object_add(o, "tokens_in", r->tokens_in >= 0 ? json_object_new_int64(r->tokens_in)
+                                                              : NULL);
+    json_object_object_add(o, "tokens_out",
+                           r->tokens_out >= 0 ? json_object_new_int64(r->tokens_out) : NULL);
+    json_object_object_add(o, "cost_usd", r->cost_usd >= 0 ? json_object_new_double(r->cost_usd)
+                                                            : NULL);
+    json_object_object_add(o, "latency_s", json_object_new_double(r->latency_s));
+    json_object_object_add(o, "attempts", json_object_new_int(r->attempts));
+}
+
+/* Sums of two calls' usage (-1 / unknown stays unknown only if both are). */
+static long sample__sum_l(long a, long b) { return a < 0 ? b : b < 0 ? a : a + b; }
+static double sample__sum_d(double a, double b) { return a < 0 ? b : b < 0 ? a : a + b; }
+
+/* Evaluates code under the machine's timing lock. 0 with *eval set, or -1
+ * when the harness failed (message in g->error). */
+static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object **eval,
+                        double *eval_s)
+{
+    /* kernel.c in a folder of its own: the compiler's messages name it, and
+     * the feedback shows only that name (prompt.c), not the run's path. */
+    char dir[1200], path[1400];
+    snprintf(dir, sizeof dir, "%s/tmp/%s-%d", ckb_run_dir(g->run), g->w->id, index);
+    snprintf(path, sizeof path, "%s/kernel.c", dir);
+    if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, code, strlen(code)) != 0) {
+        snprintf(g->error, sizeof g->error, "cannot write %.300s: %s", path, strerror(errno));
+        return -1;
+    }
+    ckb_eval_opts eo = g->o->eval;
+    if (g->o->seed)
+        eo.seed = g->o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(index + 1)) ^
+                  ckb_hash64(g->o->seed, (uint64_t)strlen(g->w->id));
+    ckb_eval_result r;
+    double t0 = ckb_now();
+    ckb_excl_lock();
+    int rc = ckb_eval_run(g->w, path, &eo, &r);
+    ckb_excl_unlock();
+    *eval_s = ckb_now() - t0;
+    unlink(path);
+    rmdir(dir);
+    if (rc != 0) {
+        snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %.400s", g->w->id,
+                 index, r.message);
+        return -1;
+    }
+    *eval = ckb_eval_result_json(g->w, &eo, &r);
+    return 0;
+}
+
+static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_object *rec)
+{
+    if (g->o->quiet)
+        return;
+    int n, c;
+    double best;
+    ckb_run_workload_totals(g->run, g->w->id, &n, &c, &best);
+    char where[64] = "";
+    if (s->chain >= 0)
+        snprintf(where, sizeof where, " %s %d/%d", s->kind == CKB_SAMPLE_BEAM ? "elem" : "chain",
+                 s->chain, s->turn);
+    double sp = ckb_rec_num(rec, "speedup");
+    pthread_mutex_lock(&sample__print);
+    fprintf(stderr, "[%s #%d%s%s%s] %s", g->w->id, s->index, where, s->phase ? " " : "",
+            s->phase ? s->phase : "", ckb_rec_str(rec, "status"));
+    if (isfinite(sp))
+        fprintf(stderr, " %.3gx", sp);
+    fprintf(stderr, "  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
+    pthread_mutex_unlock(&sample__print);
+}
+
+json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
+{
+    json_object *rec = ckb_run_record(g->run, g->w->id, s->index);
+    if (rec || g->failed)
+        return rec;
+    char started[40], finished[40], key[200], plan_key[220];
+    sample__now(started, sizeof started);
+    snprintf(key, sizeof key, "%s#%d", g->w->id, s->index);
+    ckb_gen_prompt pr = {0}, plan_pr = {0};
+    ckb_reply plan = {0}, reply = {0};
+    char *plan_text = NULL, *strategy = NULL, *code = NULL;
+    json_object *eval = NULL;
+    double eval_s = 0;
+    int have_plan = 0, called = 0;
+    rec = json_object_new_object();
+
+    if (s->kind == CKB_SAMPLE_BEAM) {
+        /* Plan first: one strategy from the menu, then its implementation. */
+        snprintf(plan_key, sizeof plan_key, "%s/plan", key);
+        ckb_gen_prompt_plan(&g->task, &s->prev, s->phase, s->iter, s->niters, &plan_pr);
+        ckb_provider_complete(g->p, plan_pr.msgs, plan_pr.n, plan_key, &plan);
+        have_plan = 1;
+        if (plan.status == CKB_REPLY_OK) {
+            plan_text = strdup(plan.text);
+            strategy = ckb_gen_plan_strategy(g->w, plan.text);
+            ckb_gen_prompt_implement(&g->task, &s->prev, plan_text, &pr);
+        }
+    } else if (s->kind == CKB_SAMPLE_REFINE) {
+        ckb_gen_prompt_refine(&g->task, &s->prev, &pr);
+    } else {
+        ckb_gen_prompt_oneshot(&g->task, &pr);
+    }
+    if (pr.n) {
+        ckb_provider_complete(g->p, pr.msgs, pr.n, key, &reply);
+        called = 1;
+    }
+    const char *status;
+    if (!called || reply.status != CKB_REPLY_OK) {
+        status = "provider_error";
+    } else if (!(code = ckb_gen_extract(reply.text, "workload"))) {
+        status = "no_code";
+    } else {
+        if (sample__eval(g, s->index, code, &eval, &eval_s) != 0) {
+            g->failed = 1;
+            json_object_put(rec);
+            rec = NULL;
+            goto cleanup;
+        }
+        status = ckb_rec_str(eval, "status");
+    }
+    sample__now(finished, sizeof finished);
+
+    json_object_object_add(rec, "workload", json_object_new_string(g->w->id));
+    json_object_object_add(rec, "index", json_object_new_int(s->index));
+    json_object_object_add(rec, "key", json_object_new_string(key));
+    json_object_object_add(rec, "method", json_object_new_string(ckb_gen_method_name(g->o->method)));
+    json_object_object_add(rec, "provider", json_object_new_string(g->o->provider ? g->o->provider
+                                                                                   : ""));
+    json_object_object_add(rec, "model", json_object_new_string(g->o->model ? g->o->model : ""));
+    const char *reported = called && reply.model[0] ? reply.model : plan.model;
+    json_object_object_add(rec, "model_reported",
+                           reported[0] ? json_object_new_string(reported) : NULL);
+    json_object_object_add(rec, "chain", sample__int_or_null(s->chain));
+    json_object_object_add(rec, "turn", sample__int_or_null(s->turn));
+    json_object_object_add(rec, "phase", s->phase ? json_object_new_string(s->phase) : NULL);
+    json_object_object_add(rec, "parent", sample__int_or_null(s->parent));
+    json_object_object_add(rec, "plan", strategy ? json_object_new_string(strategy) : NULL);
+    if (have_plan) {
+        json_object *pc = json_object_new_object();
+        json_object_object_add(pc, "key", json_object_new_string(plan_key));
+        sample__reply_fields(pc, &plan_pr, &plan);
+        sample__usage_fields(pc, &plan);
+        json_object_object_add(rec, "plan_call", pc);
+    }
+    if (called) {
+        sample__reply_fields(rec, &pr, &reply);
+    } else { /* the plan call failed: no implementation was asked for */
+        sample__reply_fields(rec, &plan_pr, &plan);
+    }
+    json_object_object_add(rec, "code", code ? json_object_new_string(code) : NULL);
+    /* Usage of the sample: the implementation call plus its plan call. */
+    ckb_reply usage = called ? reply : plan;
+    if (have_plan && called) {
+        usage.tokens_in = sample__sum_l(plan.tokens_in, reply.tokens_in);
+        usage.tokens_out = sample__sum_l(plan.tokens_out, reply.tokens_out);
+        usage.cost_usd = sample__sum_d(plan.cost_usd, reply.cost_usd);
+        usage.latency_s = plan.latency_s + reply.latency_s;
+        usage.attempts = plan.attempts + reply.attempts;
+    }
+    sample__usage_fields(rec, &usage);
+    json_object_object_add(rec, "status", json_object_new_string(status));
+    json_object_object_add(rec, "correct",
+                           json_object_new_boolean(eval && ckb_rec_correct(eval)));
+    json_object_object_add(rec, "speedup", sample__num(eval ? ckb_rec_num(eval, "speedup") : NAN));
+    json_object_object_add(rec, "expert_speedup", sample__num(g->expert_speedup));
+    json_object_object_add(rec, "eval", eval);
+    eval = NULL;
+    json_object_object_add(rec, "started", json_object_new_string(started));
+    json_object_object_add(rec, "finished", json_object_new_string(finished));
+    json_object_object_add(rec, "eval_s", json_object_new_double(eval_s));
+
+    if (ckb_run_append(g->run, rec, g->error, sizeof g->error) != 0) {
+        g->failed = 1;
+        rec = NULL;
+        goto cleanup;
+    }
+    rec = ckb_run_record(g->run, g->w->id, s->index);
+    sample__progress(g, s, rec);
+cleanup:
+    json_object_put(eval);
+    ckb_gen_prompt_free(&pr);
+    ckb_gen_prompt_free(&plan_pr);
+    ckb_reply_free(&plan);
+    ckb_reply_free(&reply);
+    free(plan_text);
+    free(strategy);
+    free(code);
+    return rec;
+}

@@ -1,0 +1,53 @@
+/*
+ * sample.h — inside the generation engine: one workload's state and one
+ * sample (prompt -> provider -> extraction -> evaluation -> record), shared
+ * by the methods (gen.c, beam.c).
+ */
+#ifndef CKB_GEN_SAMPLE_H
+#define CKB_GEN_SAMPLE_H
+
+#include "gen/gen.h"
+
+struct json_object;
+
+typedef struct {
+    const ckb_gen_opts *o;
+    ckb_provider *p;
+    ckb_run *run;
+    const ckb_workload *w;
+    ckb_gen_task task;
+    double expert_speedup; /* NAN: none */
+    volatile int failed;   /* the harness failed: stop this workload */
+    char error[512];
+} ckb_gen_wl;
+
+typedef enum { CKB_SAMPLE_ONESHOT, CKB_SAMPLE_REFINE, CKB_SAMPLE_BEAM } ckb_sample_kind;
+
+typedef struct {
+    ckb_sample_kind kind;
+    int index;
+    int chain, turn;      /* -1: null */
+    int parent;           /* the revised sample's index, -1: none */
+    const char *phase;    /* beam: "translate" / "optimize" */
+    int iter, niters;     /* beam: iteration i of n (1-based in the prompt) */
+    ckb_gen_prev prev;    /* refine: the previous kernel; beam: the parent */
+} ckb_sample_spec;
+
+/* The record of the sample: the run's when it has it already, else made
+ * now and appended. NULL when the harness failed (g->failed is set). */
+struct json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s);
+
+/* Runs fn(ctx, i) for i in [0, n), at most width at once (threads). */
+void ckb_gen_parallel(int n, int width, void (*fn)(void *ctx, int i), void *ctx);
+
+/* Record fields. */
+const char *ckb_rec_str(struct json_object *rec, const char *key); /* "" if absent */
+double ckb_rec_num(struct json_object *rec, const char *key);      /* NAN if absent */
+int ckb_rec_correct(struct json_object *rec);
+/* The prev view of a record (code, status, eval), borrowed from it. */
+ckb_gen_prev ckb_rec_prev(struct json_object *rec);
+
+/* The beam search (beam.c). */
+int ckb_gen_beam(ckb_gen_wl *g);
+
+#endif /* CKB_GEN_SAMPLE_H */

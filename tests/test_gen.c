@@ -1,0 +1,737 @@
+/*
+ * Generation: reply extraction, and every method end to end on 12p_RMSNorm
+ * at small size with a scripted in-process provider that answers by what
+ * the prompt holds (a broken kernel, then a fixed one, then a faster one),
+ * the run folder, resume after a SIGKILL, and the run lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "eval/child.h"
+#include "gen/excl.h"
+#include "gen/extract.h"
+#include "gen/gen.h"
+#include "gen/prompt.h"
+#include "gen/refsrc.h"
+#include "gen/sample.h"
+#include "harness.h"
+
+/* The evaluator's sandbox re-executes /proc/self/exe as `__sandbox ...`:
+ * in-process evaluations from this test binary land here (glibc passes
+ * argc/argv to constructors), before the test runner's main. */
+__attribute__((constructor)) static void gen_sandbox_entry(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
+        exit(ckb_child_main(argc, argv));
+}
+
+/* ---- extraction --------------------------------------------------------- */
+
+static const char gen_kernel_body[] =
+    "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n    out[0] = "
+    "x[0];\n}\n";
+
+static void expect_extract(const char *reply, const char *want, int line)
+{
+    char *got = ckb_gen_extract(reply, "workload");
+    if (!want) {
+        if (got)
+            ckbt_fail(__FILE__, line, "expected no code, got:\n%s", got);
+    } else if (!got || strcmp(got, want) != 0) {
+        ckbt_fail(__FILE__, line, "expected:\n%s\ngot:\n%s", want, got ? got : "(null)");
+    }
+    free(got);
+}
+
+CKBT_TEST(gen_extract_shapes, "quick")
+{
+    char buf[4096], want[2048];
+    /* ```c with prose around */
+    snprintf(buf, sizeof buf, "Here is the kernel:\n\n```c\n#include <omp.h>\n%s```\nIt is fast.\n",
+             gen_kernel_body);
+    snprintf(want, sizeof want, "#include <omp.h>\n%s", gen_kernel_body);
+    expect_extract(buf, want, __LINE__);
+    /* ```cpp and a bare ``` */
+    snprintf(buf, sizeof buf, "```cpp\n%s```", gen_kernel_body);
+    expect_extract(buf, gen_kernel_body, __LINE__);
+    snprintf(buf, sizeof buf, "Text\n```\n%s```\n", gen_kernel_body);
+    expect_extract(buf, gen_kernel_body, __LINE__);
+    /* several blocks: a helper, the definition, a usage example calling it */
+    snprintf(buf, sizeof buf,
+             "First a helper:\n```c\nstatic float sq(float v) { return v * v; }\n```\n"
+             "The kernel:\n```c\n%s```\nCall it as:\n```c\nworkload(x, scale, out);\n```\n",
+             gen_kernel_body);
+    expect_extract(buf, gen_kernel_body, __LINE__);
+    /* two definitions: the last one is the answer; a prototype is not one */
+    snprintf(buf, sizeof buf,
+             "Draft:\n```c\nvoid workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 "
+             "*out) { }\n```\nFinal:\n```c\n%s```\nPrototype:\n```c\nvoid workload(const "
+             "ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out);\n```\n",
+             gen_kernel_body);
+    expect_extract(buf, gen_kernel_body, __LINE__);
+    /* an unterminated fence (the reply was cut) */
+    snprintf(buf, sizeof buf, "Sure.\n```c\n%s", gen_kernel_body);
+    expect_extract(buf, gen_kernel_body, __LINE__);
+    /* bare code, no fence, prose before and after */
+    snprintf(buf, sizeof buf, "The kernel follows.\n#include <math.h>\n%s\nThat is all.\n",
+             gen_kernel_body);
+    snprintf(want, sizeof want, "#include <math.h>\n%s", gen_kernel_body);
+    expect_extract(buf, want, __LINE__);
+    /* CRLF line ends */
+    expect_extract("```c\r\nvoid workload(const ckb_bf16 *x)\r\n{\r\n}\r\n```\r\n",
+                   "void workload(const ckb_bf16 *x)\n{\n}\n", __LINE__);
+    /* no code: prose, empty, NULL, only a shell block */
+    expect_extract("I cannot write this kernel, sorry.", NULL, __LINE__);
+    expect_extract("", NULL, __LINE__);
+    expect_extract(NULL, NULL, __LINE__);
+    expect_extract("Run:\n```bash\nmake\n```\n", NULL, __LINE__);
+    CKBT_EXPECT(ckb_gen_defines("void workload(int a)\n{ }", "workload"), "a definition");
+    CKBT_EXPECT(!ckb_gen_defines("void workload(int a);", "workload"), "a prototype");
+    CKBT_EXPECT(!ckb_gen_defines("my_workload(1) { }", "workload"), "another name");
+}
+
+/* ---- a scripted provider ------------------------------------------------ */
+
+static const char gen_broken[] =
+    "```c\nvoid workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
+    "    this is not C;\n}\n```\n";
+
+static const char gen_correct[] =
+    "A plain port of the reference:\n```c\n#include <math.h>\n"
+    "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
+    "    for (int64_t r = 0; r < B * S; r++) {\n"
+    "        float ss = 0.0f;\n"
+    "        for (int64_t j = 0; j < D; j++)\n"
+    "            ss += ckb_bf16_to_f32(x[r * D + j]) * ckb_bf16_to_f32(x[r * D + j]);\n"
+    "        float inv = 1.0f / sqrtf(ss / (float)D + EPS);\n"
+    "        for (int64_t j = 0; j < D; j++) {\n"
+    "            ckb_bf16 n = ckb_f32_to_bf16(ckb_bf16_to_f32(x[r * D + j]) * inv);\n"
+    "            out[r * D + j] = ckb_f32_to_bf16(ckb_bf16_to_f32(n) * "
+    "ckb_bf16_to_f32(scale[j]));\n"
+    "        }\n    }\n}\n```\n";
+
+static const char gen_fast[] =
+    "Rows split across threads, vectorised loops:\n```c\n#include <math.h>\n#include <omp.h>\n"
+    "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
+    "#pragma omp parallel for schedule(static)\n"
+    "    for (int64_t r = 0; r < B * S; r++) {\n"
+    "        const ckb_bf16 *xr = x + r * D;\n"
+    "        float ss = 0.0f;\n"
+    "#pragma omp simd reduction(+ : ss)\n"
+    "        for (int64_t j = 0; j < D; j++) {\n"
+    "            float v = ckb_bf16_to_f32(xr[j]);\n"
+    "            ss += v * v;\n"
+    "        }\n"
+    "        float inv = 1.0f / sqrtf(ss / (float)D + EPS);\n"
+    "#pragma omp simd\n"
+    "        for (int64_t j = 0; j < D; j++) {\n"
+    "            float n = ckb_bf16_to_f32(ckb_f32_to_bf16(ckb_bf16_to_f32(xr[j]) * inv));\n"
+    "            out[r * D + j] = ckb_f32_to_bf16(n * ckb_bf16_to_f32(scale[j]));\n"
+    "        }\n    }\n}\n```\n";
+
+#define GEN_MAX_CALLS 256
+
+typedef struct {
+    pthread_mutex_t mu;
+    int ncalls;
+    char *keys[GEN_MAX_CALLS], *prompts[GEN_MAX_CALLS];
+    int bon_script;      /* best-of-n: the reply by the sample's index mod 6 */
+    useconds_t delay_us; /* a slow model, for the kill test */
+} gen_script;
+
+static int gen_key_index(const char *key)
+{
+    const char *h = strchr(key, '#');
+    return h ? atoi(h + 1) : -1;
+}
+
+/* Answers by the prompt: a plan request gets strategy 1; a kernel whose
+ * compile failed gets the fixed one; a correct kernel gets the faster one;
+ * a first request gets the broken one. */
+static void gen_script_complete(void *state, const ckb_chat_msg *msgs, int n, const char *key,
+                                ckb_reply *out)
+{
+    gen_script *s = state;
+    if (s->delay_us)
+        usleep(s->delay_us);
+    ckb_strbuf sb = {0};
+    for (int i = 0; i < n; i++)
+        ckb_strbuf_printf(&sb, "%s\n%s\n", msgs[i].role, msgs[i].content);
+    char *prompt = ckb_strbuf_take(&sb);
+    const char *reply = gen_broken;
+    int index = gen_key_index(key);
+    if (strstr(prompt, "## Optimization menu"))
+        reply = "STRATEGY: 1\nSplit the rows across the threads; vectorise both passes.\n";
+    else if (strstr(prompt, "Compiler output"))
+        reply = gen_correct;
+    else if (strstr(prompt, "Status: ok"))
+        reply = gen_fast;
+    else if (s->bon_script) {
+        static const char *const by_index[] = {gen_broken, gen_correct, gen_fast,
+                                               "I would rather not write code today.", "MALF",
+                                               ""};
+        reply = by_index[index % 6];
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->ncalls < GEN_MAX_CALLS) {
+        s->keys[s->ncalls] = strdup(key);
+        s->prompts[s->ncalls] = prompt;
+        prompt = NULL;
+    }
+    s->ncalls++;
+    pthread_mutex_unlock(&s->mu);
+    free(prompt);
+    if (strcmp(reply, "MALF") == 0) {
+        out->status = CKB_REPLY_MALFORMED;
+        snprintf(out->error, sizeof out->error, "scripted: a body that is not JSON");
+        return;
+    }
+    out->status = CKB_REPLY_OK;
+    out->text = strdup(reply);
+    out->tokens_in = 100;
+    out->tokens_out = (long)strlen(reply) / 4;
+    snprintf(out->model, sizeof out->model, "scripted-1");
+}
+
+static void gen_script_free(gen_script *s)
+{
+    for (int i = 0; i < s->ncalls && i < GEN_MAX_CALLS; i++) {
+        free(s->keys[i]);
+        free(s->prompts[i]);
+    }
+    pthread_mutex_destroy(&s->mu);
+}
+
+/* The prompt sent with this key, or NULL. */
+static const char *gen_script_prompt(gen_script *s, const char *key)
+{
+    for (int i = 0; i < s->ncalls && i < GEN_MAX_CALLS; i++)
+        if (strcmp(s->keys[i], key) == 0)
+            return s->prompts[i];
+    return NULL;
+}
+
+static void gen_test_opts(ckb_gen_opts *o, ckb_gen_method m, int budget)
+{
+    ckb_gen_opts_default(o);
+    o->method = m;
+    o->budget = budget;
+    o->provider = "scripted";
+    o->model = "scripted-1";
+    o->use_expert = 0;
+    o->quiet = 1;
+    o->concurrency = 2;
+    o->docs_target = "../tests/fixtures/gen-docs";
+    o->eval.size = CKB_SIZE_SMALL;
+    o->eval.threads = 2;
+    o->eval.warmup = 1;
+    o->eval.iters = 3;
+}
+
+static json_object *gen_config(const ckb_gen_opts *o)
+{
+    json_object *c = json_object_new_object(), *w = json_object_new_array();
+    json_object_array_add(w, json_object_new_string("12p_RMSNorm"));
+    json_object_object_add(c, "method", json_object_new_string(ckb_gen_method_name(o->method)));
+    json_object_object_add(c, "budget", json_object_new_int(o->budget));
+    json_object_object_add(c, "workloads", w);
+    return c;
+}
+
+/* Runs a method into dir with the script; 0 when the run finished. */
+static int gen_run(const char *dir, const ckb_gen_opts *o, gen_script *s, int resume)
+{
+    ckb_provider_ops ops = {gen_script_complete, NULL};
+    ckb_provider *p = ckb_provider_custom("scripted", &ops, s);
+    const ckb_workload *w = ckb_workload_find("12p_RMSNorm");
+    ckb_run *run = NULL;
+    char err[512];
+    json_object *c = gen_config(o);
+    int rc = resume ? ckb_run_resume(dir, &run, err, sizeof err)
+                    : ckb_run_create(dir, c, &run, err, sizeof err);
+    json_object_put(c);
+    if (rc != 0) {
+        fprintf(stderr, "gen_run: %s\n", err);
+        ckb_provider_close(p);
+        return -1;
+    }
+    rc = ckb_gen_run(p, run, &w, 1, o);
+    ckb_run_close(run);
+    ckb_provider_close(p);
+    return rc;
+}
+
+/* records.jsonl of a run, by index (NULL where missing); counts lines. */
+static int gen_records(const char *dir, json_object **by_index, int budget, int *lines)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    char *text = ckb_read_file(path, NULL);
+    int dup = 0;
+    *lines = 0;
+    memset(by_index, 0, sizeof *by_index * (size_t)budget);
+    for (char *l = text, *nl; l && *l; l = nl + 1) {
+        nl = strchr(l, '\n');
+        if (!nl)
+            break;
+        *nl = 0;
+        json_object *j = json_tokener_parse(l), *v;
+        (*lines)++;
+        int i = j && json_object_object_get_ex(j, "index", &v) ? json_object_get_int(v) : -1;
+        if (i < 0 || i >= budget || by_index[i]) {
+            dup++;
+            json_object_put(j);
+            continue;
+        }
+        by_index[i] = j;
+    }
+    free(text);
+    return dup;
+}
+
+static void gen_records_free(json_object **r, int n)
+{
+    for (int i = 0; i < n; i++)
+        json_object_put(r[i]);
+}
+
+/* Equal numbers, or both null (NAN). */
+static int gen_same(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+static const char *gen_status(json_object *rec) { return ckb_rec_str(rec, "status"); }
+
+/* ---- the methods ------------------------------------------------------- */
+
+CKBT_TEST(gen_best_of_n_end_to_end, "full")
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/bon", ckbt_tmpdir());
+    gen_script s = {.mu = PTHREAD_MUTEX_INITIALIZER, .bon_script = 1};
+    ckb_gen_opts o;
+    gen_test_opts(&o, CKB_GEN_BEST_OF_N, 6);
+    CKBT_EXPECT(gen_run(dir, &o, &s, 0) == 0, "the run finishes");
+    json_object *r[6];
+    int lines;
+    CKBT_EXPECT(gen_records(dir, r, 6, &lines) == 0 && lines == 6, "6 records, got %d", lines);
+    static const char *const want[] = {"compile_error", "ok", "ok", "no_code", "provider_error",
+                                       "provider_error"};
+    for (int i = 0; i < 6; i++)
+        CKBT_EXPECT(r[i] && strcmp(gen_status(r[i]), want[i]) == 0, "sample %d: %s, want %s", i,
+                    r[i] ? gen_status(r[i]) : "(missing)", want[i]);
+    CKBT_EXPECT(r[0] && strstr(ckb_rec_str(json_object_object_get(r[0], "eval"), "message"),
+                               "error"),
+                "the compile error is kept");
+    CKBT_EXPECT(r[4] && strcmp(ckb_rec_str(r[4], "reply_status"), "malformed") == 0 &&
+                    !json_object_object_get(r[4], "code"),
+                "a malformed reply: provider_error, no code");
+    CKBT_EXPECT(r[5] && strcmp(ckb_rec_str(r[5], "reply_status"), "empty") == 0,
+                "an empty reply");
+    CKBT_EXPECT(r[1] && ckb_rec_correct(r[1]) && ckb_rec_num(r[1], "speedup") > 0 &&
+                    strlen(ckb_rec_str(r[1], "prompt_sha256")) == 64 &&
+                    strcmp(ckb_rec_str(r[1], "key"), "12p_RMSNorm#1") == 0 &&
+                    strcmp(ckb_rec_str(r[1], "model_reported"), "scripted-1") == 0,
+                "a correct sample with its fields");
+    /* best/ holds the faster of the two correct kernels, and its record. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/best/12p_RMSNorm.json", dir);
+    json_object *best = json_object_from_file(path);
+    int bi = best ? json_object_get_int(json_object_object_get(best, "index")) : -1;
+    CKBT_EXPECT(bi == 1 || bi == 2, "best is a correct sample (got %d)", bi);
+    if (bi == 1 || bi == 2) {
+        int other = 3 - bi;
+        CKBT_EXPECT(ckb_rec_num(r[bi], "speedup") >= ckb_rec_num(r[other], "speedup"),
+                    "best is the faster one");
+        snprintf(path, sizeof path, "%s/best/12p_RMSNorm.c", dir);
+        char *code = ckb_read_file(path, NULL);
+        CKBT_EXPECT(code && strcmp(code, ckb_rec_str(r[bi], "code")) == 0, "best/.c = its code");
+        free(code);
+    }
+    json_object_put(best);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_object *sum = json_object_from_file(path), *t;
+    CKBT_EXPECT(sum && json_object_object_get_ex(sum, "totals", &t) &&
+                    json_object_get_int(json_object_object_get(t, "samples")) == 6 &&
+                    json_object_get_int(json_object_object_get(t, "correct")) == 2,
+                "summary: 6 samples, 2 correct");
+    json_object_put(sum);
+    const char *p0 = gen_script_prompt(&s, "12p_RMSNorm#0");
+    CKBT_EXPECT(p0 && strstr(p0, "rmsnorm_reference") && !strstr(p0, "GEN-DOCS-MARKER"),
+                "a one-shot prompt holds the reference source and no docs");
+    gen_records_free(r, 6);
+    gen_script_free(&s);
+}
+
+/* refine (docs 0) or refine-docs (docs 1): 2 chains x 3 turns. */
+static void gen_refine_case(int docs)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/refine%d", ckbt_tmpdir(), docs);
+    gen_script s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ckb_gen_opts o;
+    gen_test_opts(&o, docs ? CKB_GEN_REFINE_DOCS : CKB_GEN_REFINE, 6);
+    o.chains = 2;
+    o.turns = 3;
+    CKBT_EXPECT(gen_run(dir, &o, &s, 0) == 0, "the run finishes");
+    json_object *r[6];
+    int lines;
+    CKBT_EXPECT(gen_records(dir, r, 6, &lines) == 0 && lines == 6, "6 records, got %d", lines);
+    for (int c = 0; c < 2; c++) {
+        json_object *t0 = r[c * 3], *t1 = r[c * 3 + 1], *t2 = r[c * 3 + 2];
+        CKBT_EXPECT(t0 && t1 && t2, "chain %d complete", c);
+        if (!t0 || !t1 || !t2)
+            continue;
+        CKBT_EXPECT(!strcmp(gen_status(t0), "compile_error") && !strcmp(gen_status(t1), "ok") &&
+                        !strcmp(gen_status(t2), "ok"),
+                    "chain %d: broken, fixed, faster (got %s %s %s)", c, gen_status(t0),
+                    gen_status(t1), gen_status(t2));
+        CKBT_EXPECT(ckb_rec_num(t1, "chain") == c && ckb_rec_num(t1, "turn") == 1 &&
+                        ckb_rec_num(t1, "parent") == c * 3 && ckb_rec_num(t2, "parent") == c * 3 + 1,
+                    "chain %d: chain, turn, parent", c);
+        /* The second turn's prompt holds the first turn's compiler message. */
+        char key[64], line[200];
+        snprintf(key, sizeof key, "12p_RMSNorm#%d", c * 3 + 1);
+        const char *p1 = gen_script_prompt(&s, key);
+        const char *msg = ckb_rec_str(json_object_object_get(t0, "eval"), "message");
+        const char *e = strstr(msg, "error");
+        snprintf(line, sizeof line, "%.*s", e ? (int)strcspn(e, "\n") : 0, e ? e : "");
+        CKBT_EXPECT(p1 && line[0] && strstr(p1, line) && strstr(p1, "this is not C"),
+                    "turn 1 of chain %d gets the code and its compile error '%s'", c, line);
+        CKBT_EXPECT(p1 && strstr(p1, "\nkernel.c:") && !strstr(p1, ckbt_tmpdir()),
+                    "the compiler's messages name kernel.c, not the run's folder");
+        snprintf(key, sizeof key, "12p_RMSNorm#%d", c * 3 + 2);
+        const char *p2 = gen_script_prompt(&s, key);
+        CKBT_EXPECT(p2 && strstr(p2, "Timing: your kernel") && strstr(p2, "speedup"),
+                    "turn 2 of chain %d gets the timing", c);
+    }
+    for (int i = 0; i < s.ncalls; i++)
+        CKBT_EXPECT(!strstr(s.prompts[i], "GEN-DOCS-MARKER") == !docs,
+                    "call %d: docs %s the prompt", i, docs ? "in" : "not in");
+    gen_records_free(r, 6);
+    gen_script_free(&s);
+}
+
+CKBT_TEST(gen_refine_end_to_end, "full") { gen_refine_case(0); }
+CKBT_TEST(gen_refine_docs_end_to_end, "full") { gen_refine_case(1); }
+
+CKBT_TEST(gen_beam_end_to_end, "full")
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/beam", ckbt_tmpdir());
+    gen_script s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ckb_gen_opts o;
+    gen_test_opts(&o, CKB_GEN_BEAM, 6);
+    o.beam_width = 1;
+    o.beam_candidates = 2; /* 2 per iteration: 3 iterations */
+    CKBT_EXPECT(gen_run(dir, &o, &s, 0) == 0, "the run finishes");
+    json_object *r[6];
+    int lines;
+    CKBT_EXPECT(gen_records(dir, r, 6, &lines) == 0 && lines == 6, "6 records, got %d", lines);
+    static const char *const want_status[] = {"compile_error", "compile_error", "ok", "ok", "ok",
+                                              "ok"};
+    static const char *const want_phase[] = {"translate", "translate", "translate",
+                                             "translate", "optimize",  "optimize"};
+    for (int i = 0; i < 6; i++) {
+        if (!r[i])
+            continue;
+        CKBT_EXPECT(!strcmp(gen_status(r[i]), want_status[i]) &&
+                        !strcmp(ckb_rec_str(r[i], "phase"), want_phase[i]),
+                    "sample %d: %s/%s, want %s/%s", i, gen_status(r[i]),
+                    ckb_rec_str(r[i], "phase"), want_status[i], want_phase[i]);
+        CKBT_EXPECT(strstr(ckb_rec_str(r[i], "plan"), "OpenMP") &&
+                        json_object_object_get(r[i], "plan_call"),
+                    "sample %d records its plan (menu entry 1) and the plan call", i);
+    }
+    /* The beam of one: the first compile error, then the better of the two
+     * correct kernels (by measured speedup) is the parent of the optimize step. */
+    if (r[2] && r[3] && r[4] && r[5]) {
+        CKBT_EXPECT(!json_object_object_get(r[0], "parent"), "the root has no parent");
+        CKBT_EXPECT(ckb_rec_num(r[2], "parent") == 0 && ckb_rec_num(r[3], "parent") == 0,
+                    "the fix revises the first compile error");
+        int kept = ckb_rec_num(r[2], "speedup") >= ckb_rec_num(r[3], "speedup") ? 2 : 3;
+        CKBT_EXPECT(ckb_rec_num(r[4], "parent") == kept && ckb_rec_num(r[5], "parent") == kept,
+                    "the optimize step builds on sample %d (got %g)", kept,
+                    ckb_rec_num(r[4], "parent"));
+    }
+    const char *plan = gen_script_prompt(&s, "12p_RMSNorm#0/plan");
+    const char *impl = gen_script_prompt(&s, "12p_RMSNorm#0");
+    CKBT_EXPECT(plan && strstr(plan, "Choose exactly ONE strategy") &&
+                    strstr(plan, "GEN-DOCS-MARKER") && strstr(plan, "iteration 1 of 4"),
+                "the plan request: menu, docs, phase");
+    CKBT_EXPECT(impl && strstr(impl, "Split the rows across the threads") &&
+                    strstr(impl, "GEN-DOCS-MARKER"),
+                "the implementation request carries the plan and the docs");
+    gen_records_free(r, 6);
+    gen_script_free(&s);
+}
+
+/* ---- resume after a kill, the lock --------------------------------------- */
+
+/* The child side of the kill test: this test binary re-executed with
+ * CKBT_GEN_CHILD=<run dir>, before main, with a slow scripted model. */
+__attribute__((constructor)) static void gen_child_main(void)
+{
+    const char *dir = getenv("CKBT_GEN_CHILD");
+    if (!dir)
+        return;
+    gen_script s = {.mu = PTHREAD_MUTEX_INITIALIZER, .delay_us = 250000};
+    ckb_gen_opts o;
+    gen_test_opts(&o, CKB_GEN_REFINE, 6);
+    o.chains = 2;
+    o.turns = 3;
+    _exit(gen_run(dir, &o, &s, 0) == 0 ? 0 : 1);
+}
+
+CKBT_TEST(gen_resume_after_kill, "full")
+{
+    char dir[512], ref[512], path[1024];
+    snprintf(dir, sizeof dir, "%s/killed", ckbt_tmpdir());
+    snprintf(ref, sizeof ref, "%s/whole", ckbt_tmpdir());
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("CKBT_GEN_CHILD", dir, 1);
+        execl("/proc/self/exe", "ckbench-tests", "--tier", "none", (char *)NULL);
+        _exit(127);
+    }
+    CKBT_EXPECT(pid > 0, "fork");
+    /* Wait for two records, then check the lock refuses and kill. */
+    int lines = 0;
+    for (int t = 0; t < 600 && lines < 2; t++) {
+        usleep(50000);
+        char *text = ckb_read_file(path, NULL);
+        lines = 0;
+        for (char *c = text; c && *c; c++)
+            lines += *c == '\n';
+        free(text);
+    }
+    CKBT_EXPECT(lines >= 2 && lines < 6, "the child wrote some records, not all (%d)", lines);
+    ckb_run *run = NULL;
+    char err[512] = "";
+    CKBT_EXPECT(ckb_run_resume(dir, &run, err, sizeof err) != 0 && strstr(err, "in use"),
+                "a live run's lock refuses (%s)", err);
+    ckb_run_close(run);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s generate --resume %s 2>%s/lock.err", ckbt_bin(), dir,
+             ckbt_tmpdir());
+    int st = system(cmd);
+    CKBT_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 1, "the CLI refuses with exit 1 (%d)", st);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+
+    /* A kill in the middle of a write leaves half a line: add one. */
+    FILE *f = fopen(path, "a");
+    fputs("{\"workload\":\"12p_RMSNorm\",\"index\":5,\"sta", f);
+    fclose(f);
+    json_object *before[6], *after[6], *whole[6];
+    int nbefore, nafter, nwhole;
+    gen_records(dir, before, 6, &nbefore);
+
+    gen_script s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    ckb_gen_opts o;
+    gen_test_opts(&o, CKB_GEN_REFINE, 6);
+    o.chains = 2;
+    o.turns = 3;
+    CKBT_EXPECT(gen_run(dir, &o, &s, 1) == 0, "the resumed run finishes");
+    CKBT_EXPECT(s.ncalls == 6 - nbefore, "only the missing samples are asked (%d calls, %d "
+                                         "records before)", s.ncalls, nbefore);
+    int dup = gen_records(dir, after, 6, &nafter);
+    CKBT_EXPECT(dup == 0 && nafter == 6, "each (workload, index) once: %d lines, %d extra",
+                nafter, dup);
+    for (int i = 0; i < 6; i++)
+        if (before[i] && after[i])
+            CKBT_EXPECT(!strcmp(ckb_rec_str(before[i], "finished"),
+                                ckb_rec_str(after[i], "finished")),
+                        "sample %d was kept, not redone", i);
+
+    /* The same run without a kill: the same totals, sample by sample. */
+    gen_script s2 = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    CKBT_EXPECT(gen_run(ref, &o, &s2, 0) == 0, "the uninterrupted run finishes");
+    gen_records(ref, whole, 6, &nwhole);
+    int correct_a = 0, correct_w = 0;
+    for (int i = 0; i < 6; i++) {
+        CKBT_EXPECT(after[i] && whole[i] && !strcmp(gen_status(after[i]), gen_status(whole[i])) &&
+                        gen_same(ckb_rec_num(after[i], "parent"), ckb_rec_num(whole[i], "parent")),
+                    "sample %d: %s vs %s", i, after[i] ? gen_status(after[i]) : "-",
+                    whole[i] ? gen_status(whole[i]) : "-");
+        correct_a += ckb_rec_correct(after[i]);
+        correct_w += ckb_rec_correct(whole[i]);
+    }
+    CKBT_EXPECT(nwhole == 6 && correct_a == correct_w && correct_a == 4,
+                "totals: %d correct after resume, %d uninterrupted", correct_a, correct_w);
+    gen_records_free(before, 6);
+    gen_records_free(after, 6);
+    gen_records_free(whole, 6);
+    gen_script_free(&s);
+    gen_script_free(&s2);
+}
+
+CKBT_TEST(gen_run_refuses_a_used_folder, "quick")
+{
+    char dir[512], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/used", ckbt_tmpdir());
+    ckb_gen_opts o;
+    gen_test_opts(&o, CKB_GEN_BEST_OF_N, 2);
+    json_object *c = gen_config(&o);
+    ckb_run *a = NULL, *b = NULL;
+    CKBT_EXPECT(ckb_run_create(dir, c, &a, err, sizeof err) == 0, "create: %s", err);
+    CKBT_EXPECT(ckb_run_create(dir, c, &b, err, sizeof err) != 0 && strstr(err, "not empty"),
+                "a second create refuses (%s)", err);
+    ckb_run_close(a);
+    /* A closed run's lock is free: resume takes it. */
+    CKBT_EXPECT(ckb_run_resume(dir, &b, err, sizeof err) == 0, "resume: %s", err);
+    ckb_run_close(b);
+    json_object_put(c);
+}
+
+/* ---- the commands ------------------------------------------------------ */
+
+/* Runs `ckbench ARGS` with stdout and stderr into files of the test's
+ * folder; returns the exit status and the two texts (caller frees). */
+static int gen_cli(const char *args, char **out, char **err)
+{
+    char cmd[2048], o[600], e[600];
+    snprintf(o, sizeof o, "%s/cli.out", ckbt_tmpdir());
+    snprintf(e, sizeof e, "%s/cli.err", ckbt_tmpdir());
+    /* No key reaches a real provider from a test. */
+    snprintf(cmd, sizeof cmd,
+             "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY %s %s >%s 2>%s",
+             ckbt_bin(), args, o, e);
+    int st = system(cmd);
+    *out = ckb_read_file(o, NULL);
+    *err = ckb_read_file(e, NULL);
+    if (!*out)
+        *out = strdup("");
+    if (!*err)
+        *err = strdup("");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+CKBT_TEST(gen_prompt_command, "quick")
+{
+    char *out, *err;
+    int rc = gen_cli("prompt 12p --size small", &out, &err);
+    CKBT_EXPECT(rc == 0, "exit %d: %s", rc, err);
+    CKBT_EXPECT(strstr(out, "=== system ===\n") && strstr(out, "=== user ===\n") &&
+                    strstr(out, "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, "
+                                "ckb_bf16 *out)") &&
+                    strstr(out, "static void rmsnorm_reference") &&
+                    strstr(out, "Dims (size small): B=2 S=64 D=1024") &&
+                    !strstr(out, "GEN-DOCS-MARKER"),
+                "the one-shot prompt: roles, signature, reference, dims");
+    CKBT_EXPECT(strstr(err, "chars, ~") != NULL, "its size on stderr: %s", err);
+    /* The size printed is the prompt's: chars of the messages' contents. */
+    long chars = strtol(err, NULL, 10);
+    CKBT_EXPECT(chars > 1000 && chars < (long)strlen(out), "size %ld of %zu printed", chars,
+                strlen(out));
+    free(out);
+    free(err);
+    rc = gen_cli("prompt 12p --size small --method beam --docs-target ../tests/fixtures/gen-docs",
+                 &out, &err);
+    CKBT_EXPECT(rc == 0 && strstr(out, "##### plan request") &&
+                    strstr(out, "## Optimization menu") && strstr(out, "GEN-DOCS-MARKER") &&
+                    strstr(out, "##### implementation request") &&
+                    strstr(out, "<the plan the model replied>"),
+                "beam: the plan request and the implementation request, with the docs");
+    free(out);
+    free(err);
+    rc = gen_cli("prompt 12p --size small --method refine --docs --docs-target "
+                 "../tests/fixtures/gen-docs",
+                 &out, &err);
+    CKBT_EXPECT(rc == 0 && strstr(out, "GEN-DOCS-MARKER"), "--docs adds the documentation");
+    free(out);
+    free(err);
+    rc = gen_cli("prompt nosuch", &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "unknown workload"), "an unknown workload: exit %d", rc);
+    free(out);
+    free(err);
+}
+
+CKBT_TEST(gen_generate_command_errors, "quick")
+{
+    char *out, *err, args[1024];
+    int rc = gen_cli("generate --method nope --provider openai --workloads 12p", &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "--method"), "a bad method: exit %d (%s)", rc, err);
+    free(out);
+    free(err);
+    rc = gen_cli("generate --method best-of-n --provider openai --model m", &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "--workloads"), "no workloads: exit %d (%s)", rc, err);
+    free(out);
+    free(err);
+    rc = gen_cli("generate --method refine --provider openai --model m --workloads 12p,nosuch",
+                 &out, &err);
+    CKBT_EXPECT(rc == 2 && strstr(err, "unknown workload"), "an unknown workload: exit %d", rc);
+    free(out);
+    free(err);
+    /* A provider that cannot work (no key; or not built) fails before any run is made. */
+    snprintf(args, sizeof args,
+             "generate --method best-of-n --provider openai --model m --workloads 12p --out "
+             "%s/never",
+             ckbt_tmpdir());
+    rc = gen_cli(args, &out, &err);
+    char never[600];
+    snprintf(never, sizeof never, "%s/never", ckbt_tmpdir());
+    CKBT_EXPECT(rc == 2 && access(never, F_OK) != 0, "no provider: exit %d, no run (%s)", rc,
+                err);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "generate --resume %s/nothing-here", ckbt_tmpdir());
+    rc = gen_cli(args, &out, &err);
+    CKBT_EXPECT(rc == 1 && strstr(err, "not a generation run"), "resume of nothing: exit %d (%s)",
+                rc, err);
+    free(out);
+    free(err);
+}
+
+/* Another process's attempt at the timing lock: 0 when it got it, 1 when
+ * it was refused because someone holds it. */
+static int gen_other_process_try_lock(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(ckb_excl_path(), O_RDWR); /* its own open: another ckbench */
+        if (fd < 0)
+            _exit(2);
+        _exit(flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno == EWOULDBLOCK ? 1 : 3);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+CKBT_TEST(gen_timing_lock_is_machine_wide, "quick")
+{
+    ckb_excl_lock();
+    int held = gen_other_process_try_lock();
+    ckb_excl_unlock();
+    int freed = gen_other_process_try_lock();
+    CKBT_EXPECT(held == 1, "another process is refused while we time (got %d)", held);
+    CKBT_EXPECT(freed == 0, "and gets it once we are done (got %d)", freed);
+}
+
+CKBT_TEST(gen_reference_source_of_every_workload, "quick")
+{
+    /* Every workload's prompt carries its reference and the helpers it
+     * calls: each called function of the file is defined above it. */
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        char err[512] = "";
+        char *src = ckb_gen_reference_source(w, err, sizeof err);
+        CKBT_EXPECT(src && strstr(src, "_reference(const int64_t *d, void *const *t)"),
+                    "%s: %s", w->id, src ? "no reference function in the text" : err);
+        if (src && strstr(src, "ckb_ref_matmul("))
+            CKBT_EXPECT(strstr(src, "float *ckb_ref_matmul(const ckb_bf16 *A"),
+                        "%s: the reference matmul it calls is shown", w->id);
+        free(src);
+    }
+}
