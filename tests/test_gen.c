@@ -25,6 +25,7 @@
 #include "gen/prompt.h"
 #include "gen/refsrc.h"
 #include "gen/sample.h"
+#include "gen_replies.h"
 #include "harness.h"
 
 /* The evaluator's sandbox re-executes /proc/self/exe as `__sandbox ...`:
@@ -103,43 +104,6 @@ CKBT_TEST(gen_extract_shapes, "quick")
 
 /* ---- a scripted provider ------------------------------------------------ */
 
-static const char gen_broken[] =
-    "```c\nvoid workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
-    "    this is not C;\n}\n```\n";
-
-static const char gen_correct[] =
-    "A plain port of the reference:\n```c\n#include <math.h>\n"
-    "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
-    "    for (int64_t r = 0; r < B * S; r++) {\n"
-    "        float ss = 0.0f;\n"
-    "        for (int64_t j = 0; j < D; j++)\n"
-    "            ss += ckb_bf16_to_f32(x[r * D + j]) * ckb_bf16_to_f32(x[r * D + j]);\n"
-    "        float inv = 1.0f / sqrtf(ss / (float)D + EPS);\n"
-    "        for (int64_t j = 0; j < D; j++) {\n"
-    "            ckb_bf16 n = ckb_f32_to_bf16(ckb_bf16_to_f32(x[r * D + j]) * inv);\n"
-    "            out[r * D + j] = ckb_f32_to_bf16(ckb_bf16_to_f32(n) * "
-    "ckb_bf16_to_f32(scale[j]));\n"
-    "        }\n    }\n}\n```\n";
-
-static const char gen_fast[] =
-    "Rows split across threads, vectorised loops:\n```c\n#include <math.h>\n#include <omp.h>\n"
-    "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
-    "#pragma omp parallel for schedule(static)\n"
-    "    for (int64_t r = 0; r < B * S; r++) {\n"
-    "        const ckb_bf16 *xr = x + r * D;\n"
-    "        float ss = 0.0f;\n"
-    "#pragma omp simd reduction(+ : ss)\n"
-    "        for (int64_t j = 0; j < D; j++) {\n"
-    "            float v = ckb_bf16_to_f32(xr[j]);\n"
-    "            ss += v * v;\n"
-    "        }\n"
-    "        float inv = 1.0f / sqrtf(ss / (float)D + EPS);\n"
-    "#pragma omp simd\n"
-    "        for (int64_t j = 0; j < D; j++) {\n"
-    "            float n = ckb_bf16_to_f32(ckb_f32_to_bf16(ckb_bf16_to_f32(xr[j]) * inv));\n"
-    "            out[r * D + j] = ckb_f32_to_bf16(n * ckb_bf16_to_f32(scale[j]));\n"
-    "        }\n    }\n}\n```\n";
-
 #define GEN_MAX_CALLS 256
 
 typedef struct {
@@ -169,16 +133,16 @@ static void gen_script_complete(void *state, const ckb_chat_msg *msgs, int n, co
     for (int i = 0; i < n; i++)
         ckb_strbuf_printf(&sb, "%s\n%s\n", msgs[i].role, msgs[i].content);
     char *prompt = ckb_strbuf_take(&sb);
-    const char *reply = gen_broken;
+    const char *reply = ckbt_gen_broken;
     int index = gen_key_index(key);
     if (strstr(prompt, "## Optimization menu"))
         reply = "STRATEGY: 1\nSplit the rows across the threads; vectorise both passes.\n";
     else if (strstr(prompt, "Compiler output"))
-        reply = gen_correct;
+        reply = ckbt_gen_correct;
     else if (strstr(prompt, "Status: ok"))
-        reply = gen_fast;
+        reply = ckbt_gen_fast;
     else if (s->bon_script) {
-        static const char *const by_index[] = {gen_broken, gen_correct, gen_fast,
+        static const char *const by_index[] = {ckbt_gen_broken, ckbt_gen_correct, ckbt_gen_fast,
                                                "I would rather not write code today.", "MALF",
                                                ""};
         reply = by_index[index % 6];

@@ -56,10 +56,11 @@ static ckb_reply_status replay__status(const char *name)
     return CKB_REPLY_COUNT;
 }
 
-/* One line into *r; 0 when it is a record with a key, -1 to skip it. */
-static int replay__parse_line(const char *line, long lineno, replay_record *r)
+/* One call's record (a sample, or a beam sample's plan_call) into *r; 0
+ * when it has a key, -1 to skip it. */
+static int replay__parse_call(json_object *o, long lineno, replay_record *r)
 {
-    json_object *o = json_tokener_parse(line), *v;
+    json_object *v;
     int rc = -1;
     const char *key = ckb_json_str(o, "key");
     if (!o || !json_object_is_type(o, json_type_object) || !key)
@@ -91,8 +92,22 @@ static int replay__parse_line(const char *line, long lineno, replay_record *r)
         r->cost_usd = json_object_get_double(v);
     rc = 0;
 cleanup:
-    json_object_put(o);
     return rc;
+}
+
+/* One line into up to two records (the sample's call and its plan call);
+ * returns how many. */
+static int replay__parse_line(const char *line, long lineno, replay_record *r)
+{
+    json_object *o = json_tokener_parse(line), *plan;
+    int n = 0;
+    if (o && replay__parse_call(o, lineno, &r[n]) == 0)
+        n++;
+    if (o && json_object_object_get_ex(o, "plan_call", &plan) &&
+        json_object_is_type(plan, json_type_object) && replay__parse_call(plan, lineno, &r[n]) == 0)
+        n++;
+    json_object_put(o);
+    return n;
 }
 
 static void replay__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,
@@ -166,9 +181,9 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
                  strerror(errno), c->replay_run);
         goto fail;
     }
-    size_t cap = 1;
+    size_t cap = 2; /* two calls a line at most */
     for (size_t i = 0; i < len; i++)
-        cap += data[i] == '\n';
+        cap += 2 * (data[i] == '\n');
     s->recs = calloc(cap, sizeof *s->recs);
     long lineno = 0;
     /* a line without its newline is the half-written last one of a killed
@@ -178,8 +193,8 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
         if (next)
             *next++ = '\0';
         lineno++;
-        if (s->n < cap && replay__parse_line(line, lineno, &s->recs[s->n]) == 0)
-            s->n++;
+        if (s->n + 2 <= cap)
+            s->n += (size_t)replay__parse_line(line, lineno, &s->recs[s->n]);
     }
     qsort(s->recs, s->n, sizeof *s->recs, replay__cmp);
     /* keep the last record of each key */
