@@ -786,6 +786,13 @@ CKBT_TEST(report_generation_runs_in_markdown, "quick")
     snprintf(out, sizeof out, "%s/rep", ckbt_tmpdir());
     CKBT_EXPECT(run_report_gen(out, &text) == 0, "report of a suite and three runs: %s", text);
     free(text);
+    /* The methods' best kernels on the suite's roofline (runs and suite are
+     * both at small size): 8p's best is bon2's 4.545 ms sample. */
+    char *roof = read_in(out, "roofline-A.svg");
+    CKBT_EXPECT(roof && strstr(roof, "8p_GEMM best-of-n / model-x: 4.545 ms") &&
+                    strstr(roof, "refine / model-x"),
+                "the roofline has the methods' best kernels");
+    free(roof);
     char *md = read_in(out, "report.md");
     for (size_t i = 0; i < sizeof gen_rows / sizeof *gen_rows; i++) {
         char cells[16][512];

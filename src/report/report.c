@@ -80,7 +80,7 @@ int ckb_report_write(const char *const *paths, int n, const char *out_dir, char 
                      "interleaved in one process.",
                      loaded, loaded == 1 ? "" : "s");
         ckb_report_machine_section(&doc, suites, loaded);
-        ckb_report_suite_section(&doc, suites, loaded);
+        ckb_report_suite_section(&doc, suites, loaded, scored ? &score : NULL);
         ckb_report_compare_section(&doc, suites, loaded);
     }
     if (scored)

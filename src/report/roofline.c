@@ -60,16 +60,42 @@ static void roofline__add(roofline__pts *p, const ckb_report_workload *w,
     p->tips[i] = p->tip_buf[i];
 }
 
-char *ckb_report_roofline(const ckb_report_suite *s, const char *id)
+/* A method's best kernels: the workload's FLOPs (the suite baseline's
+ * GFLOP/s times its median) over the best correct sample's median, for runs
+ * at the suite's size only (other sizes are other problems). */
+static void roofline__add_group(roofline__pts *p, const ckb_report_suite *s,
+                                const ckb_score_set *runs, const ckb_score_group *g)
+{
+    for (int k = 0; k < g->nw; k++) {
+        const ckb_score_workload *sw = &g->w[k];
+        const ckb_report_workload *w = ckb_report_suite_find(s, sw->id);
+        if (!w || sw->best < 0 || !(w->base.gflops > 0) || !(w->base.median_ms > 0))
+            continue;
+        const ckb_score_sample *b = sw->pool[sw->best];
+        const ckb_score_run *r = &runs->runs[sw->run_of[sw->best]];
+        if (!(b->cand_ms > 0) || !s->size || strcmp(r->size, s->size) != 0)
+            continue;
+        ckb_report_variant v = {.median_ms = b->cand_ms,
+                                .gflops = w->base.gflops * w->base.median_ms / b->cand_ms};
+        roofline__add(p, w, &v, g->label);
+    }
+}
+
+char *ckb_report_roofline(const ckb_report_suite *s, const ckb_score_set *runs, const char *id)
 {
     const ckb_machine *m = &s->machine;
-    roofline__pts base, exp;
+    roofline__pts base, exp, gen[4];
+    int ngen = runs ? (runs->ng < 4 ? runs->ng : 4) : 0; /* more would not stay readable */
     roofline__alloc(&base, s->n);
     roofline__alloc(&exp, s->n);
     for (int i = 0; i < s->n; i++) {
         roofline__add(&base, &s->w[i], &s->w[i].base, "baseline");
         if (s->w[i].expert.present && strcmp(s->w[i].expert.status, "ok") == 0)
             roofline__add(&exp, &s->w[i], &s->w[i].expert, "expert");
+    }
+    for (int k = 0; k < ngen; k++) {
+        roofline__alloc(&gen[k], s->n);
+        roofline__add_group(&gen[k], s, runs, &runs->g[k]);
     }
     ckb_svg_frame f = {0};
     char title[96];
@@ -88,6 +114,11 @@ char *ckb_report_roofline(const ckb_report_suite *s, const char *id)
         ckb_svg_axis_include(&f.x, exp.x[i]);
         ckb_svg_axis_include(&f.y, exp.y[i]);
     }
+    for (int k = 0; k < ngen; k++)
+        for (int i = 0; i < gen[k].n; i++) {
+            ckb_svg_axis_include(&f.x, gen[k].x[i]);
+            ckb_svg_axis_include(&f.y, gen[k].y[i]);
+        }
     int roofs = m->bw_gbs > 0 && m->bf16_gflops > 0;
     double r16 = roofs ? m->bf16_gflops / m->bw_gbs : NAN;
     double r32 = roofs && m->f32_gflops > 0 ? m->f32_gflops / m->bw_gbs : NAN;
@@ -107,7 +138,7 @@ char *ckb_report_roofline(const ckb_report_suite *s, const char *id)
     snprintf(n_bw, sizeof n_bw, "bandwidth %.1f GB/s", m->bw_gbs);
     snprintf(n_16, sizeof n_16, "bf16 peak %.0f GFLOP/s", m->bf16_gflops);
     snprintf(n_32, sizeof n_32, "f32 peak %.0f GFLOP/s", m->f32_gflops);
-    ckb_svg_series sr[5];
+    ckb_svg_series sr[5 + 4];
     int ns = 0;
     if (roofs) {
         sr[ns++] = (ckb_svg_series){
@@ -142,9 +173,22 @@ char *ckb_report_roofline(const ckb_report_suite *s, const char *id)
                                 .keys = exp.keys,
                                 .tips = exp.tips,
                                 .marker = 1};
+    for (int k = 0; k < ngen; k++)
+        sr[ns++] = (ckb_svg_series){.name = runs->g[k].label,
+                                    .color = ckb_svg_color(2 + k),
+                                    .style = CKB_SVG_MARKERS,
+                                    .n = gen[k].n,
+                                    .x = gen[k].x,
+                                    .y = gen[k].y,
+                                    .labels = gen[k].labels,
+                                    .keys = gen[k].keys,
+                                    .tips = gen[k].tips,
+                                    .marker = 2 + k};
     ckb_strbuf sb = {0};
     ckb_svg_plot(&sb, &f, sr, ns);
     roofline__free(&base);
     roofline__free(&exp);
+    for (int k = 0; k < ngen; k++)
+        roofline__free(&gen[k]);
     return ckb_strbuf_take(&sb);
 }

@@ -18,7 +18,9 @@
  * with ratios to the first for the measured peaks. */
 void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n);
 /* Per suite: the table of workloads and the roofline. */
-void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n);
+/* runs: generation runs whose best kernels join the roofline (NULL: none). */
+void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n,
+                              const ckb_score_set *runs);
 /* Two or more suites: times and speedups side by side, ratios to the first. */
 void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n);
 /* One part per workload (anchor "w-<id>"): its facts, its result in each
@@ -29,7 +31,7 @@ void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n);
  * f32 compute roofs and the bandwidth roof from the suite's machine profile,
  * and a marker per workload for the baseline and the expert at (arithmetic
  * intensity, GFLOP/s), labelled with the workload's number. */
-char *ckb_report_roofline(const ckb_report_suite *s, const char *id);
+char *ckb_report_roofline(const ckb_report_suite *s, const ckb_score_set *runs, const char *id);
 
 /* The anchor of a workload's part: "w-" and the id made safe. */
 void ckb_report_workload_anchor(char *buf, size_t n, const char *id);

@@ -200,7 +200,8 @@ static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
     free(sp);
 }
 
-void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n)
+void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n,
+                              const ckb_score_set *runs)
 {
     ckb_doc_heading(d, 2, "suite", "Suite results");
     for (int k = 0; k < n; k++) {
@@ -218,8 +219,9 @@ void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n)
             snprintf(cap, sizeof cap,
                      "Roofline of suite %s (log-log): roofs from the machine profile (bf16 peak "
                      "%.1f GFLOP/s, f32 peak %.1f GFLOP/s, bandwidth %.1f GB/s, ridge %.1f "
-                     "FLOP/B); circles are baselines, squares experts, labelled with the "
-                     "workload number. A point above a roof means the measured peak is not "
+                     "FLOP/B); circles are baselines, squares experts, other markers the best "
+                     "kernel of each generation method and model at this size, labelled with "
+                     "the workload number. A point above a roof means the measured peak is not "
                      "the machine's best (small sizes run from cache).",
                      s[k].label, m->bf16_gflops, m->f32_gflops, m->bw_gbs,
                      m->bf16_gflops / m->bw_gbs);
@@ -228,7 +230,7 @@ void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n)
                      "Suite %s: the run recorded no machine peaks, so no roofs are drawn; "
                      "circles are baselines, squares experts.",
                      s[k].label);
-        ckb_doc_figure(d, id, file, cap, ckb_report_roofline(&s[k], id));
+        ckb_doc_figure(d, id, file, cap, ckb_report_roofline(&s[k], runs, id));
     }
 }
 
