@@ -183,7 +183,7 @@ const ckb_workload ckb_wl_2p_GQA_Attention = {
      * block, query head) work items (0 dynamic heaviest-first, 1 the same
      * order static cyclic). */
     .nparams = 3,
-    .params = {{"BQ", 64, 4, {32, 64, 128, 256}},
-               {"BK", 64, 3, {64, 128, 256}},
+    .params = {{"BQ", 64, 3, {64, 128, 256}},
+               {"BK", 64, 2, {64, 256}},
                {"SCHED", 0, 2, {0, 1}}},
 };
