@@ -38,7 +38,7 @@
  *   GNC  GEMM columns per packed B block (multiple of 64): the packed block
  *        (K x GNC bf16) is what stays in L2 while GMC rows of A stream by
  * GMC (GEMM rows per work item, default 256) and FA_G (heads per packed
- * attention group, default 2) can be set too but are not searched.
+ * attention group, default 8) can be set too but are not searched.
  */
 #include <math.h>
 #include <stdint.h>
@@ -62,7 +62,7 @@
 #define GMC 256
 #endif
 #ifndef FA_G
-#define FA_G 2
+#define FA_G 8
 #endif
 
 #if BQ < 4 || BQ % 4 != 0
@@ -119,6 +119,20 @@ static inline void ml__rope(const ckb_bf16 *x, ckb_bf16 *y, const float *cs, int
 #define ML_MAXK_A (E > QL ? E : QL)
 #define ML_MAXK_B (KVL > H * VD ? KVL : H * VD)
 #define ML_MAXK (ML_MAXK_A > ML_MAXK_B ? ML_MAXK_A : ML_MAXK_B) /* deepest GEMM */
+
+/* A development aid, off in every evaluated build: with -DML_PROFILE a
+ * driver reads the phase times thread 0 records after each barrier. */
+#ifdef ML_PROFILE
+double ml_profile[8];
+#define ML_MARK(i)                                                                             \
+    do {                                                                                       \
+        _Pragma("omp barrier");                                                                \
+        if (omp_get_thread_num() == 0)                                                         \
+            ml_profile[i] = omp_get_wtime();                                                   \
+    } while (0)
+#else
+#define ML_MARK(i) ((void)0)
+#endif
 
 #ifdef __AVX512BF16__
 
@@ -206,31 +220,38 @@ static inline void g__ukernel(const ckb_bf16 *a, int64_t lda, int64_t k, const u
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
 }
 
-/* Called by every thread of the team (an orphaned worksharing loop): tiles
- * of GMC rows x GNC columns handed out column block first, so a thread
- * repacks B only when its next tile moves to another column block. pack is
- * the thread's own G_PACK_BYTES buffer. Ends with the loop's barrier. */
-static void g__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t lda,
-                    const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc, uint32_t *pack)
+/* One GEMM of a job list: C[m, n] = bf16(A[m, k] @ B[k, n]). */
+typedef struct {
+    int64_t m, n, k, lda, ldb, ldc;
+    const ckb_bf16 *a, *b;
+    ckb_bf16 *c;
+} g__job;
+
+static inline int64_t g__tiles(const g__job *j)
 {
-    const int64_t nib = (m + GMC - 1) / GMC, njb = (n + GNC - 1) / GNC, kp = (k + 1) / 2;
-    int64_t packed = -1;
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t it = 0; it < nib * njb; it++) {
-        const int64_t jb = it / nib, ib = it % nib, j0 = jb * GNC, i0 = ib * GMC;
-        const int64_t np = (n - j0 < GNC ? n - j0 + G_NR - 1 : GNC) / G_NR;
-        const int64_t i1 = m - i0 < GMC ? m : i0 + GMC;
-        if (packed != jb) {
-            g__pack_b(b, ldb, k, n, j0, np, pack);
-            packed = jb;
-        }
-        for (int64_t q = 0; q < np; q++) {
-            const int64_t j = j0 + q * G_NR;
-            const int nr = n - j < G_NR ? (int)(n - j) : G_NR;
-            for (int64_t i = i0; i < i1; i += G_MR) {
-                const int mr = i1 - i < G_MR ? (int)(i1 - i) : G_MR;
-                g__ukernel(a + i * lda, lda, k, pack + q * kp * G_NR, c + i * ldc + j, ldc, mr, nr);
-            }
+    return ((j->m + GMC - 1) / GMC) * ((j->n + GNC - 1) / GNC);
+}
+
+/* Tile t of job j: GMC rows x GNC columns, column block first, so a thread
+ * repacks B only when its next tile moves to another column block (*packed
+ * names the block in its buffer: job * 2^32 + column block). */
+static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int64_t *packed)
+{
+    const int64_t nib = (j->m + GMC - 1) / GMC, kp = (j->k + 1) / 2;
+    const int64_t jb = t / nib, ib = t % nib, j0 = jb * GNC, i0 = ib * GMC;
+    const int64_t np = (j->n - j0 < GNC ? j->n - j0 + G_NR - 1 : GNC) / G_NR;
+    const int64_t i1 = j->m - i0 < GMC ? j->m : i0 + GMC;
+    if (*packed != (job << 32) + jb) {
+        g__pack_b(j->b, j->ldb, j->k, j->n, j0, np, pack);
+        *packed = (job << 32) + jb;
+    }
+    for (int64_t q = 0; q < np; q++) {
+        const int64_t c0 = j0 + q * G_NR;
+        const int nr = j->n - c0 < G_NR ? (int)(j->n - c0) : G_NR;
+        for (int64_t i = i0; i < i1; i += G_MR) {
+            const int mr = i1 - i < G_MR ? (int)(i1 - i) : G_MR;
+            g__ukernel(j->a + i * j->lda, j->lda, j->k, pack + q * kp * G_NR,
+                       j->c + i * j->ldc + c0, j->ldc, mr, nr);
         }
     }
 }
@@ -455,13 +476,18 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
  * positions FA_QS and FA_VS apart) against its packed k_nope (kn), the
  * batch row's packed k_rope (kr) and its packed v (vp). */
 static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
-                      const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, fa__scratch *sc)
+                      const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
+                      fa__scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DP * 4);
-    for (int64_t r = 0; r < nrows; r++)
-        memcpy(sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)QKD * 2);
+    /* Each query row is gathered exactly once: its RoPE is applied here. */
+    for (int64_t r = 0; r < nrows; r++) {
+        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
+        memcpy(dst, q + (i0 + r) * FA_QS, (size_t)NOPE * 2);
+        ml__rope(q + (i0 + r) * FA_QS + NOPE, dst + NOPE, cs, i0 + r);
+    }
     memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
     memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
     for (int64_t r = 0; r < ntiles * FA_R; r++)
@@ -526,21 +552,16 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
     }
 }
 
-/* Attention over every (batch row, head), called by the whole team:
- * k_rope packed once per batch row, then heads FA_G at a time packed into
- * one of two rings (as in 1p: threads that finish early pack the next
- * group), query blocks heaviest first. Ends with a barrier. */
-static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *kr, const ckb_bf16 *kn,
-                          const ckb_bf16 *v, ckb_bf16 *ao, uint32_t *krp, char *rings,
+/* Attention over every (batch row, head), called by the whole team after
+ * k_rope is packed (krp): heads FA_G at a time packed into one of two rings
+ * (as in 1p: threads that finish early pack the next group), query blocks
+ * heaviest first. Ends with a barrier. */
+static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *kn, const ckb_bf16 *v,
+                          ckb_bf16 *ao, const uint32_t *krp, char *rings, const float *cs,
                           fa__scratch *sc)
 {
     const size_t head_bytes = ML_ROUND64((FA_KN_SIZE + FA_VP_SIZE) * 2);
     const size_t ring_bytes = FA_G * head_bytes;
-#pragma omp for schedule(dynamic, 4)
-    for (int64_t x = 0; x < B * (FA_SP / 16); x++) {
-        int64_t b = x / (FA_SP / 16), g = x % (FA_SP / 16);
-        fa__pack_k(kr + b * S * ROPE, ROPE, FA_DPR, krp + b * (FA_KR_SIZE / 2), g);
-    }
     for (int64_t h0 = 0; h0 < B * H; h0 += FA_G) {
         const int64_t nh = B * H - h0 < FA_G ? B * H - h0 : FA_G;
         char *ring = rings + ((h0 / FA_G) & 1) * ring_bytes;
@@ -560,10 +581,29 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *kr, const ckb_bf16 
             const char *pk = ring + h * head_bytes;
             fa__block(q + off * QKD, (const uint32_t *)pk, krp + bh / H * (FA_KR_SIZE / 2),
                       (const ckb_bf16 *)(pk + FA_KN_SIZE * 2), ao + off * VD,
-                      (ML_NQB - 1 - it / nh) * BQ, sc);
+                      (ML_NQB - 1 - it / nh) * BQ, cs, sc);
         }
     }
 #pragma omp barrier
+}
+
+/* RoPE of k_rope for key group g (keys 16g .. 16g+15) of batch row b, packed
+ * straight into that row's shared k_rope block: once per token, for every
+ * head. */
+static void ml__rope_pack_k(const ckb_bf16 *kv, const float *cs, uint32_t *krp, int64_t b,
+                            int64_t g)
+{
+    ckb_bf16 tmp[ROPE];
+    uint32_t *dst = krp + b * (FA_KR_SIZE / 2) + g * FA_DPR * 16;
+    for (int64_t jj = 0; jj < 16; jj++) {
+        int64_t j = g * 16 + jj;
+        if (j < S)
+            ml__rope(kv + (b * S + j) * KVR + KVL, tmp, cs, j);
+        else
+            memset(tmp, 0, sizeof tmp); /* keys past S: zero, as fa__pack_k pads */
+        for (int64_t p = 0; p < FA_DPR; p++)
+            memcpy(dst + p * 16 + jj, tmp + 2 * p, 4);
+    }
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
@@ -575,12 +615,12 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     const size_t n_cq = ML_ROUND64(ML_ROWS * QL * 2), n_kv = ML_ROUND64(ML_ROWS * KVR * 2);
     const size_t n_q = ML_ROUND64(ML_ROWS * H * QKD * 2);
     const size_t n_kn = ML_ROUND64(ML_ROWS * H * NOPE * 2), n_v = ML_ROUND64(ML_ROWS * H * VD * 2);
-    const size_t n_kr = ML_ROUND64(ML_ROWS * ROPE * 2), n_cs = ML_ROUND64(2 * S * ML_HALF * 4);
+    const size_t n_cs = ML_ROUND64(2 * S * ML_HALF * 4);
     const size_t n_krp = ML_ROUND64(B * FA_KR_SIZE * 2);
     const size_t n_ring = 2 * FA_G * ML_ROUND64((FA_KN_SIZE + FA_VP_SIZE) * 2);
     const size_t n_thr = ML_ROUND64(G_PACK_BYTES) + ML_ROUND64(FA_SCRATCH_BYTES);
-    char *mem = aligned_alloc(64, n_cq + n_kv + n_q + n_kn + 2 * n_v + n_kr + n_cs + n_krp +
-                                      n_ring + (size_t)nthreads * n_thr);
+    char *mem = aligned_alloc(64, n_cq + n_kv + n_q + n_kn + 2 * n_v + n_cs + n_krp + n_ring +
+                                      (size_t)nthreads * n_thr);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     char *at = mem;
@@ -590,37 +630,65 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     ckb_bf16 *kn = (ckb_bf16 *)at; at += n_kn;
     ckb_bf16 *v = (ckb_bf16 *)at; at += n_v;
     ckb_bf16 *ao = (ckb_bf16 *)at; at += n_v;
-    ckb_bf16 *kr = (ckb_bf16 *)at; at += n_kr;
     float *cs = (float *)at; at += n_cs;
     uint32_t *krp = (uint32_t *)at; at += n_krp;
     char *rings = at; at += n_ring;
+
+    /* The GEMMs in three phases of independent jobs, one worksharing loop
+     * (one barrier) each: the down projections (cq and the latent KV row
+     * [k_latent | k_rope]); the up projections (k_latent read in place:
+     * kv's first KVL columns, row stride KVR); the output projection. */
+    const g__job down[2] = {
+        {ML_ROWS, QL, E, E, QL, QL, x, q_down, cq},
+        {ML_ROWS, KVR, E, E, KVR, KVR, x, kv_down, kv},
+    };
+    const g__job up[3] = {
+        {ML_ROWS, H * QKD, QL, QL, H * QKD, H * QKD, cq, q_up, q},
+        {ML_ROWS, H * NOPE, KVL, KVR, H * NOPE, H * NOPE, kv, k_up, kn},
+        {ML_ROWS, H * VD, KVL, KVR, H * VD, H * VD, kv, v_up, v},
+    };
+    const g__job oproj = {ML_ROWS, E, H * VD, H * VD, E, E, ao, o_proj, out};
+    const int64_t n_down = g__tiles(&down[0]) + g__tiles(&down[1]);
+    const int64_t n_up0 = g__tiles(&up[0]), n_up1 = n_up0 + g__tiles(&up[1]);
+    const int64_t n_up = n_up1 + g__tiles(&up[2]);
+    const int64_t n_kgroups = B * (FA_SP / 16);
 
 #pragma omp parallel num_threads(nthreads)
     {
         char *mine = at + (size_t)omp_get_thread_num() * n_thr;
         uint32_t *pack = (uint32_t *)mine;
+        int64_t packed = -1;
         fa__scratch sc;
         fa__scratch_carve(mine + ML_ROUND64(G_PACK_BYTES), &sc);
 
 #pragma omp for schedule(static) nowait
         for (int64_t pos = 0; pos < S; pos++)
             ml__rope_table_row(pos, cs);
-        /* The down projections: cq and the latent KV row [k_latent | k_rope]. */
-        g__gemm(ML_ROWS, QL, E, x, E, q_down, QL, cq, QL, pack);
-        g__gemm(ML_ROWS, KVR, E, x, E, kv_down, KVR, kv, KVR, pack);
-        /* Up projections; k_latent read in place (kv's first KVL columns). */
-        g__gemm(ML_ROWS, H * QKD, QL, cq, QL, q_up, H * QKD, q, H * QKD, pack);
-        g__gemm(ML_ROWS, H * NOPE, KVL, kv, KVR, k_up, H * NOPE, kn, H * NOPE, pack);
-        g__gemm(ML_ROWS, H * VD, KVL, kv, KVR, v_up, H * VD, v, H * VD, pack);
-        /* RoPE: k_rope once per token, q_rope of every head in place. */
-#pragma omp for schedule(static)
-        for (int64_t r = 0; r < ML_ROWS; r++) {
-            ml__rope(kv + r * KVR + KVL, kr + r * ROPE, cs, r % S);
-            for (int64_t h = 0; h < H; h++)
-                ml__rope(q + (r * H + h) * QKD + NOPE, q + (r * H + h) * QKD + NOPE, cs, r % S);
+        ML_MARK(0);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < n_down; t++) {
+            int64_t jb = t < g__tiles(&down[0]) ? 0 : 1;
+            g__tile(&down[jb], jb, jb ? t - g__tiles(&down[0]) : t, pack, &packed);
         }
-        fa__attention(q, kr, kn, v, ao, krp, rings, &sc);
-        g__gemm(ML_ROWS, E, H * VD, ao, H * VD, o_proj, E, out, E, pack);
+        ML_MARK(1);
+        /* The up projections, and k_rope's RoPE and pack (it needs only kv). */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < n_up + n_kgroups; t++) {
+            if (t < n_up0)
+                g__tile(&up[0], 2, t, pack, &packed);
+            else if (t < n_up1)
+                g__tile(&up[1], 3, t - n_up0, pack, &packed);
+            else if (t < n_up)
+                g__tile(&up[2], 4, t - n_up1, pack, &packed);
+            else
+                ml__rope_pack_k(kv, cs, krp, (t - n_up) / (FA_SP / 16), (t - n_up) % (FA_SP / 16));
+        }
+        ML_MARK(2);
+        fa__attention(q, kn, v, ao, krp, rings, cs, &sc);
+        ML_MARK(3);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t t = 0; t < g__tiles(&oproj); t++)
+            g__tile(&oproj, 5, t, pack, &packed);
     }
     free(mem);
 }
