@@ -38,7 +38,7 @@
  *   GNC  GEMM columns per packed B block (multiple of 64): the packed block
  *        (K x GNC bf16) is what stays in L2 while GMC rows of A stream by
  * GMC (GEMM rows per work item, default 256) and FA_G (heads per packed
- * attention group, default 8) can be set too but are not searched.
+ * attention group, default 4) can be set too but are not searched.
  */
 #include <math.h>
 #include <stdint.h>
@@ -62,7 +62,7 @@
 #define GMC 256
 #endif
 #ifndef FA_G
-#define FA_G 8
+#define FA_G 4
 #endif
 
 #if BQ < 4 || BQ % 4 != 0
@@ -270,9 +270,7 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #define FA_KN_SIZE ((int64_t)FA_SP * NOPE) /* bf16 elements of a packed k_nope */
 #define FA_KR_SIZE ((int64_t)FA_SP * ROPE) /* bf16 elements of a packed k_rope */
 #define FA_VP_SIZE ((int64_t)FA_SP * FA_DO) /* bf16 elements of a packed v */
-#define FA_QS (H * QKD)  /* stride between positions of one head's q */
-#define FA_VS (H * VD)   /* ... of one head's v and attention output */
-#define FA_KS (H * NOPE) /* ... of one head's k_nope */
+#define FA_OS (H * VD) /* stride between positions of one head's attention output */
 
 /* scale * log2(e): scores go straight to the base-2 domain of fa__exp2. */
 #define FA_C2 ((float)(1.4426950408889634 / sqrt((double)QKD)))
@@ -308,7 +306,8 @@ static void fa__pack_k(const ckb_bf16 *k, int64_t stride, int64_t ndp, uint32_t 
     }
 }
 
-/* Packs V of one head for key pairs 8g .. 8g+7: vp[t][d][2] = v[2t + e][d],
+/* Packs V of one head (rows VD apart) for key pairs 8g .. 8g+7:
+ * vp[t][d][2] = v[2t + e][d],
  * zero past S and past VD. */
 static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
 {
@@ -323,9 +322,9 @@ static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
             __mmask32 m = d + 32 <= VD ? ~(__mmask32)0
                           : d < VD     ? (__mmask32)((1ull << (VD - d)) - 1)
                                        : 0;
-            __m512i a = j < S ? _mm512_maskz_loadu_epi16(m, v + j * FA_VS + d)
+            __m512i a = j < S ? _mm512_maskz_loadu_epi16(m, v + j * VD + d)
                               : _mm512_setzero_si512();
-            __m512i b = j + 1 < S ? _mm512_maskz_loadu_epi16(m, v + (j + 1) * FA_VS + d)
+            __m512i b = j + 1 < S ? _mm512_maskz_loadu_epi16(m, v + (j + 1) * VD + d)
                                   : _mm512_setzero_si512();
             _mm512_store_si512(dst + 2 * d, _mm512_permutex2var_epi16(a, lo, b));
             if (d + 16 < FA_DO)
@@ -472,8 +471,9 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
     }
 }
 
-/* One query block: rows i0 .. i0+BQ of one head (q, out at its position 0,
- * positions FA_QS and FA_VS apart) against its packed k_nope (kn), the
+/* One query block: rows i0 .. i0+BQ of one head (q at its position 0 in
+ * the head's staging, rows QKD apart; out at its position 0 in the
+ * attention output, rows FA_OS apart) against its packed k_nope (kn), the
  * batch row's packed k_rope (kr) and its packed v (vp). */
 static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
                       const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
@@ -485,8 +485,8 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
     /* Each query row is gathered exactly once: its RoPE is applied here. */
     for (int64_t r = 0; r < nrows; r++) {
         ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
-        memcpy(dst, q + (i0 + r) * FA_QS, (size_t)NOPE * 2);
-        ml__rope(q + (i0 + r) * FA_QS + NOPE, dst + NOPE, cs, i0 + r);
+        memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
+        ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
     }
     memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
     memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
@@ -544,47 +544,12 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
     __mmask16 tail = VD % 16 ? (__mmask16)((1u << (VD % 16)) - 1) : (__mmask16)0xffff;
     for (int64_t r = 0; r < nrows; r++) {
         __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        ckb_bf16 *dst = out + (i0 + r) * FA_VS;
+        ckb_bf16 *dst = out + (i0 + r) * FA_OS;
         for (int64_t d = 0; d < VD; d += 16) {
             __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
             _mm256_mask_storeu_epi16(dst + d, d + 16 <= VD ? (__mmask16)0xffff : tail, y);
         }
     }
-}
-
-/* Attention over every (batch row, head), called by the whole team after
- * k_rope is packed (krp): heads FA_G at a time packed into one of two rings
- * (as in 1p: threads that finish early pack the next group), query blocks
- * heaviest first. Ends with a barrier. */
-static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *kn, const ckb_bf16 *v,
-                          ckb_bf16 *ao, const uint32_t *krp, char *rings, const float *cs,
-                          fa__scratch *sc)
-{
-    const size_t head_bytes = ML_ROUND64((FA_KN_SIZE + FA_VP_SIZE) * 2);
-    const size_t ring_bytes = FA_G * head_bytes;
-    for (int64_t h0 = 0; h0 < B * H; h0 += FA_G) {
-        const int64_t nh = B * H - h0 < FA_G ? B * H - h0 : FA_G;
-        char *ring = rings + ((h0 / FA_G) & 1) * ring_bytes;
-#pragma omp for schedule(dynamic, 4)
-        for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
-            int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16), bh = h0 + h;
-            int64_t off = bh / H * S * H + bh % H; /* (b, 0, h) in [B, S, H] */
-            char *pk = ring + h * head_bytes;
-            fa__pack_k(kn + off * NOPE, FA_KS, FA_DPN, (uint32_t *)pk, g);
-            fa__pack_v(v + off * VD, (ckb_bf16 *)(pk + FA_KN_SIZE * 2), g);
-        }
-        /* The barrier above also proves the ring two groups back is free. */
-#pragma omp for schedule(dynamic, 1) nowait
-        for (int64_t it = 0; it < nh * ML_NQB; it++) {
-            int64_t h = it % nh, bh = h0 + h;
-            int64_t off = bh / H * S * H + bh % H;
-            const char *pk = ring + h * head_bytes;
-            fa__block(q + off * QKD, (const uint32_t *)pk, krp + bh / H * (FA_KR_SIZE / 2),
-                      (const ckb_bf16 *)(pk + FA_KN_SIZE * 2), ao + off * VD,
-                      (ML_NQB - 1 - it / nh) * BQ, cs, sc);
-        }
-    }
-#pragma omp barrier
 }
 
 /* RoPE of k_rope for key group g (keys 16g .. 16g+15) of batch row b, packed
@@ -606,51 +571,49 @@ static void ml__rope_pack_k(const ckb_bf16 *kv, const float *cs, uint32_t *krp, 
     }
 }
 
+/* A head's slot in a ring: its q, k_nope and v expanded from the latent
+ * (plain rows), and k_nope and v packed for attention. */
+#define ML_SLOT_Q 0
+#define ML_SLOT_KN ML_ROUND64(S * QKD * 2)
+#define ML_SLOT_V (ML_SLOT_KN + ML_ROUND64(S * NOPE * 2))
+#define ML_SLOT_KP (ML_SLOT_V + ML_ROUND64(S * VD * 2))
+#define ML_SLOT_VP (ML_SLOT_KP + ML_ROUND64(FA_KN_SIZE * 2))
+#define ML_SLOT_BYTES (ML_SLOT_VP + ML_ROUND64(FA_VP_SIZE * 2))
+
+/* The down projections' outputs cq and kv are dead before the output
+ * projection writes out, so they live in out when they fit. */
+#define ML_IN_OUT (QL + KVR <= E)
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
               const ckb_bf16 *kv_down, const ckb_bf16 *k_up, const ckb_bf16 *v_up,
               const ckb_bf16 *o_proj, ckb_bf16 *out)
 {
     const int nthreads = omp_get_max_threads();
     /* Every intermediate of the call, carved from one allocation. */
-    const size_t n_cq = ML_ROUND64(ML_ROWS * QL * 2), n_kv = ML_ROUND64(ML_ROWS * KVR * 2);
-    const size_t n_q = ML_ROUND64(ML_ROWS * H * QKD * 2);
-    const size_t n_kn = ML_ROUND64(ML_ROWS * H * NOPE * 2), n_v = ML_ROUND64(ML_ROWS * H * VD * 2);
-    const size_t n_cs = ML_ROUND64(2 * S * ML_HALF * 4);
-    const size_t n_krp = ML_ROUND64(B * FA_KR_SIZE * 2);
-    const size_t n_ring = 2 * FA_G * ML_ROUND64((FA_KN_SIZE + FA_VP_SIZE) * 2);
+    const size_t n_down = ML_IN_OUT ? 0 : ML_ROUND64(ML_ROWS * (QL + KVR) * 2);
+    const size_t n_ao = ML_ROUND64(ML_ROWS * H * VD * 2), n_cs = ML_ROUND64(2 * S * ML_HALF * 4);
+    const size_t n_krp = ML_ROUND64(B * FA_KR_SIZE * 2), n_ring = FA_G * ML_SLOT_BYTES;
     const size_t n_thr = ML_ROUND64(G_PACK_BYTES) + ML_ROUND64(FA_SCRATCH_BYTES);
-    char *mem = aligned_alloc(64, n_cq + n_kv + n_q + n_kn + 2 * n_v + n_cs + n_krp + n_ring +
+    char *mem = aligned_alloc(64, n_down + n_ao + n_cs + n_krp + 2 * n_ring +
                                       (size_t)nthreads * n_thr);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     char *at = mem;
-    ckb_bf16 *cq = (ckb_bf16 *)at; at += n_cq;
-    ckb_bf16 *kv = (ckb_bf16 *)at; at += n_kv;
-    ckb_bf16 *q = (ckb_bf16 *)at; at += n_q;
-    ckb_bf16 *kn = (ckb_bf16 *)at; at += n_kn;
-    ckb_bf16 *v = (ckb_bf16 *)at; at += n_v;
-    ckb_bf16 *ao = (ckb_bf16 *)at; at += n_v;
+    ckb_bf16 *cq = ML_IN_OUT ? out : (ckb_bf16 *)at;
+    ckb_bf16 *kv = cq + ML_ROWS * QL;
+    at += n_down;
+    ckb_bf16 *ao = (ckb_bf16 *)at; at += n_ao;
     float *cs = (float *)at; at += n_cs;
     uint32_t *krp = (uint32_t *)at; at += n_krp;
-    char *rings = at; at += n_ring;
+    char *rings = at; at += 2 * n_ring;
 
-    /* The GEMMs in three phases of independent jobs, one worksharing loop
-     * (one barrier) each: the down projections (cq and the latent KV row
-     * [k_latent | k_rope]); the up projections (k_latent read in place:
-     * kv's first KVL columns, row stride KVR); the output projection. */
+    /* The down projections: cq and the latent KV row [k_latent | k_rope]. */
     const g__job down[2] = {
         {ML_ROWS, QL, E, E, QL, QL, x, q_down, cq},
         {ML_ROWS, KVR, E, E, KVR, KVR, x, kv_down, kv},
     };
-    const g__job up[3] = {
-        {ML_ROWS, H * QKD, QL, QL, H * QKD, H * QKD, cq, q_up, q},
-        {ML_ROWS, H * NOPE, KVL, KVR, H * NOPE, H * NOPE, kv, k_up, kn},
-        {ML_ROWS, H * VD, KVL, KVR, H * VD, H * VD, kv, v_up, v},
-    };
     const g__job oproj = {ML_ROWS, E, H * VD, H * VD, E, E, ao, o_proj, out};
-    const int64_t n_down = g__tiles(&down[0]) + g__tiles(&down[1]);
-    const int64_t n_up0 = g__tiles(&up[0]), n_up1 = n_up0 + g__tiles(&up[1]);
-    const int64_t n_up = n_up1 + g__tiles(&up[2]);
+    const int64_t n_down0 = g__tiles(&down[0]), n_downs = n_down0 + g__tiles(&down[1]);
     const int64_t n_kgroups = B * (FA_SP / 16);
 
 #pragma omp parallel num_threads(nthreads)
@@ -666,29 +629,74 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
             ml__rope_table_row(pos, cs);
         ML_MARK(0);
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < n_down; t++) {
-            int64_t jb = t < g__tiles(&down[0]) ? 0 : 1;
-            g__tile(&down[jb], jb, jb ? t - g__tiles(&down[0]) : t, pack, &packed);
+        for (int64_t t = 0; t < n_downs; t++) {
+            int64_t jb = t < n_down0 ? 0 : 1;
+            g__tile(&down[jb], jb, jb ? t - n_down0 : t, pack, &packed);
         }
         ML_MARK(1);
-        /* The up projections, and k_rope's RoPE and pack (it needs only kv). */
+        /* Heads (batch row, head) FA_G at a time, in one of two rings. Per
+         * group: expand each head's q, k_nope and v from cq and the latent
+         * (k_latent read in place: kv's first KVL columns, row stride KVR)
+         * with the first group also RoPE-ing and packing k_rope once per
+         * token; pack k_nope and v; attention, query blocks heaviest first.
+         * A ring is rewritten two groups later, after two barriers that
+         * every thread reaches only when done with its attention blocks. */
+        for (int64_t h0 = 0; h0 < B * H; h0 += FA_G) {
+            const int64_t nh = B * H - h0 < FA_G ? B * H - h0 : FA_G;
+            char *ring = rings + ((h0 / FA_G) & 1) * n_ring;
+            g__job jobs[3 * FA_G];
+            int64_t first[3 * FA_G + 1];
+            first[0] = 0;
+            for (int64_t h = 0; h < nh; h++) {
+                const int64_t bh = h0 + h, b = bh / H, hd = bh % H;
+                char *slot = ring + h * ML_SLOT_BYTES;
+                const ckb_bf16 *lat = kv + b * S * KVR;
+                jobs[3 * h] = (g__job){S, QKD, QL, QL, H * QKD, QKD, cq + b * S * QL,
+                                       q_up + hd * QKD, (ckb_bf16 *)(slot + ML_SLOT_Q)};
+                jobs[3 * h + 1] = (g__job){S, NOPE, KVL, KVR, H * NOPE, NOPE, lat,
+                                           k_up + hd * NOPE, (ckb_bf16 *)(slot + ML_SLOT_KN)};
+                jobs[3 * h + 2] = (g__job){S, VD, KVL, KVR, H * VD, VD, lat, v_up + hd * VD,
+                                           (ckb_bf16 *)(slot + ML_SLOT_V)};
+            }
+            for (int64_t jb = 0; jb < 3 * nh; jb++)
+                first[jb + 1] = first[jb] + g__tiles(&jobs[jb]);
+            const int64_t n_exp = first[3 * nh], n_extra = h0 == 0 ? n_kgroups : 0;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < n_up + n_kgroups; t++) {
-            if (t < n_up0)
-                g__tile(&up[0], 2, t, pack, &packed);
-            else if (t < n_up1)
-                g__tile(&up[1], 3, t - n_up0, pack, &packed);
-            else if (t < n_up)
-                g__tile(&up[2], 4, t - n_up1, pack, &packed);
-            else
-                ml__rope_pack_k(kv, cs, krp, (t - n_up) / (FA_SP / 16), (t - n_up) % (FA_SP / 16));
+            for (int64_t t = 0; t < n_exp + n_extra; t++) {
+                if (t >= n_exp) {
+                    ml__rope_pack_k(kv, cs, krp, (t - n_exp) / (FA_SP / 16),
+                                    (t - n_exp) % (FA_SP / 16));
+                    continue;
+                }
+                int64_t jb = 0;
+                while (t >= first[jb + 1])
+                    jb++;
+                g__tile(&jobs[jb], 8 + 3 * (h0 + jb / 3) + jb % 3, t - first[jb], pack, &packed);
+            }
+#pragma omp for schedule(dynamic, 4)
+            for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
+                int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
+                char *slot = ring + h * ML_SLOT_BYTES;
+                fa__pack_k((const ckb_bf16 *)(slot + ML_SLOT_KN), NOPE, FA_DPN,
+                           (uint32_t *)(slot + ML_SLOT_KP), g);
+                fa__pack_v((const ckb_bf16 *)(slot + ML_SLOT_V), (ckb_bf16 *)(slot + ML_SLOT_VP),
+                           g);
+            }
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int64_t it = 0; it < nh * ML_NQB; it++) {
+                int64_t h = it % nh, bh = h0 + h;
+                const char *slot = ring + h * ML_SLOT_BYTES;
+                fa__block((const ckb_bf16 *)(slot + ML_SLOT_Q),
+                          (const uint32_t *)(slot + ML_SLOT_KP), krp + bh / H * (FA_KR_SIZE / 2),
+                          (const ckb_bf16 *)(slot + ML_SLOT_VP),
+                          ao + (bh / H * S * H + bh % H) * VD, (ML_NQB - 1 - it / nh) * BQ, cs,
+                          &sc);
+            }
         }
         ML_MARK(2);
-        fa__attention(q, kn, v, ao, krp, rings, cs, &sc);
-        ML_MARK(3);
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t t = 0; t < g__tiles(&oproj); t++)
-            g__tile(&oproj, 5, t, pack, &packed);
+            g__tile(&oproj, 2, t, pack, &packed);
     }
     free(mem);
 }
