@@ -7,27 +7,29 @@
  * every dot rounded to bf16 as the JAX program (and the baseline) does.
  *
  * What the latent form gives a kernel, and how this one uses it:
- *   - The whole KV cache of a token is its KVR-wide row of kv: k_latent and
- *     one k_rope that every head shares. The RoPE of k_rope is computed once
+ *   - The whole KV of a token is its KVR-wide row of kv: k_latent and one
+ *     k_rope that every head shares. The RoPE of k_rope is computed once
  *     per token (not per head), and its part of the keys is packed once per
- *     batch row for attention: every head's q k^T reads the same packed
- *     k_rope block, where the baseline broadcasts it into H copies of
- *     k_full. Only the NOPE part of the keys is per head.
- *   - k_nope and v are expanded from the latent by one GEMM each with the
- *     latent read in place (kv's first KVL columns, row stride KVR: no copy
- *     out), and are read by attention straight from their [B, S, H, .]
- *     layout, as q is and as the attention output is written: none of the
- *     baseline's head-major transposes and concatenations exist.
+ *     batch row: every head's q k^T reads the same packed k_rope block,
+ *     where the baseline broadcasts it into H copies of k_full. Only the
+ *     NOPE part of the keys is per head.
+ *   - q, k_nope and v are expanded from cq and the latent per group of
+ *     FA_G heads, just before that group's attention, into one of two ring
+ *     slots (k_latent read in place: kv's first KVL columns, row stride
+ *     KVR): never materialised for all heads, never transposed. The
+ *     attention output goes straight into the [B, S, H*VD] rows the output
+ *     projection reads; q's RoPE is applied when a query block is gathered;
+ *     cq and kv live in out until the output projection overwrites it.
  *   - For prefill (S query positions) expanding k_nope and v is cheaper
  *     than absorbing k_up into q (q k^T over KVL + ROPE = 576 dims per head
  *     instead of QKD = 192) or v_up into o_proj, so the expansion is kept;
  *     the absorbed form is the decode-time (S = 1) choice.
  * The projections run on a bf16 GEMM (vdpbf16ps, f32 accumulation, B packed
- * in NR = 64 column panels, 6 x 64 register tiles, dynamic tiles of GMC rows
- * x GNC columns); attention is 1p's flash kernel (online softmax in f32, no
- * S x S matrix, the masked upper triangle never computed) with QKD = NOPE +
- * ROPE query dims and VD value dims, the key pack split into per-head NOPE
- * and per-batch ROPE parts. One parallel region covers the whole call.
+ * in 64-column panels, 6 x 64 register tiles, dynamic tiles of GMC rows x
+ * GNC columns, independent GEMMs sharing one worksharing loop); attention is
+ * 1p's flash kernel (online softmax in f32, no S x S matrix, the masked
+ * upper triangle never computed) with QKD = NOPE + ROPE query dims and VD
+ * value dims. One parallel region covers the whole call.
  *
  * Without __AVX512BF16__ a portable scalar path computes the same thing
  * (plain GEMM loops, attention row by row in f32).
