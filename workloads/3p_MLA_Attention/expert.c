@@ -695,6 +695,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                           &sc);
             }
         }
+        /* The attention loops end without a barrier: the output projection
+         * must not read ao before every block of the last group is written. */
+#pragma omp barrier
         ML_MARK(2);
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t t = 0; t < g__tiles(&oproj); t++)
