@@ -322,4 +322,10 @@ const ckb_workload ckb_wl_3p_MLA_Attention = {
     .reference = mla_reference,
     .flops = mla_flops,
     .bytes = mla_bytes,
+    /* expert.c: the attention's query and key block sizes and the columns
+     * of B its projection GEMM packs per block. */
+    .nparams = 3,
+    .params = {{"BQ", 64, 2, {64, 128}},
+               {"BK", 64, 2, {64, 256}},
+               {"GNC", 128, 3, {64, 128, 256}}},
 };

@@ -142,4 +142,11 @@ const ckb_workload ckb_wl_4p_Sparse_Attention = {
     .reference = splash_reference,
     .flops = splash_flops,
     .bytes = splash_bytes,
+    /* expert.c: query and key block sizes (the key block is the block
+     * mask's granularity), and the schedule of the (query block, query head)
+     * work items (0 dynamic heaviest-first, 1 the same order static cyclic). */
+    .nparams = 3,
+    .params = {{"BQ", 64, 3, {64, 128, 256}},
+               {"BK", 64, 2, {64, 256}},
+               {"SCHED", 0, 2, {0, 1}}},
 };

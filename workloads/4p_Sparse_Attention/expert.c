@@ -1,0 +1,490 @@
+/*
+ * expert.c — the hand-tuned kernel for 4p_Sparse_Attention: splash
+ * (block-sparse) attention with a causal mask and GQA, q/out bf16 [HQ, S, D],
+ * k/v bf16 [HKV, S, D]; query head h reads kv head h / G (G = HQ / HKV),
+ * q arrives pre-scaled, out = softmax(mask(q k^T)) v.
+ *
+ * What splash attention does on the TPU, done here on AVX-512 BF16: the
+ * causal mask is evaluated per block, not per element. For a tile of FA_R
+ * query rows against a block of keys, fa__mask_kind says whether it is
+ * fully masked (skipped: no q k^T, no exp, no P v, no load of its K or V),
+ * fully visible (computed with no mask at all) or partial (the diagonal
+ * blocks: the only ones where element masks are applied). About half of
+ * the S x S blocks are skipped, which the baseline computes and then
+ * multiplies by zeros.
+ *
+ * Inside the visible blocks, flash attention as in 1p's expert: online
+ * softmax in f32, no S x S matrix, both matmuls on vdpbf16ps with f32
+ * accumulation (q k^T against K packed as VNNI key groups, P v against V
+ * packed as pairs of V^T). Each kv head is packed exactly once and all G
+ * query heads of its group run against the packed copy while it is hot;
+ * kv heads are packed FA_G at a time into one of two rings, so threads that
+ * finish early pack the next group while the others compute. The work items
+ * of a group are (query block, query head) pairs, heaviest blocks first.
+ *
+ * Without __AVX512BF16__ a portable scalar path computes the same thing row
+ * by row in f32, also visiting only the unmasked keys.
+ *
+ * Tunable (ckbench tune passes -DNAME=VALUE):
+ *   BQ     query rows per block (multiple of 4): reuse of a packed K/V block
+ *   BK     keys per block (multiple of 16): the mask's block granularity,
+ *          the online-softmax rescale frequency and the K/V working set
+ *   SCHED  0: work items heaviest first, dynamic; 1: the same order, static
+ *          cyclic (no scheduling traffic)
+ * FA_G (kv heads per packed group, default 1) can be set too but is not
+ * searched.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "ckbench.h"
+
+#ifndef BQ
+#define BQ 64
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef SCHED
+#define SCHED 0
+#endif
+
+#if BQ < 4 || BQ % 4 != 0
+#error "BQ must be a positive multiple of 4"
+#endif
+#if BK < 16 || BK % 16 != 0
+#error "BK must be a positive multiple of 16"
+#endif
+
+#define FA_GQ (HQ / HKV)  /* query heads per kv head */
+#define FA_BKV HKV        /* kv heads */
+#define FA_QS D           /* stride between positions of one query head */
+#define FA_KS D           /* stride between positions of one kv head */
+/* kv heads packed together: FA_G * 4 * S * D bytes of packed K and V in
+ * each of two rings, FA_G * G * NQB work items between barriers. */
+#ifndef FA_G
+#define FA_G 1
+#endif
+#define FA_NQB ((S + BQ - 1) / BQ) /* query blocks per head */
+
+/* The it-th query block in heaviest-first order (block i costs ~i+1). */
+static inline int64_t fa__block_of(int64_t it) { return FA_NQB - 1 - it; }
+
+/* Where kv head kvh starts in k/v, and where query head qh of its group
+ * starts in q/out. */
+static inline int64_t fa__kv_off(int64_t kvh) { return kvh * S * D; }
+static inline int64_t fa__q_off(int64_t kvh, int64_t qh) { return (kvh * FA_GQ + qh) * S * D; }
+
+#ifdef __AVX512BF16__
+
+#include <immintrin.h>
+
+#define FA_DP ((D + 1) / 2)         /* d pairs: q and K rows padded to even */
+#define FA_DQ (2 * FA_DP)
+#define FA_DV ((D + 15) / 16)       /* 16-wide d vectors: O and V padded */
+#define FA_DO (16 * FA_DV)
+#define FA_SP ((S + 15) / 16 * 16)  /* keys padded to a group of 16 */
+#define FA_R 4                      /* query rows per register tile */
+#define FA_NV 4                     /* 16-key vectors per q k^T tile */
+#define FA_DC 4                     /* 16-wide d vectors per P v tile */
+#define FA_KP_SIZE ((int64_t)FA_SP * FA_DQ) /* bf16 elements of packed K */
+#define FA_VP_SIZE ((int64_t)FA_SP * FA_DO) /* bf16 elements of packed V */
+
+/* log2(e): q is pre-scaled, so scores go straight to the base-2 domain of
+ * fa__exp2 with no other factor. */
+#define FA_C2 1.4426950408889634f
+
+/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
+ * [-1/2, 1/2], p a degree-5 interpolant at Chebyshev nodes; scalef
+ * underflows to 0 however negative round(x) is. */
+static inline __m512 fa__exp2(__m512 x)
+{
+    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.339086331e-03f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
+    return _mm512_scalef_ps(p, n);
+}
+
+static inline uint32_t fa__load32(const ckb_bf16 *p)
+{
+    uint32_t u;
+    memcpy(&u, p, sizeof u);
+    return u;
+}
+
+/* Packs K of one kv head (k points at its position 0, positions FA_KS
+ * apart): kp[g][p][jj][2] = k[16g + jj][2p + e], zero past S
+ * and past D, so every q k^T tile reads whole vectors. */
+static void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, int64_t g)
+{
+    for (int64_t jj = 0; jj < 16; jj++) {
+        int64_t j = g * 16 + jj;
+        uint32_t *dst = kp + g * FA_DP * 16 + jj;
+        if (j >= S) {
+            for (int64_t p = 0; p < FA_DP; p++)
+                dst[p * 16] = 0;
+            continue;
+        }
+        const ckb_bf16 *src = k + j * FA_KS;
+        for (int64_t p = 0; p < D / 2; p++)
+            dst[p * 16] = fa__load32(src + 2 * p);
+        if (D % 2)
+            dst[(FA_DP - 1) * 16] = src[D - 1];
+    }
+}
+
+/* Packs V of one head for key pairs 8g .. 8g+7 (keys 16g .. 16g+15):
+ * vp[t][d][2] = v[2t + e][d], zero past S and past D. */
+static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
+{
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                        32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t t = 8 * g; t < 8 * g + 8; t++) {
+        int64_t j = 2 * t;
+        ckb_bf16 *dst = vp + t * 2 * FA_DO;
+        for (int64_t d = 0; d < FA_DO; d += 32) {
+            __mmask32 m = d + 32 <= D ? ~(__mmask32)0
+                          : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
+                                      : 0;
+            __m512i a = j < S ? _mm512_maskz_loadu_epi16(m, v + j * FA_KS + d) : _mm512_setzero_si512();
+            __m512i b = j + 1 < S ? _mm512_maskz_loadu_epi16(m, v + (j + 1) * FA_KS + d)
+                                  : _mm512_setzero_si512();
+            _mm512_store_si512(dst + 2 * d, _mm512_permutex2var_epi16(a, lo, b));
+            if (d + 16 < FA_DO)
+                _mm512_store_si512(dst + 2 * d + 32, _mm512_permutex2var_epi16(a, hi, b));
+        }
+    }
+}
+
+/* s[r][0 .. 16nv) = q[r] . K for FA_R rows and nv 16-key vectors; q holds
+ * the rows as d pairs (stride FA_DP), kp points at the first key group,
+ * key0 is its index. mx[r] takes the lane-wise max of row r's unmasked
+ * scores; diag says the block is partial (fa__mask_kind): some key may lie
+ * past row qi0's index or past S. */
+static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, const uint32_t *kp,
+                                                         float *s, const int nv, __m512 *mx,
+                                                         int diag, int64_t key0, int64_t qi0)
+{
+    __m512 acc[FA_R][FA_NV];
+    for (int r = 0; r < FA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < FA_DP; p++) {
+        __m512i b[FA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_si512(kp + (v * FA_DP + p) * 16);
+        for (int r = 0; r < FA_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)q[r * FA_DP + p]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+        }
+    }
+    for (int r = 0; r < FA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * BK + 16 * v, acc[r][v]);
+    if (!diag) {
+        for (int r = 0; r < FA_R; r++)
+            for (int v = 0; v < nv; v++)
+                mx[r] = _mm512_max_ps(mx[r], acc[r][v]);
+        return;
+    }
+    /* Row i keeps keys j <= min(i, S - 1): pad rows (i >= S) keep all keys. */
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int r = 0; r < FA_R; r++) {
+        int64_t lim = qi0 + r < S ? qi0 + r : S - 1;
+        __m512i l = _mm512_set1_epi32((int)(lim - key0));
+        for (int v = 0; v < nv; v++) {
+            __mmask16 m = _mm512_cmple_epi32_mask(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * v)), l);
+            mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], acc[r][v]);
+        }
+    }
+}
+
+/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
+ * the rows as key pairs (stride BK/2), vp the first pair at this d chunk. */
+static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, const ckb_bf16 *vp,
+                                                         float *o, const float *alpha,
+                                                         int64_t np, const int dc)
+{
+    __m512 acc[FA_R][FA_DC];
+    for (int r = 0; r < FA_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < np; t++) {
+        __m512i b[FA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_si512(vp + t * 2 * FA_DO + 32 * c);
+        for (int r = 0; r < FA_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)p[r * (BK / 2) + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
+        }
+    }
+    for (int r = 0; r < FA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * FA_DO + 16 * c, acc[r][c]);
+}
+
+/* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
+typedef struct {
+    uint32_t *q;      /* [BQ][FA_DP] the query block as d pairs, zero padded */
+    float *s;         /* [FA_R][BK] scores of one row tile */
+    ckb_bf16 *p;      /* [FA_R][BK] probabilities of one row tile */
+    float *o;         /* [BQ][FA_DO] unnormalised output rows */
+    float *m;         /* [BQ] running max (base-2 domain) */
+    float *l;         /* [BQ][16] running sum, lane-wise */
+} fa__scratch;
+
+#define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
+#define FA_SCRATCH_BYTES                                                                        \
+    (FA_ROUND64(BQ * FA_DP * 4) + FA_ROUND64(FA_R * BK * 4) + FA_ROUND64(FA_R * BK * 2) +      \
+     FA_ROUND64(BQ * FA_DO * 4) + FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 16 * 4))
+
+static void fa__scratch_carve(char *base, fa__scratch *sc)
+{
+    sc->q = (uint32_t *)base, base += FA_ROUND64(BQ * FA_DP * 4);
+    sc->s = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
+    sc->p = (ckb_bf16 *)base, base += FA_ROUND64(FA_R * BK * 2);
+    sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
+    sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
+    sc->l = (float *)base;
+}
+
+/* Online softmax of one row tile against key block j0, width w16 (a
+ * multiple of 16), given each row's lane-wise max mx. Row qi0 + r keeps keys
+ * j <= its index (and < S); writes P (bf16, zero where masked), updates m
+ * and l, and returns in alpha how much the row's old output shrinks. */
+static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
+                                                              int64_t rt, int64_t j0,
+                                                              int64_t w16, const __m512 *mx,
+                                                              float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(FA_C2);
+    for (int r = 0; r < FA_R; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w16 ? kend - j0 : w16; /* >= 1: see fa__block */
+        const float *s = sc->s + r * BK;
+        ckb_bf16 *pr = sc->p + r * BK;
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx[r]) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w16; k += 16) {
+            __m512 e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+            if (k + 16 > c)
+                e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
+            sum = _mm512_add_ps(sum, e);
+            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* Splash attention's block mask for the causal mask: rows qi0 .. qend-1
+ * against keys j0 .. j0+w-1 (w a multiple of 16, keys past S count as
+ * masked) is fully masked when every key lies right of the last row,
+ * fully visible when every key lies at or left of the first row and
+ * inside S, partial otherwise. */
+enum { FA_MASKED, FA_VISIBLE, FA_PARTIAL };
+static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w)
+{
+    if (j0 > qend - 1)
+        return FA_MASKED;
+    return j0 + w - 1 <= qi0 && j0 + w <= S ? FA_VISIBLE : FA_PARTIAL;
+}
+
+/* One query block: rows i0 .. i0+BQ of one query head (q and out point at
+ * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
+static void fa__block(const ckb_bf16 *q, const uint32_t *kp, const ckb_bf16 *vp, ckb_bf16 *out,
+                      int64_t i0, fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + FA_R - 1) / FA_R;
+    /* The query block as d pairs; pad rows and the odd-D column are zero. */
+    memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DP * 4);
+    for (int64_t r = 0; r < nrows; r++)
+        memcpy(sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)D * 2);
+    memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
+    for (int64_t r = 0; r < ntiles * FA_R; r++)
+        sc->m[r] = -INFINITY;
+
+    int64_t kend = i0 + nrows; /* keys past the last row are all masked */
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * FA_R; rt += FA_R) {
+            /* Tiles start at multiples of 4 and j0 at a multiple of 16, so a
+             * tile that reaches j0 has every row reaching it: c >= 1. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + FA_R < S ? qi0 + FA_R : S;
+            if (fa__mask_kind(qi0, tend, j0, BK) == FA_MASKED)
+                continue; /* skipped whole: its K and V are never read */
+            /* Keys past the tile's last row are masked for all its rows:
+             * the block narrows to the 16-key groups that reach it. */
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 15) / 16;
+            const uint32_t *qt = sc->q + rt * FA_DP;
+            const uint32_t *kt = kp + (j0 / 16) * FA_DP * 16;
+            int diag = fa__mask_kind(qi0, tend, j0, 16 * nv) == FA_PARTIAL;
+            __m512 mx[FA_R];
+            for (int r = 0; r < FA_R; r++)
+                mx[r] = _mm512_set1_ps(-INFINITY);
+            int64_t v = 0;
+#define FA_QK(n) fa__qk(qt, kt + v * FA_DP * 16, sc->s + 16 * v, n, mx, diag, j0 + 16 * v, qi0)
+            for (; v + FA_NV <= nv; v += FA_NV)
+                FA_QK(FA_NV);
+            switch (nv - v) {
+            case 1: FA_QK(1); break;
+            case 2: FA_QK(2); break;
+            case 3: FA_QK(3); break;
+            default: break;
+            }
+#undef FA_QK
+            float alpha[FA_R];
+            fa__softmax(sc, qi0, rt, j0, nv * 16, mx, alpha);
+            const uint32_t *pt = (const uint32_t *)sc->p;
+            const ckb_bf16 *vt = vp + j0 * FA_DO;
+            float *ot = sc->o + rt * FA_DO;
+            int c = 0;
+            for (; c + FA_DC <= FA_DV; c += FA_DC)
+                fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, FA_DC);
+            switch (FA_DV - c) {
+            case 1: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 1); break;
+            case 2: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 2); break;
+            case 3: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 3); break;
+            default: break;
+            }
+        }
+    }
+
+    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
+        for (int64_t d = 0; d < D; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+
+void workload(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out)
+{
+    int nthreads = omp_get_max_threads();
+    /* Two rings of FA_G kv heads: a group is packed while the last one's
+     * stragglers finish computing. */
+    const size_t head_bytes = FA_ROUND64((FA_KP_SIZE + FA_VP_SIZE) * 2);
+    const size_t ring_bytes = FA_G * head_bytes;
+    char *mem = aligned_alloc(64, 2 * ring_bytes + (size_t)nthreads * FA_SCRATCH_BYTES);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        fa__scratch sc;
+        fa__scratch_carve(mem + 2 * ring_bytes + (size_t)omp_get_thread_num() * FA_SCRATCH_BYTES,
+                          &sc);
+        for (int64_t h0 = 0; h0 < FA_BKV; h0 += FA_G) {
+            const int64_t nh = FA_BKV - h0 < FA_G ? FA_BKV - h0 : FA_G;
+            char *ring = mem + ((h0 / FA_G) & 1) * ring_bytes;
+#pragma omp for schedule(dynamic, 4)
+            for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
+                int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
+                char *pk = ring + h * head_bytes;
+                fa__pack_k(k + fa__kv_off(h0 + h), (uint32_t *)pk, g);
+                fa__pack_v(v + fa__kv_off(h0 + h), (ckb_bf16 *)(pk + FA_KP_SIZE * 2), g);
+            }
+            /* The barrier above also means every thread is done with the
+             * group before, whose ring the next pack overwrites: no wait
+             * after the compute loop. */
+#if SCHED == 0
+#pragma omp for schedule(dynamic, 1) nowait
+#else
+#pragma omp for schedule(static, 1) nowait
+#endif
+            for (int64_t it = 0; it < nh * FA_GQ * FA_NQB; it++) {
+                int64_t hq = it % (nh * FA_GQ), h = hq / FA_GQ;
+                int64_t off = fa__q_off(h0 + h, hq % FA_GQ);
+                const char *pk = ring + h * head_bytes;
+                fa__block(q + off, (const uint32_t *)pk,
+                          (const ckb_bf16 *)(pk + FA_KP_SIZE * 2), out + off,
+                          fa__block_of(it / (nh * FA_GQ)) * BQ, &sc);
+            }
+        }
+    }
+    free(mem);
+}
+
+#else /* portable path: no AVX-512 BF16 */
+
+/* One query row at a time, f32 throughout; p[] holds the row's scores.
+ * q/out point at the query head's position 0, k/v at its kv head's. */
+static void fa__row(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out,
+                    int64_t i, float *p, float *acc)
+{
+    float mx = -INFINITY;
+    for (int64_t j = 0; j <= i; j++) {
+        float s = 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            s += ckb_bf16_to_f32(q[i * FA_QS + d]) * ckb_bf16_to_f32(k[j * FA_KS + d]);
+        p[j] = s;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j <= i; j++)
+        sum += p[j] = expf(p[j] - mx);
+    for (int64_t d = 0; d < D; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j <= i; j++)
+        for (int64_t d = 0; d < D; d++)
+            acc[d] += p[j] * ckb_bf16_to_f32(v[j * FA_KS + d]);
+    for (int64_t d = 0; d < D; d++)
+        out[i * FA_QS + d] = ckb_f32_to_bf16(acc[d] / sum);
+}
+
+void workload(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out)
+{
+    int nthreads = omp_get_max_threads();
+    float *mem = malloc((size_t)nthreads * (S + D) * sizeof *mem);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+#pragma omp parallel num_threads(nthreads)
+    {
+        float *p = mem + (size_t)omp_get_thread_num() * (S + D), *acc = p + S;
+        /* Rows in blocks of BQ, heaviest first, as the vector path does. */
+#if SCHED == 0
+#pragma omp for schedule(dynamic, 1) collapse(2)
+#else
+#pragma omp for schedule(static, 1) collapse(2)
+#endif
+        for (int64_t bh = 0; bh < HQ; bh++)
+            for (int64_t it = 0; it < FA_NQB; it++) {
+                int64_t kvh = bh / FA_GQ;
+                int64_t qo = fa__q_off(kvh, bh % FA_GQ), ko = fa__kv_off(kvh);
+                int64_t i0 = fa__block_of(it) * BQ;
+                for (int64_t i = i0; i < i0 + BQ && i < S; i++)
+                    fa__row(q + qo, k + ko, v + ko, out + qo, i, p, acc);
+            }
+    }
+    free(mem);
+}
+
+#endif /* __AVX512BF16__ */
