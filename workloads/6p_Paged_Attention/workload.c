@@ -275,4 +275,9 @@ const ckb_workload ckb_wl_6p_Paged_Attention = {
     .reference = paged_reference,
     .flops = paged_flops,
     .bytes = paged_bytes,
+    /* expert.c: pages per softmax block, pages per work item (0: whole
+     * sequences, no KV split). */
+    .nparams = 2,
+    .params = {{"NPB", 2, 4, {1, 2, 4, 8}},
+               {"SPLIT", 32, 4, {0, 8, 32, 64}}},
 };
