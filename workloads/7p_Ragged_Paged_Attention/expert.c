@@ -186,6 +186,7 @@ static void ra__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
             r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
         ra__transpose16(r, kp + p * 16);
     }
+#if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
     for (; p < RA_DP; p++)
         for (int jj = 0; jj < 16; jj++) {
             uint32_t w = 0;
@@ -195,6 +196,7 @@ static void ra__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
                 w = rows[jj][2 * p];
             kp[p * 16 + jj] = w;
         }
+#endif
 }
 
 /* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},

@@ -339,4 +339,8 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
     .reference = ragged_reference,
     .flops = ragged_flops,
     .bytes = ragged_bytes,
+    /* expert.c: query rows per work item, keys per block. */
+    .nparams = 2,
+    .params = {{"BQ", 64, 4, {32, 64, 128, 256}},
+               {"BK", 64, 3, {32, 64, 128}}},
 };
