@@ -32,6 +32,13 @@
  *       against the balance of the items
  *   BK  keys per block (multiple of 16): online-softmax rescale frequency and
  *       the K/V working set
+ *   MMA 0: both matmuls on vdpbf16ps as above; 1: K, V and P widened to f32
+ *       (exactly: a bf16 is the top half of an f32) when packed, and both
+ *       matmuls on f32 FMA, 16 lanes x 1 product where vdpbf16ps does 2.
+ *       Which wins is the machine's: on the Xeon this was tuned on, one
+ *       vdpbf16ps issues at a quarter of the FMA rate (measured), so FMA
+ *       does twice the flops; on a core with full-rate BF16 dot products
+ *       MMA=0 halves the instructions.
  */
 #include <math.h>
 #include <stdint.h>
@@ -47,6 +54,9 @@
 #endif
 #ifndef BK
 #define BK 64
+#endif
+#ifndef MMA
+#define MMA 1
 #endif
 
 #if BQ < 4 || BQ % 4 != 0
@@ -126,6 +136,7 @@ static void ra__zero_padding(int64_t nvalid, ckb_bf16 *out)
 #define RA_DP ((D + 1) / 2)      /* d pairs: q and K rows padded to even */
 #define RA_DV ((D + 15) / 16)    /* 16-wide d vectors */
 #define RA_DO (16 * RA_DV)
+#define RA_DQ (2 * RA_DP)        /* d rows of f32 K (MMA=1), D padded to even */
 #define RA_BK BK
 #define RA_NV 4                  /* 16-key vectors per q k^T tile */
 #define RA_DC 4                  /* 16-wide d vectors per P v tile */
@@ -270,13 +281,74 @@ static inline __attribute__((always_inline)) void ra__pv(const uint32_t *p, cons
             _mm512_store_ps(o + r * RA_DO + 16 * c, acc[r][c]);
 }
 
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 ra__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride RA_DQ),
+ * kf the first key group as [d][16 keys] f32. */
+static inline __attribute__((always_inline)) void ra__qk_f(const float *q, const float *kf,
+                                                           float *s, const int nv)
+{
+    __m512 acc[RA_R][RA_NV];
+    for (int r = 0; r < RA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < RA_DQ; d++) {
+        __m512 b[RA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * RA_DQ + d) * 16);
+        for (int r = 0; r < RA_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * RA_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < RA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * RA_BK + 16 * v, acc[r][v]);
+}
+
+/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
+ * FMA; p rows f32 (stride RA_BK), vf the first key at this d chunk, [key][RA_DO]. */
+static inline __attribute__((always_inline)) void ra__pv_f(const float *p, const float *vf,
+                                                           float *o, const float *alpha,
+                                                           int64_t nk, const int dc)
+{
+    __m512 acc[RA_R][RA_DC];
+    for (int r = 0; r < RA_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * RA_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m512 b[RA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * RA_DO + 16 * c);
+        for (int r = 0; r < RA_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * RA_BK + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < RA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * RA_DO + 16 * c, acc[r][c]);
+}
+
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
-    uint32_t *q;  /* [BQ][RA_DP] the item's query rows as d pairs */
-    uint32_t *kp; /* [BK/16][RA_DP][16] packed K of one block */
-    ckb_bf16 *vp; /* [BK/2][RA_DO][2] packed V of one block */
+    /* MMA=0: q [BQ][RA_DP] as d pairs, kp [BK/16][RA_DP][16] pairs, vp
+     * [BK/2][RA_DO][2], p [RA_R][BK] bf16. MMA=1: q [BQ][RA_DQ] f32, kp
+     * [BK/16][RA_DQ][16] f32, vp [BK][RA_DO] f32, p [RA_R][BK] f32 (holding
+     * bf16-rounded values, as the baseline's P). */
+    uint32_t *q;  /* the item's query rows */
+    uint32_t *kp; /* packed K of one block */
+    ckb_bf16 *vp; /* packed V of one block */
     float *s;     /* [RA_R][BK] scores of one row tile */
-    ckb_bf16 *p;  /* [RA_R][BK] probabilities of one row tile */
+    ckb_bf16 *p;  /* probabilities of one row tile */
     float *o;     /* [BQ][RA_DO] unnormalised output rows */
     float *m;     /* [BQ] running max (base-2 domain) */
     float *l;     /* [BQ][16] running sum, lane-wise */
@@ -284,11 +356,11 @@ typedef struct {
 } ra__scratch;
 
 #define RA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define RA_SZ_Q RA_ROUND64(BQ * RA_DP * 4)
-#define RA_SZ_KP RA_ROUND64(BK * RA_DP * 4)
-#define RA_SZ_VP RA_ROUND64(BK * RA_DO * 2)
+#define RA_SZ_Q RA_ROUND64(BQ * RA_DQ * 4)
+#define RA_SZ_KP RA_ROUND64(BK * RA_DQ * 4)
+#define RA_SZ_VP RA_ROUND64(BK * RA_DO * 4)
 #define RA_SZ_S RA_ROUND64(RA_R * BK * 4)
-#define RA_SZ_P RA_ROUND64(RA_R * BK * 2)
+#define RA_SZ_P RA_ROUND64(RA_R * BK * 4)
 #define RA_SZ_O RA_ROUND64(BQ * RA_DO * 4)
 #define RA_SZ_M RA_ROUND64(BQ * 4)
 #define RA_SZ_L RA_ROUND64(BQ * 16 * 4)
@@ -322,12 +394,12 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, i
     for (int r = 0; r < RA_R; r++) {
         const int64_t row = rt + r;
         const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = sc->p + r * BK;
+        ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * BK * (MMA ? 4 : 2));
         int64_t c = sc->n[row] - j0;
         c = c < 0 ? 0 : c > w16 ? w16 : c;
         if (c == 0) {
             alpha[r] = 1.0f;
-            memset(pr, 0, (size_t)w16 * sizeof *pr);
+            memset(pr, 0, (size_t)w16 * (MMA ? 4 : 2));
             continue;
         }
         __m512 mx = _mm512_set1_ps(-INFINITY);
@@ -350,7 +422,12 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, i
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
                 sum = _mm512_add_ps(sum, e);
             }
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+#if MMA
+            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+#else
+            _mm256_store_si256((__m256i *)(pr + k), eb);
+#endif
         }
         sc->m[row] = m_new;
         __m512 *l = (__m512 *)(sc->l + 16 * row);
@@ -370,10 +447,31 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
             int64_t j = 16 * g + jj;
             kr[jj] = j < nk ? kv_pages + (ra__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
         }
+#if MMA
+        /* pairs first, then each pair split into its two f32 */
+        uint32_t pairs[RA_DP * 16] __attribute__((aligned(64)));
+        ra__pack_k16(kr, pairs);
+        float *kf = (float *)sc->kp + g * RA_DQ * 16;
+        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+        for (int64_t p = 0; p < RA_DP; p++) {
+            __m512i x = _mm512_load_si512(pairs + p * 16);
+            _mm512_store_si512(kf + 2 * p * 16, _mm512_slli_epi32(x, 16));
+            _mm512_store_si512(kf + (2 * p + 1) * 16, _mm512_and_si512(x, hi));
+        }
+        for (int jj = 0; jj < 16; jj++) {
+            float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
+            for (int64_t d = 0; d < RA_DO; d += 16) {
+                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(ra__mask16(D - d), kr[jj] + D + d)
+                                   : _mm256_setzero_si256();
+                _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+            }
+        }
+#else
         ra__pack_k16(kr, sc->kp + g * RA_DP * 16);
         for (int t = 0; t < 8; t++)
             ra__pack_v2(kr[2 * t] ? kr[2 * t] + D : NULL, kr[2 * t + 1] ? kr[2 * t + 1] + D : NULL,
                         sc->vp + (8 * g + t) * 2 * RA_DO);
+#endif
     }
 }
 
@@ -385,7 +483,7 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 {
     const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
     const int64_t ntiles = (nrows + RA_R - 1) / RA_R;
-    memset(sc->q, 0, (size_t)ntiles * RA_R * RA_DP * 4);
+    memset(sc->q, 0, (size_t)ntiles * RA_R * (MMA ? RA_DQ : RA_DP) * 4);
     memset(sc->o, 0, (size_t)ntiles * RA_R * RA_DO * 4);
     memset(sc->l, 0, (size_t)ntiles * RA_R * 16 * 4);
     int64_t kend = 0;
@@ -395,9 +493,15 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
         sc->n[r] = ra__keys(kv_lens, i, rr / RA_G);
         kend = sc->n[r] > kend ? sc->n[r] : kend;
-        if (r < nrows)
-            memcpy(sc->q + r * RA_DP, ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G),
-                   (size_t)D * 2);
+        if (r >= nrows)
+            continue;
+        const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G);
+#if MMA
+        for (int64_t d = 0; d < D; d++)
+            ((float *)sc->q)[r * RA_DQ + d] = ckb_bf16_to_f32(q[d]);
+#else
+        memcpy(sc->q + r * RA_DP, q, (size_t)D * 2);
+#endif
     }
 
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
@@ -410,29 +514,36 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
             if (tend <= j0)
                 continue;
             const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 15) / 16;
-            const uint32_t *qt = sc->q + rt * RA_DP;
+#if MMA
+#define RA_QK(n) ra__qk_f((const float *)sc->q + rt * RA_DQ, (const float *)sc->kp + v * RA_DQ * 16, sc->s + 16 * v, n)
+#define RA_PV(n) ra__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
+#else
+#define RA_QK(n) ra__qk(sc->q + rt * RA_DP, sc->kp + v * RA_DP * 16, sc->s + 16 * v, n)
+#define RA_PV(n) ra__pv((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
+#endif
             int64_t v = 0;
             for (; v + RA_NV <= nv; v += RA_NV)
-                ra__qk(qt, sc->kp + v * RA_DP * 16, sc->s + 16 * v, RA_NV);
+                RA_QK(RA_NV);
             switch (nv - v) {
-            case 1: ra__qk(qt, sc->kp + v * RA_DP * 16, sc->s + 16 * v, 1); break;
-            case 2: ra__qk(qt, sc->kp + v * RA_DP * 16, sc->s + 16 * v, 2); break;
-            case 3: ra__qk(qt, sc->kp + v * RA_DP * 16, sc->s + 16 * v, 3); break;
+            case 1: RA_QK(1); break;
+            case 2: RA_QK(2); break;
+            case 3: RA_QK(3); break;
             default: break;
             }
             float alpha[RA_R];
             ra__softmax(sc, rt, j0, nv * 16, alpha);
-            const uint32_t *pt = (const uint32_t *)sc->p;
             float *ot = sc->o + rt * RA_DO;
             int c = 0;
             for (; c + RA_DC <= RA_DV; c += RA_DC)
-                ra__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, RA_DC);
+                RA_PV(RA_DC);
             switch (RA_DV - c) {
-            case 1: ra__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, 1); break;
-            case 2: ra__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, 2); break;
-            case 3: ra__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, 3); break;
+            case 1: RA_PV(1); break;
+            case 2: RA_PV(2); break;
+            case 3: RA_PV(3); break;
             default: break;
             }
+#undef RA_QK
+#undef RA_PV
         }
     }
 
