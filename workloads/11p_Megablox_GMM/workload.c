@@ -176,6 +176,6 @@ const ckb_workload ckb_wl_11p_Megablox_GMM = {
     .bytes = gmm_bytes,
     /* expert.c: micro-kernel rows, column panels (64 wide) per work item. */
     .nparams = 2,
-    .params = {{"MR", 6, 3, {4, 5, 6}},
-               {"NCB", 2, 4, {1, 2, 4, 8}}},
+    .params = {{"MR", 6, 2, {4, 6}},
+               {"NCB", 2, 3, {1, 2, 4}}},
 };

@@ -31,6 +31,11 @@
  *   NPB    pages per softmax block: the K/V working set and how often the
  *          online softmax rescales
  *   SPLIT  pages per work item, 0 = whole sequences: the KV split
+ *   MMA    0: both matmuls on vdpbf16ps as above; 1: K, V and P widened to
+ *          f32 (exactly: a bf16 is the top half of an f32) when packed, and
+ *          both matmuls on f32 FMA. Which wins is the machine's: on the Xeon
+ *          this was tuned on, vdpbf16ps issues at a quarter of the FMA rate
+ *          (measured), so FMA does twice the flops.
  */
 #include <math.h>
 #include <stdint.h>
@@ -46,6 +51,9 @@
 #endif
 #ifndef SPLIT
 #define SPLIT 32
+#endif
+#ifndef MMA
+#define MMA 1
 #endif
 
 #if NPB < 1
@@ -131,6 +139,7 @@ static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
 #define PA_DP ((D + 1) / 2)           /* d pairs: q and K rows padded to even */
 #define PA_DV ((D + 15) / 16)         /* 16-wide d vectors */
 #define PA_DO (16 * PA_DV)
+#define PA_DQ (2 * PA_DP)             /* d rows of f32 K (MMA=1), D padded to even */
 #define PA_BKEYS (NPB * PS)           /* keys per block */
 #define PA_BK ((PA_BKEYS + 15) / 16 * 16)
 #define PA_NV 4                       /* 16-key vectors per q k^T tile */
@@ -277,24 +286,86 @@ static inline __attribute__((always_inline)) void pa__pv(const uint32_t *p, cons
             _mm512_store_ps(o + r * PA_DO + 16 * c, acc[r][c]);
 }
 
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 pa__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride PA_DQ),
+ * kf the first key group as [d][16 keys] f32. */
+static inline __attribute__((always_inline)) void pa__qk_f(const float *q, const float *kf,
+                                                           float *s, const int nv)
+{
+    __m512 acc[PA_R][PA_NV];
+    for (int r = 0; r < PA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < PA_DQ; d++) {
+        __m512 b[PA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * PA_DQ + d) * 16);
+        for (int r = 0; r < PA_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * PA_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < PA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * PA_BK + 16 * v, acc[r][v]);
+}
+
+/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
+ * FMA; p rows f32 (stride PA_BK), vf the first key at this d chunk, [key][PA_DO]. */
+static inline __attribute__((always_inline)) void pa__pv_f(const float *p, const float *vf,
+                                                           float *o, const float *alpha,
+                                                           int64_t nk, const int dc)
+{
+    __m512 acc[PA_R][PA_DC];
+    for (int r = 0; r < PA_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PA_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m512 b[PA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * PA_DO + 16 * c);
+        for (int r = 0; r < PA_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * PA_BK + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < PA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * PA_DO + 16 * c, acc[r][c]);
+}
+
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
-    uint32_t *q;  /* [PA_ROWS][PA_DP] the sequence's query heads as d pairs */
-    uint32_t *kp; /* [PA_BK/16][PA_DP][16] packed K of one block, one kv head */
-    ckb_bf16 *vp; /* [PA_BK/2][PA_DO][2] packed V of one block, one kv head */
+    /* MMA=0: q [PA_ROWS][PA_DP] as d pairs, kp [PA_BK/16][PA_DP][16]
+     * pairs, vp [PA_BK/2][PA_DO][2], p [PA_R][PA_BK] bf16. MMA=1: q
+     * [PA_ROWS][PA_DQ] f32, kp [PA_BK/16][PA_DQ][16] f32, vp [PA_BK][PA_DO]
+     * f32, p [PA_R][PA_BK] f32 (holding bf16-rounded values, as the
+     * baseline's P). */
+    uint32_t *q;  /* the sequence's query heads */
+    uint32_t *kp; /* packed K of one block, one kv head */
+    ckb_bf16 *vp; /* packed V of one block, one kv head */
     float *s;     /* [PA_R][PA_BK] scores of one row tile */
-    ckb_bf16 *p;  /* [PA_R][PA_BK] probabilities of one row tile */
+    ckb_bf16 *p;  /* probabilities of one row tile */
     float *o;     /* [PA_ROWS][PA_DO] unnormalised output rows */
     float *m;     /* [PA_ROWS] running max (base-2 domain) */
     float *l;     /* [PA_ROWS][16] running sum, lane-wise */
 } pa__scratch;
 
 #define PA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define PA_SZ_Q PA_ROUND64(PA_ROWS * PA_DP * 4)
-#define PA_SZ_KP PA_ROUND64(PA_BK * PA_DP * 4)
-#define PA_SZ_VP PA_ROUND64(PA_BK * PA_DO * 2)
+#define PA_SZ_Q PA_ROUND64(PA_ROWS * PA_DQ * 4)
+#define PA_SZ_KP PA_ROUND64(PA_BK * PA_DQ * 4)
+#define PA_SZ_VP PA_ROUND64(PA_BK * PA_DO * 4)
 #define PA_SZ_S PA_ROUND64(PA_R * PA_BK * 4)
-#define PA_SZ_P PA_ROUND64(PA_R * PA_BK * 2)
+#define PA_SZ_P PA_ROUND64(PA_R * PA_BK * 4)
 #define PA_SZ_O PA_ROUND64(PA_ROWS * PA_DO * 4)
 #define PA_SZ_M PA_ROUND64(PA_ROWS * 4)
 #define PA_SZ_L PA_ROUND64(PA_ROWS * 16 * 4)
@@ -323,7 +394,7 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
     const __m512 c2 = _mm512_set1_ps(PA_C2);
     for (int r = 0; r < PA_R; r++) {
         const float *s = sc->s + r * PA_BK;
-        ckb_bf16 *pr = sc->p + r * PA_BK;
+        ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * PA_BK * (MMA ? 4 : 2));
         __m512 mx = _mm512_set1_ps(-INFINITY);
         for (int64_t k = 0; k < w16; k += 16) {
             __mmask16 m = nk - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nk - k)) - 1);
@@ -342,7 +413,12 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
             if (k + 16 > nk)
                 e = _mm512_maskz_mov_ps(nk > k ? (__mmask16)((1u << (nk - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+#if MMA
+            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+#else
+            _mm256_store_si256((__m256i *)(pr + k), eb);
+#endif
         }
         sc->m[row] = m_new;
         __m512 *l = (__m512 *)(sc->l + 16 * row);
@@ -362,6 +438,28 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
             int64_t j = 16 * g + jj;
             kr[jj] = j < nk ? k_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
         }
+#if MMA
+        /* pairs first, then each pair split into its two f32 */
+        uint32_t pairs[PA_DP * 16] __attribute__((aligned(64)));
+        pa__pack_k16(kr, pairs);
+        float *kf = (float *)sc->kp + g * PA_DQ * 16;
+        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+        for (int64_t p = 0; p < PA_DP; p++) {
+            __m512i x = _mm512_load_si512(pairs + p * 16);
+            _mm512_store_si512(kf + 2 * p * 16, _mm512_slli_epi32(x, 16));
+            _mm512_store_si512(kf + (2 * p + 1) * 16, _mm512_and_si512(x, hi));
+        }
+        for (int jj = 0; jj < 16; jj++) {
+            const int64_t j = 16 * g + jj;
+            const ckb_bf16 *vr = j < nk ? v_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            float *vf = (float *)sc->vp + j * PA_DO;
+            for (int64_t d = 0; d < PA_DO; d += 16) {
+                __m256i x = vr ? _mm256_maskz_loadu_epi16(pa__mask16(D - d), vr + d)
+                               : _mm256_setzero_si256();
+                _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+            }
+        }
+#else
         pa__pack_k16(kr, sc->kp + g * PA_DP * 16);
         for (int t = 0; t < 8; t++) {
             int64_t j = 16 * g + 2 * t;
@@ -370,32 +468,40 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
                 j + 1 < nk ? v_pages + (pa__slot(pages, i, j0 + j + 1) * HKV + kh) * D : NULL;
             pa__pack_v2(a, b, sc->vp + (8 * g + t) * 2 * PA_DO);
         }
+#endif
     }
     for (int64_t rt = 0; rt < PA_GP; rt += PA_R) {
         const int64_t row0 = kh * PA_GP + rt;
-        const uint32_t *qt = sc->q + row0 * PA_DP;
+#if MMA
+#define PA_QK(n) pa__qk_f((const float *)sc->q + row0 * PA_DQ, (const float *)sc->kp + v * PA_DQ * 16, sc->s + 16 * v, n)
+#define PA_PV(n) pa__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
+#else
+#define PA_QK(n) pa__qk(sc->q + row0 * PA_DP, sc->kp + v * PA_DP * 16, sc->s + 16 * v, n)
+#define PA_PV(n) pa__pv((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
+#endif
         int64_t v = 0;
         for (; v + PA_NV <= nv; v += PA_NV)
-            pa__qk(qt, sc->kp + v * PA_DP * 16, sc->s + 16 * v, PA_NV);
+            PA_QK(PA_NV);
         switch (nv - v) {
-        case 1: pa__qk(qt, sc->kp + v * PA_DP * 16, sc->s + 16 * v, 1); break;
-        case 2: pa__qk(qt, sc->kp + v * PA_DP * 16, sc->s + 16 * v, 2); break;
-        case 3: pa__qk(qt, sc->kp + v * PA_DP * 16, sc->s + 16 * v, 3); break;
+        case 1: PA_QK(1); break;
+        case 2: PA_QK(2); break;
+        case 3: PA_QK(3); break;
         default: break;
         }
         float alpha[PA_R];
         pa__softmax(sc, row0, nk, w16, alpha);
-        const uint32_t *pt = (const uint32_t *)sc->p;
         float *ot = sc->o + row0 * PA_DO;
         int c = 0;
         for (; c + PA_DC <= PA_DV; c += PA_DC)
-            pa__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, PA_DC);
+            PA_PV(PA_DC);
         switch (PA_DV - c) {
-        case 1: pa__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, 1); break;
-        case 2: pa__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, 2); break;
-        case 3: pa__pv(pt, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, 3); break;
+        case 1: PA_PV(1); break;
+        case 2: PA_PV(2); break;
+        case 3: PA_PV(3); break;
         default: break;
         }
+#undef PA_QK
+#undef PA_PV
     }
 }
 
@@ -414,7 +520,15 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
     memset(sc->q, 0, PA_SZ_Q);
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_G; g++)
-            memcpy(sc->q + (kh * PA_GP + g) * PA_DP, q + (kh * PA_G + g) * D, (size_t)D * 2);
+        {
+            const ckb_bf16 *src = q + (kh * PA_G + g) * D;
+#if MMA
+            for (int64_t d = 0; d < D; d++)
+                ((float *)sc->q)[(kh * PA_GP + g) * PA_DQ + d] = ckb_bf16_to_f32(src[d]);
+#else
+            memcpy(sc->q + (kh * PA_GP + g) * PA_DP, src, (size_t)D * 2);
+#endif
+        }
     memset(sc->o, 0, PA_SZ_O);
     memset(sc->l, 0, PA_SZ_L);
     for (int64_t r = 0; r < PA_ROWS; r++)

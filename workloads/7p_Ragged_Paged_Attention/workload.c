@@ -342,7 +342,7 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
     /* expert.c: query rows per work item, keys per block, the matmul
      * instructions (0: vdpbf16ps, 1: f32 FMA on widened operands). */
     .nparams = 3,
-    .params = {{"BQ", 64, 4, {32, 64, 128, 256}},
-               {"BK", 64, 3, {32, 64, 128}},
+    .params = {{"BQ", 64, 3, {64, 128, 256}},
+               {"BK", 64, 2, {32, 64}},
                {"MMA", 1, 2, {0, 1}}},
 };
