@@ -26,6 +26,11 @@
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   MR   rows of the micro-kernel tile (MR x 64 accumulators, MR <= 6)
  *   NCB  column panels per work item: packed-B reuse against balance
+ *   MMA  0: vdpbf16ps on pair-packed panels as above; 1: the panels widened
+ *        to f32 when packed (exactly: a bf16 is the top half of an f32), lhs
+ *        widened as it is broadcast, and f32 FMA. Which wins is the
+ *        machine's: on the Xeon this was tuned on, one vdpbf16ps issues at a
+ *        quarter of the FMA rate (measured), so FMA does twice the flops.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +45,9 @@
 #endif
 #ifndef NCB
 #define NCB 2
+#endif
+#ifndef MMA
+#define MMA 1
 #endif
 
 #if MR < 1 || MR > 6
@@ -185,17 +193,108 @@ static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restr
     }
 }
 
+/* MMA=1: packs panels [q0, q0 + np) of one group's rhs into
+ * bf[q - q0][K][GM_NR] f32, zero past N. */
+static void gm__pack_f(const ckb_bf16 *rhs, int64_t q0, int64_t np, float *bf)
+{
+    const int64_t c0 = q0 * GM_NR, c1 = (q0 + np) * GM_NR < N ? (q0 + np) * GM_NR : N;
+    for (int64_t k = 0; k < K; k++) {
+        const ckb_bf16 *r = rhs + k * N;
+        if (k + 2 * GM_PREFETCH < K)
+            for (int64_t c = c0; c < c1; c += 32)
+                _mm_prefetch((const char *)(r + 2 * GM_PREFETCH * N + c), _MM_HINT_T0);
+        for (int64_t c = c0; c < c0 + np * GM_NR; c += 16) {
+            __m256i x = _mm256_maskz_loadu_epi16(gm__mask16(c1 - c), r + c);
+            const int64_t q = (c - c0) / GM_NR, j = (c - c0) % GM_NR;
+            _mm512_store_si512(bf + (q * K + k) * GM_NR + j,
+                               _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+        }
+    }
+}
+
+/* MMA=1: as gm__ukernel, in f32 FMA against an f32 panel; each lhs value is
+ * widened as it is broadcast (a pair loaded once per row and k pair, its
+ * low half shifted up, its high half masked). */
+static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restrict bf,
+                                 ckb_bf16 *restrict c, int mr, int64_t nr)
+{
+    __m512 acc[MR][GM_NV];
+    const ckb_bf16 *row[MR];
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        row[r] = a + (r < mr ? r : mr - 1) * K;
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < K / 2; p++) {
+        __m512 b[GM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_ps(bf + 2 * p * GM_NR + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 x = (__m512)_mm512_slli_epi32(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), 16);
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_ps(bf + (2 * p + 1) * GM_NR + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 x = (__m512)_mm512_and_si512(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), hi);
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+    }
+    if (K & 1) { /* the last k alone */
+        __m512 b[GM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_ps(bf + (K - 1) * GM_NR + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 x = _mm512_set1_ps(ckb_bf16_to_f32(row[r][K - 1]));
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
+    }
+}
+
 /* One item: panels [q0, q0 + np) of group g, rows [r0, r0 + nrows). */
 static void gm__item(const ckb_bf16 *lhs, const ckb_bf16 *rhs_g, ckb_bf16 *out, int64_t r0,
                      int64_t nrows, int64_t q0, int64_t np, uint32_t *bp)
 {
+#if MMA
+    gm__pack_f(rhs_g, q0, np, (float *)bp);
+#else
     gm__pack(rhs_g, q0, np, bp);
+#endif
     for (int64_t q = 0; q < np; q++) {
         const int64_t j = (q0 + q) * GM_NR, nr = N - j < GM_NR ? N - j : GM_NR;
         for (int64_t i = 0; i < nrows; i += MR) {
             const int mr = nrows - i < MR ? (int)(nrows - i) : MR;
+#if MMA
+            gm__ukernel_f(lhs + (r0 + i) * K, (const float *)bp + q * K * GM_NR,
+                          out + (r0 + i) * N + j, mr, nr);
+#else
             gm__ukernel(lhs + (r0 + i) * K, bp + q * GM_KP * GM_NR, out + (r0 + i) * N + j, mr,
                         nr);
+#endif
         }
     }
 }
@@ -204,7 +303,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
               ckb_bf16 *out)
 {
     const int nthreads = omp_get_max_threads();
-    const size_t panel_bytes = (size_t)GM_KP * GM_NR * 4;
+    const size_t panel_bytes = (size_t)GM_KP * GM_NR * 4 * (MMA ? 2 : 1);
     const size_t bp_bytes = (size_t)NCB * panel_bytes;
     const size_t head = ((size_t)3 * G * sizeof(int64_t) + 63) / 64 * 64;
     char *mem = aligned_alloc(64, head + (size_t)nthreads * bp_bytes);
