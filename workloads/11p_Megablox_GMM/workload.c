@@ -174,4 +174,11 @@ const ckb_workload ckb_wl_11p_Megablox_GMM = {
     .reference = gmm_reference,
     .flops = gmm_flops,
     .bytes = gmm_bytes,
+    /* expert.c: micro-kernel rows, column panels (64 wide) per work item,
+     * the matmul instructions (0: vdpbf16ps, 1: f32 FMA on widened
+     * operands). */
+    .nparams = 3,
+    .params = {{"MR", 6, 2, {4, 6}},
+               {"NCB", 2, 2, {1, 2}},
+               {"MMA", 1, 2, {0, 1}}},
 };

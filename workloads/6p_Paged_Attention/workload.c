@@ -275,4 +275,11 @@ const ckb_workload ckb_wl_6p_Paged_Attention = {
     .reference = paged_reference,
     .flops = paged_flops,
     .bytes = paged_bytes,
+    /* expert.c: pages per softmax block, pages per work item (0: whole
+     * sequences, no KV split), the matmul instructions (0: vdpbf16ps, 1:
+     * f32 FMA on widened operands). */
+    .nparams = 3,
+    .params = {{"NPB", 2, 3, {1, 2, 4}},
+               {"SPLIT", 32, 2, {0, 32}},
+               {"MMA", 1, 2, {0, 1}}},
 };

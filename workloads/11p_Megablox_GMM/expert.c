@@ -1,0 +1,372 @@
+/*
+ * expert.c — the hand-tuned kernel for 11p_Megablox_GMM: grouped matmul,
+ * the M rows of lhs sorted by expert into G contiguous groups of
+ * group_sizes[g] rows, out[rows of g] = bf16(lhs[rows of g] @ rhs[g]), bf16
+ * in, f32 accumulation, rows past the last group zero.
+ *
+ * Tiled per group, with no padding: where JAX (and the baseline) computes
+ * every group over a static window of CAP rows, this kernel computes each
+ * group's rows exactly — an empty group costs nothing, and only the last
+ * MR-row sliver of a group is ragged.
+ *   - A work item is NCB column panels (NR = 64 columns each) of one group:
+ *     its thread packs those panels of rhs[g] into the pair layout vdpbf16ps
+ *     reads (lane j of pair p holds rhs[2p][j] low, rhs[2p+1][j] high, the
+ *     rows prefetched ahead), then runs every MR-row sliver of the group
+ *     past them. lhs needs no packing: two consecutive k of a row already
+ *     form a pair, broadcast straight from memory.
+ *   - The MR x 64 micro-kernel keeps its f32 tile in zmm registers over all
+ *     of K and writes it once as bf16 (vcvtneps2bf16, round to nearest even).
+ *   - Items go out heaviest group first (dynamic): the groups are uneven, and
+ *     a big group's panels are spread over every thread, so the threads
+ *     finish together.
+ * Sizes are clamped as the baseline's layout clamps them (to [0, CAP], the
+ * running offset to M), so no input makes the kernel read or write out of
+ * bounds. Without __AVX512BF16__ a portable path computes row by row in f32.
+ *
+ * Tunable (ckbench tune passes -DNAME=VALUE):
+ *   MR   rows of the micro-kernel tile (MR x 64 accumulators, MR <= 6)
+ *   NCB  column panels per work item: packed-B reuse against balance
+ *   MMA  0: vdpbf16ps on pair-packed panels as above; 1: the panels widened
+ *        to f32 when packed (exactly: a bf16 is the top half of an f32), lhs
+ *        widened as it is broadcast, and f32 FMA. Which wins is the
+ *        machine's: on the Xeon this was tuned on, one vdpbf16ps issues at a
+ *        quarter of the FMA rate (measured), so FMA does twice the flops.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "ckbench.h"
+
+#ifndef MR
+#define MR 6
+#endif
+#ifndef NCB
+#define NCB 2
+#endif
+#ifndef MMA
+#define MMA 1
+#endif
+
+#if MR < 1 || MR > 6
+#error "MR must be in 1..6: MR x 4 accumulators, 4 panel vectors and a broadcast fit 32 zmm"
+#endif
+#if NCB < 1
+#error "NCB must be at least 1"
+#endif
+
+#define GM_NR 64                          /* columns per panel */
+#define GM_NV (GM_NR / 16)                /* zmm per tile row */
+#define GM_KP ((K + 1) / 2)               /* k pairs; the last half zero when K is odd */
+#define GM_NPANEL ((N + GM_NR - 1) / GM_NR)
+#define GM_NQB ((GM_NPANEL + NCB - 1) / NCB) /* items per group */
+#ifndef GM_PREFETCH /* pairs of rhs rows the packer prefetches ahead */
+#define GM_PREFETCH 16
+#endif
+
+/* Each group's first row and row count, clamped as the baseline's layout
+ * does; returns the rows covered (the rest are zero). */
+static int64_t gm__layout(const int32_t *sizes, int64_t *start, int64_t *count)
+{
+    int64_t at = 0;
+    for (int64_t g = 0; g < G; g++) {
+        int64_t c = sizes[g] < 0 ? 0 : sizes[g] > CAP ? CAP : sizes[g];
+        if (c > M - at)
+            c = M - at;
+        start[g] = at;
+        count[g] = c;
+        at += c;
+    }
+    return at;
+}
+
+/* Rows past the last group: zero. */
+static void gm__zero_tail(int64_t covered, ckb_bf16 *out)
+{
+#pragma omp for schedule(static)
+    for (int64_t r = covered; r < M; r++)
+        memset(out + r * N, 0, (size_t)N * sizeof *out);
+}
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+
+#include <immintrin.h>
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 gm__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* Packs panels [q0, q0 + np) of one group's rhs (K x N) into
+ * bp[q - q0][GM_KP][GM_NR]: pair p of column j as one dword, zero past N
+ * and, for an odd K, in the last pair's high half. */
+static void gm__pack(const ckb_bf16 *rhs, int64_t q0, int64_t np, uint32_t *bp)
+{
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                        32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    const int64_t c0 = q0 * GM_NR, c1 = (q0 + np) * GM_NR < N ? (q0 + np) * GM_NR : N;
+    for (int64_t p = 0; p < GM_KP; p++) {
+        const ckb_bf16 *r0 = rhs + 2 * p * N, *r1 = r0 + N;
+        const int has_odd = 2 * p + 1 < K;
+        /* The rows are N apart, too far for the hardware prefetcher. */
+        if (2 * (p + GM_PREFETCH) + 1 < K)
+            for (int64_t c = c0; c < c1; c += 32) {
+                _mm_prefetch((const char *)(r0 + 2 * GM_PREFETCH * N + c), _MM_HINT_T0);
+                _mm_prefetch((const char *)(r1 + 2 * GM_PREFETCH * N + c), _MM_HINT_T0);
+            }
+        for (int64_t c = c0; c < c0 + np * GM_NR; c += 32) {
+            const int64_t left = c1 - c;
+            const __mmask32 m = left >= 32 ? ~(__mmask32)0
+                                : left > 0 ? (__mmask32)((1u << left) - 1)
+                                           : 0;
+            __m512i a = _mm512_maskz_loadu_epi16(m, r0 + c);
+            __m512i b = has_odd ? _mm512_maskz_loadu_epi16(m, r1 + c) : _mm512_setzero_si512();
+            const int64_t q = (c - c0) / GM_NR, j = (c - c0) % GM_NR;
+            uint32_t *dst = bp + (q * GM_KP + p) * GM_NR + j;
+            _mm512_store_si512(dst, _mm512_permutex2var_epi16(a, lo, b));
+            _mm512_store_si512(dst + 16, _mm512_permutex2var_epi16(a, hi, b));
+        }
+    }
+}
+
+/* Two consecutive bf16 of a row as one pair (any alignment). */
+static inline int gm__pair(const ckb_bf16 *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* out[0:mr, 0:nr] = a[0:mr, 0:K] @ panel, rounded to bf16; a is row 0 of
+ * the sliver (rows K apart), rows past mr recompute row mr-1, unstored. */
+static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                               ckb_bf16 *restrict c, int mr, int64_t nr)
+{
+    __m512 acc[MR][GM_NV];
+    const ckb_bf16 *row[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        row[r] = a + (r < mr ? r : mr - 1) * K;
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < K / 2; p++) {
+        __m512i b[GM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + p * GM_NR + 16 * v));
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512i x = _mm512_set1_epi32(gm__pair(row[r] + 2 * p));
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+        }
+    }
+    if (K & 1) { /* the last k alone: both high halves are zero */
+        __m512i b[GM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + (K / 2) * GM_NR + 16 * v));
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512i x = _mm512_set1_epi32(row[r][K - 1]);
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
+    }
+}
+
+/* MMA=1: packs panels [q0, q0 + np) of one group's rhs into
+ * bf[q - q0][K][GM_NR] f32, zero past N. */
+static void gm__pack_f(const ckb_bf16 *rhs, int64_t q0, int64_t np, float *bf)
+{
+    const int64_t c0 = q0 * GM_NR, c1 = (q0 + np) * GM_NR < N ? (q0 + np) * GM_NR : N;
+    for (int64_t k = 0; k < K; k++) {
+        const ckb_bf16 *r = rhs + k * N;
+        if (k + 2 * GM_PREFETCH < K)
+            for (int64_t c = c0; c < c1; c += 32)
+                _mm_prefetch((const char *)(r + 2 * GM_PREFETCH * N + c), _MM_HINT_T0);
+        for (int64_t c = c0; c < c0 + np * GM_NR; c += 16) {
+            __m256i x = _mm256_maskz_loadu_epi16(gm__mask16(c1 - c), r + c);
+            const int64_t q = (c - c0) / GM_NR, j = (c - c0) % GM_NR;
+            _mm512_store_si512(bf + (q * K + k) * GM_NR + j,
+                               _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+        }
+    }
+}
+
+/* MMA=1: as gm__ukernel, in f32 FMA against an f32 panel; each lhs value is
+ * widened as it is broadcast (a pair loaded once per row and k pair, its
+ * low half shifted up, its high half masked). */
+static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restrict bf,
+                                 ckb_bf16 *restrict c, int mr, int64_t nr)
+{
+    __m512 acc[MR][GM_NV];
+    const ckb_bf16 *row[MR];
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        row[r] = a + (r < mr ? r : mr - 1) * K;
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int64_t p = 0; p < K / 2; p++) {
+        __m512 b[GM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_ps(bf + 2 * p * GM_NR + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 x = (__m512)_mm512_slli_epi32(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), 16);
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_ps(bf + (2 * p + 1) * GM_NR + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 x = (__m512)_mm512_and_si512(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), hi);
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+    }
+    if (K & 1) { /* the last k alone */
+        __m512 b[GM_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            b[v] = _mm512_load_ps(bf + (K - 1) * GM_NR + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 x = _mm512_set1_ps(ckb_bf16_to_f32(row[r][K - 1]));
+#pragma GCC unroll 4
+            for (int v = 0; v < GM_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < GM_NV; v++)
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
+    }
+}
+
+/* One item: panels [q0, q0 + np) of group g, rows [r0, r0 + nrows). */
+static void gm__item(const ckb_bf16 *lhs, const ckb_bf16 *rhs_g, ckb_bf16 *out, int64_t r0,
+                     int64_t nrows, int64_t q0, int64_t np, uint32_t *bp)
+{
+#if MMA
+    gm__pack_f(rhs_g, q0, np, (float *)bp);
+#else
+    gm__pack(rhs_g, q0, np, bp);
+#endif
+    for (int64_t q = 0; q < np; q++) {
+        const int64_t j = (q0 + q) * GM_NR, nr = N - j < GM_NR ? N - j : GM_NR;
+        for (int64_t i = 0; i < nrows; i += MR) {
+            const int mr = nrows - i < MR ? (int)(nrows - i) : MR;
+#if MMA
+            gm__ukernel_f(lhs + (r0 + i) * K, (const float *)bp + q * K * GM_NR,
+                          out + (r0 + i) * N + j, mr, nr);
+#else
+            gm__ukernel(lhs + (r0 + i) * K, bp + q * GM_KP * GM_NR, out + (r0 + i) * N + j, mr,
+                        nr);
+#endif
+        }
+    }
+}
+
+void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
+              ckb_bf16 *out)
+{
+    const int nthreads = omp_get_max_threads();
+    const size_t panel_bytes = (size_t)GM_KP * GM_NR * 4 * (MMA ? 2 : 1);
+    const size_t bp_bytes = (size_t)NCB * panel_bytes;
+    const size_t head = ((size_t)3 * G * sizeof(int64_t) + 63) / 64 * 64;
+    char *mem = aligned_alloc(64, head + (size_t)nthreads * bp_bytes);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+    int64_t *start = (int64_t *)mem, *count = start + G, *order = count + G;
+    const int64_t covered = gm__layout(group_sizes, start, count);
+    /* Groups by row count, largest first (insertion sort: G is small). */
+    int64_t ngroups = 0;
+    for (int64_t g = 0; g < G; g++) {
+        if (count[g] == 0)
+            continue;
+        int64_t at = ngroups++;
+        for (; at > 0 && count[order[at - 1]] < count[g]; at--)
+            order[at] = order[at - 1];
+        order[at] = g;
+    }
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        uint32_t *bp = (uint32_t *)(mem + head + (size_t)omp_get_thread_num() * bp_bytes);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t x = 0; x < ngroups * GM_NQB; x++) {
+            const int64_t g = order[x / GM_NQB], q0 = x % GM_NQB * NCB;
+            const int64_t np = GM_NPANEL - q0 < NCB ? GM_NPANEL - q0 : NCB;
+            gm__item(lhs, rhs + g * K * N, out, start[g], count[g], q0, np, bp);
+        }
+        gm__zero_tail(covered, out);
+    }
+    free(mem);
+}
+
+#else /* portable path: no AVX-512 BF16 */
+
+/* One row of out at a time: an f32 row accumulator, k outer so the inner
+ * loop over columns is an axpy the compiler vectorises. */
+void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
+              ckb_bf16 *out)
+{
+    int64_t start[G], count[G];
+    const int64_t covered = gm__layout(group_sizes, start, count);
+#pragma omp parallel
+    {
+        float *acc = malloc((size_t)N * sizeof(float));
+#pragma omp for schedule(dynamic, 8)
+        for (int64_t r = 0; r < covered; r++) {
+            int64_t g = 0;
+            while (r >= start[g] + count[g])
+                g++;
+            for (int64_t j = 0; acc && j < N; j++)
+                acc[j] = 0.0f;
+            for (int64_t k = 0; acc && k < K; k++) {
+                const float a = ckb_bf16_to_f32(lhs[r * K + k]);
+                const ckb_bf16 *b = rhs + (g * K + k) * N;
+                for (int64_t j = 0; j < N; j++)
+                    acc[j] += a * ckb_bf16_to_f32(b[j]);
+            }
+            for (int64_t j = 0; acc && j < N; j++)
+                out[r * N + j] = ckb_f32_to_bf16(acc[j]);
+        }
+        free(acc);
+        gm__zero_tail(covered, out);
+    }
+}
+
+#endif

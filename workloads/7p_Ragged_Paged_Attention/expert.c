@@ -1,0 +1,691 @@
+/*
+ * expert.c — the hand-tuned kernel for 7p_Ragged_Paged_Attention: mixed
+ * prefill and decode GQA attention over a paged KV cache. Valid sequence i
+ * (i < num_seqs) takes TPS query rows from row cu_q_lens[i]; window token t
+ * sits at position kv_lens[i] - TPS + t and attends the cached keys at
+ * positions up to its own, read through page_indices[i] from kv_pages,
+ * whose head axis interleaves K (2 kh) and V (2 kh + 1).
+ *
+ * Ragged paged flash attention: a work item is BQ query rows of one
+ * (sequence, kv head), the rows ordered token-major (token t, query head g
+ * of the group), so every row of a 4-row tile shares one causal limit when
+ * G is a multiple of 4 and a K/V block serves all G·TPS rows of the group.
+ * The item walks its keys in blocks of BK read in place through the page
+ * table (no gather into a contiguous copy), only up to each row's causal
+ * limit (no padding sequences, no pages past kv_len, no keys above the
+ * diagonal), with an online softmax (running max and sum in f32, the
+ * accumulator rescaled when the max moves). Items differ by up to L / TPS
+ * in cost (a decode window over a long cache against a short prefill); they
+ * go out heaviest first (dynamic), which balances them over the threads.
+ *
+ * Both matmuls run on AVX-512 BF16 (vdpbf16ps) with f32 accumulation:
+ *   - q k^T broadcasts a pair of q values against K packed per block as
+ *     [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the
+ *     page rows), 4 query rows x up to 64 keys a tile;
+ *   - P v broadcasts a pair of probabilities (bf16, as JAX's P is) against
+ *     V packed as [key pair][d][2], 4 rows x 64 d.
+ * Without __AVX512BF16__ a portable scalar path computes the same thing one
+ * query row at a time in f32.
+ *
+ * Tunable (ckbench tune passes -DNAME=VALUE):
+ *   BQ  query rows per work item (multiple of 4): reuse of a packed K/V block
+ *       against the balance of the items
+ *   BK  keys per block (multiple of 16): online-softmax rescale frequency and
+ *       the K/V working set
+ *   MMA 0: both matmuls on vdpbf16ps as above; 1: K, V and P widened to f32
+ *       (exactly: a bf16 is the top half of an f32) when packed, and both
+ *       matmuls on f32 FMA, 16 lanes x 1 product where vdpbf16ps does 2.
+ *       Which wins is the machine's: on the Xeon this was tuned on, one
+ *       vdpbf16ps issues at a quarter of the FMA rate (measured), so FMA
+ *       does twice the flops; on a core with full-rate BF16 dot products
+ *       MMA=0 halves the instructions.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "ckbench.h"
+
+#ifndef BQ
+#define BQ 64
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef MMA
+#define MMA 1
+#endif
+
+#if BQ < 4 || BQ % 4 != 0
+#error "BQ must be a positive multiple of 4"
+#endif
+#if BK < 16 || BK % 16 != 0
+#error "BK must be a positive multiple of 16"
+#endif
+
+#define RA_G (HQ / HKV)     /* query heads per kv head */
+#define RA_L (PPS * PS)     /* cache positions of a sequence */
+#define RA_ROWS (RA_G * TPS) /* query rows of one (sequence, kv head) */
+#define RA_NQB ((RA_ROWS + BQ - 1) / BQ) /* items per (sequence, kv head) */
+
+/* Index clamping as JAX does it (dynamic_slice, gather), so any table is
+ * read in bounds. */
+static inline int64_t ra__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
+
+/* Cache row of position j of sequence i (combined head 0 of its slot). */
+static inline int64_t ra__slot(const int32_t *pages, int64_t i, int64_t j)
+{
+    return ra__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
+}
+
+/* Keys attended by window token t of sequence i: positions <= kv_len -
+ * TPS + t, at most L; <= 0 means none. */
+static inline int64_t ra__keys(const int32_t *kv_lens, int64_t i, int64_t t)
+{
+    int64_t n = (int64_t)kv_lens[i] - TPS + t + 1;
+    return n < RA_L ? n : RA_L;
+}
+
+/* Query row of window token t, head h of sequence i. */
+static inline const ckb_bf16 *ra__q(const ckb_bf16 *queries, const int32_t *cu_q_lens, int64_t i,
+                                    int64_t t, int64_t h)
+{
+    return queries + ((ra__clamp(cu_q_lens[i], NT - TPS) + t) * HQ + h) * D;
+}
+
+/* Valid sequences: num_seqs, clamped to [0, NS]. */
+static inline int64_t ra__nvalid(const int32_t *num_seqs)
+{
+    return num_seqs[0] < 0 ? 0 : num_seqs[0] > NS ? NS : num_seqs[0];
+}
+
+/* A row with no valid key is a constant row: uniform over all L positions,
+ * P = bf16(1/L) as in JAX, in f32. */
+static void ra__uniform(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh,
+                        ckb_bf16 *dst)
+{
+    const float u = ckb_bf16_to_f32(ckb_f32_to_bf16(1.0f / (float)RA_L));
+    float acc[D];
+    for (int64_t d = 0; d < D; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j < RA_L; j++) {
+        const ckb_bf16 *v = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
+        for (int64_t d = 0; d < D; d++)
+            acc[d] += u * ckb_bf16_to_f32(v[d]);
+    }
+    for (int64_t d = 0; d < D; d++)
+        dst[d] = ckb_f32_to_bf16(acc[d]);
+}
+
+/* Zeroes the rows of the padding sequences [nvalid, NS). */
+static void ra__zero_padding(int64_t nvalid, ckb_bf16 *out)
+{
+#pragma omp for schedule(static)
+    for (int64_t r = nvalid * TPS; r < NS * TPS; r++)
+        memset(out + r * HQ * D, 0, (size_t)(HQ * D) * sizeof *out);
+}
+
+#ifdef __AVX512BF16__
+
+#include <immintrin.h>
+
+#define RA_R 4                   /* query rows per register tile */
+#define RA_DP ((D + 1) / 2)      /* d pairs: q and K rows padded to even */
+#define RA_DV ((D + 15) / 16)    /* 16-wide d vectors */
+#define RA_DO (16 * RA_DV)
+#define RA_DQ (2 * RA_DP)        /* d rows of f32 K (MMA=1), D padded to even */
+#define RA_BK BK
+#define RA_NV 4                  /* 16-key vectors per q k^T tile */
+#define RA_DC 4                  /* 16-wide d vectors per P v tile */
+
+/* scale * log2(e): scores go straight to the base-2 domain of ra__exp2. */
+#define RA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
+
+/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
+ * [-1/2, 1/2], p a degree-5 interpolant; scalef underflows to 0. */
+static inline __m512 ra__exp2(__m512 x)
+{
+    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.339086331e-03f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* Transposes 16 rows of 16 dwords: r[jj][p] -> out[p * 16 + jj]. */
+static inline __attribute__((always_inline)) void ra__transpose16(__m512i *r, uint32_t *out)
+{
+    __m512i t[16], u[16];
+    for (int a = 0; a < 16; a += 2) {
+        t[a] = _mm512_unpacklo_epi32(r[a], r[a + 1]);
+        t[a + 1] = _mm512_unpackhi_epi32(r[a], r[a + 1]);
+    }
+    /* per group of 4 rows: u[4b + c] holds columns c, c+4, c+8, c+12 */
+    for (int b = 0; b < 16; b += 4) {
+        u[b + 0] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
+        u[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
+        u[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
+        u[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);
+        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
+        __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
+        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
+        _mm512_store_si512(out + (c + 0) * 16, _mm512_shuffle_i32x4(v0, w0, 0x88));
+        _mm512_store_si512(out + (c + 8) * 16, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+        _mm512_store_si512(out + (c + 4) * 16, _mm512_shuffle_i32x4(v1, w1, 0x88));
+        _mm512_store_si512(out + (c + 12) * 16, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+    }
+}
+
+/* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
+ * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
+static void ra__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
+{
+    int64_t p = 0;
+    for (; p + 16 <= D / 2; p += 16) {
+        __m512i r[16];
+        for (int jj = 0; jj < 16; jj++)
+            r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
+        ra__transpose16(r, kp + p * 16);
+    }
+#if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
+    for (; p < RA_DP; p++)
+        for (int jj = 0; jj < 16; jj++) {
+            uint32_t w = 0;
+            if (rows[jj] && 2 * p + 1 < D)
+                memcpy(&w, rows[jj] + 2 * p, 4);
+            else if (rows[jj])
+                w = rows[jj][2 * p];
+            kp[p * 16 + jj] = w;
+        }
+#endif
+}
+
+/* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},
+ * zero past D. */
+static inline void ra__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *vp)
+{
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                        32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t d = 0; d < RA_DO; d += 32) {
+        __mmask32 m = d + 32 <= D ? ~(__mmask32)0
+                      : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
+                                  : 0;
+        __m512i x = a ? _mm512_maskz_loadu_epi16(m, a + d) : _mm512_setzero_si512();
+        __m512i y = b ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
+        _mm512_store_si512(vp + 2 * d, _mm512_permutex2var_epi16(x, lo, y));
+        if (d + 16 < RA_DO)
+            _mm512_store_si512(vp + 2 * d + 32, _mm512_permutex2var_epi16(x, hi, y));
+    }
+}
+
+/* s[r][0 .. 16nv) = q[r] . K for RA_R rows and nv 16-key vectors; q holds
+ * the rows as d pairs (stride RA_DP), kp the first key group. */
+static inline __attribute__((always_inline)) void ra__qk(const uint32_t *q, const uint32_t *kp,
+                                                         float *s, const int nv)
+{
+    __m512 acc[RA_R][RA_NV];
+    for (int r = 0; r < RA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < RA_DP; p++) {
+        __m512i b[RA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_si512(kp + (v * RA_DP + p) * 16);
+        for (int r = 0; r < RA_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)q[r * RA_DP + p]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+        }
+    }
+    for (int r = 0; r < RA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * RA_BK + 16 * v, acc[r][v]);
+}
+
+/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
+ * the rows as key pairs (stride RA_BK/2), vp the first pair at this d chunk. */
+static inline __attribute__((always_inline)) void ra__pv(const uint32_t *p, const ckb_bf16 *vp,
+                                                         float *o, const float *alpha,
+                                                         int64_t np, const int dc)
+{
+    __m512 acc[RA_R][RA_DC];
+    for (int r = 0; r < RA_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * RA_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < np; t++) {
+        __m512i b[RA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_si512(vp + t * 2 * RA_DO + 32 * c);
+        for (int r = 0; r < RA_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)p[r * (RA_BK / 2) + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
+        }
+    }
+    for (int r = 0; r < RA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * RA_DO + 16 * c, acc[r][c]);
+}
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 ra__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride RA_DQ),
+ * kf the first key group as [d][16 keys] f32. */
+static inline __attribute__((always_inline)) void ra__qk_f(const float *q, const float *kf,
+                                                           float *s, const int nv)
+{
+    __m512 acc[RA_R][RA_NV];
+    for (int r = 0; r < RA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < RA_DQ; d++) {
+        __m512 b[RA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * RA_DQ + d) * 16);
+        for (int r = 0; r < RA_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * RA_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < RA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * RA_BK + 16 * v, acc[r][v]);
+}
+
+/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
+ * FMA; p rows f32 (stride RA_BK), vf the first key at this d chunk, [key][RA_DO]. */
+static inline __attribute__((always_inline)) void ra__pv_f(const float *p, const float *vf,
+                                                           float *o, const float *alpha,
+                                                           int64_t nk, const int dc)
+{
+    __m512 acc[RA_R][RA_DC];
+    for (int r = 0; r < RA_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * RA_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m512 b[RA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * RA_DO + 16 * c);
+        for (int r = 0; r < RA_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * RA_BK + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < RA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * RA_DO + 16 * c, acc[r][c]);
+}
+
+/* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
+typedef struct {
+    /* MMA=0: q [BQ][RA_DP] as d pairs, kp [BK/16][RA_DP][16] pairs, vp
+     * [BK/2][RA_DO][2], p [RA_R][BK] bf16. MMA=1: q [BQ][RA_DQ] f32, kp
+     * [BK/16][RA_DQ][16] f32, vp [BK][RA_DO] f32, p [RA_R][BK] f32 (holding
+     * bf16-rounded values, as the baseline's P). */
+    uint32_t *q;  /* the item's query rows */
+    uint32_t *kp; /* packed K of one block */
+    ckb_bf16 *vp; /* packed V of one block */
+    float *s;     /* [RA_R][BK] scores of one row tile */
+    ckb_bf16 *p;  /* probabilities of one row tile */
+    float *o;     /* [BQ][RA_DO] unnormalised output rows */
+    float *m;     /* [BQ] running max (base-2 domain) */
+    float *l;     /* [BQ][16] running sum, lane-wise */
+    int64_t *n;   /* [BQ] keys each row attends */
+} ra__scratch;
+
+#define RA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
+#define RA_SZ_Q RA_ROUND64(BQ * RA_DQ * 4)
+#define RA_SZ_KP RA_ROUND64(BK * RA_DQ * 4)
+#define RA_SZ_VP RA_ROUND64(BK * RA_DO * 4)
+#define RA_SZ_S RA_ROUND64(RA_R * BK * 4)
+#define RA_SZ_P RA_ROUND64(RA_R * BK * 4)
+#define RA_SZ_O RA_ROUND64(BQ * RA_DO * 4)
+#define RA_SZ_M RA_ROUND64(BQ * 4)
+#define RA_SZ_L RA_ROUND64(BQ * 16 * 4)
+#define RA_SZ_N RA_ROUND64(BQ * 8)
+#define RA_SCRATCH_BYTES                                                                        \
+    (RA_SZ_Q + RA_SZ_KP + RA_SZ_VP + RA_SZ_S + RA_SZ_P + RA_SZ_O + RA_SZ_M + RA_SZ_L + RA_SZ_N)
+
+static void ra__scratch_carve(char *base, ra__scratch *sc)
+{
+    sc->q = (uint32_t *)base, base += RA_SZ_Q;
+    sc->kp = (uint32_t *)base, base += RA_SZ_KP;
+    sc->vp = (ckb_bf16 *)base, base += RA_SZ_VP;
+    sc->s = (float *)base, base += RA_SZ_S;
+    sc->p = (ckb_bf16 *)base, base += RA_SZ_P;
+    sc->o = (float *)base, base += RA_SZ_O;
+    sc->m = (float *)base, base += RA_SZ_M;
+    sc->l = (float *)base, base += RA_SZ_L;
+    sc->n = (int64_t *)base;
+}
+
+/* Online softmax of the row tile at item row rt against the block of keys
+ * from j0, width w16: row r keeps its first n[r] - j0 keys (none when that
+ * is <= 0: the row is done, its state stays). Writes P (bf16, zero where
+ * masked), updates m and l, returns in alpha how much each row's old
+ * output shrinks. */
+static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, int64_t rt,
+                                                              int64_t j0, int64_t w16,
+                                                              float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(RA_C2);
+    for (int r = 0; r < RA_R; r++) {
+        const int64_t row = rt + r;
+        const float *s = sc->s + r * BK;
+        ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * BK * (MMA ? 4 : 2));
+        int64_t c = sc->n[row] - j0;
+        c = c < 0 ? 0 : c > w16 ? w16 : c;
+        if (c == 0) {
+            alpha[r] = 1.0f;
+            memset(pr, 0, (size_t)w16 * (MMA ? 4 : 2));
+            continue;
+        }
+        __m512 mx = _mm512_set1_ps(-INFINITY);
+        for (int64_t k = 0; k < c; k += 16) {
+            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
+            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
+        }
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx) * RA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w16; k += 16) {
+            __m512 e = _mm512_setzero_ps();
+            if (k < c) {
+                e = ra__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                if (k + 16 > c)
+                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
+                sum = _mm512_add_ps(sum, e);
+            }
+            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+#if MMA
+            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+#else
+            _mm256_store_si256((__m256i *)(pr + k), eb);
+#endif
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* K and V of nk keys from position j0 of sequence i, kv head kh, packed;
+ * zero past nk up to the next multiple of 16. */
+static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh,
+                     int64_t j0, int64_t nk, ra__scratch *sc)
+{
+    const int64_t nv = (nk + 15) / 16;
+    for (int64_t g = 0; g < nv; g++) {
+        const ckb_bf16 *kr[16];
+        for (int jj = 0; jj < 16; jj++) {
+            int64_t j = 16 * g + jj;
+            kr[jj] = j < nk ? kv_pages + (ra__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
+        }
+#if MMA
+        /* pairs first, then each pair split into its two f32 */
+        uint32_t pairs[RA_DP * 16] __attribute__((aligned(64)));
+        ra__pack_k16(kr, pairs);
+        float *kf = (float *)sc->kp + g * RA_DQ * 16;
+        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+        for (int64_t p = 0; p < RA_DP; p++) {
+            __m512i x = _mm512_load_si512(pairs + p * 16);
+            _mm512_store_si512(kf + 2 * p * 16, _mm512_slli_epi32(x, 16));
+            _mm512_store_si512(kf + (2 * p + 1) * 16, _mm512_and_si512(x, hi));
+        }
+        for (int jj = 0; jj < 16; jj++) {
+            float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
+            for (int64_t d = 0; d < RA_DO; d += 16) {
+                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(ra__mask16(D - d), kr[jj] + D + d)
+                                   : _mm256_setzero_si256();
+                _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+            }
+        }
+#else
+        ra__pack_k16(kr, sc->kp + g * RA_DP * 16);
+        for (int t = 0; t < 8; t++)
+            ra__pack_v2(kr[2 * t] ? kr[2 * t] + D : NULL, kr[2 * t + 1] ? kr[2 * t + 1] + D : NULL,
+                        sc->vp + (8 * g + t) * 2 * RA_DO);
+#endif
+    }
+}
+
+/* One work item: item rows [r0, r0 + BQ) of sequence i, kv head kh; item
+ * row r is window token r / G, query head kh * G + r % G. */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
+    const int64_t ntiles = (nrows + RA_R - 1) / RA_R;
+    memset(sc->q, 0, (size_t)ntiles * RA_R * (MMA ? RA_DQ : RA_DP) * 4);
+    memset(sc->o, 0, (size_t)ntiles * RA_R * RA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * RA_R * 16 * 4);
+    int64_t kend = 0;
+    for (int64_t r = 0; r < ntiles * RA_R; r++) {
+        sc->m[r] = -INFINITY;
+        /* pad rows copy the last row's limit: computed, never stored */
+        const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
+        sc->n[r] = ra__keys(kv_lens, i, rr / RA_G);
+        kend = sc->n[r] > kend ? sc->n[r] : kend;
+        if (r >= nrows)
+            continue;
+        const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G);
+#if MMA
+        for (int64_t d = 0; d < D; d++)
+            ((float *)sc->q)[r * RA_DQ + d] = ckb_bf16_to_f32(q[d]);
+#else
+        memcpy(sc->q + r * RA_DP, q, (size_t)D * 2);
+#endif
+    }
+
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
+        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
+        for (int64_t rt = 0; rt < ntiles * RA_R; rt += RA_R) {
+            int64_t tend = 0; /* keys the tile needs in this block */
+            for (int r = 0; r < RA_R; r++)
+                tend = sc->n[rt + r] > tend ? sc->n[rt + r] : tend;
+            if (tend <= j0)
+                continue;
+            const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 15) / 16;
+#if MMA
+#define RA_QK(n) ra__qk_f((const float *)sc->q + rt * RA_DQ, (const float *)sc->kp + v * RA_DQ * 16, sc->s + 16 * v, n)
+#define RA_PV(n) ra__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
+#else
+#define RA_QK(n) ra__qk(sc->q + rt * RA_DP, sc->kp + v * RA_DP * 16, sc->s + 16 * v, n)
+#define RA_PV(n) ra__pv((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
+#endif
+            int64_t v = 0;
+            for (; v + RA_NV <= nv; v += RA_NV)
+                RA_QK(RA_NV);
+            switch (nv - v) {
+            case 1: RA_QK(1); break;
+            case 2: RA_QK(2); break;
+            case 3: RA_QK(3); break;
+            default: break;
+            }
+            float alpha[RA_R];
+            ra__softmax(sc, rt, j0, nv * 16, alpha);
+            float *ot = sc->o + rt * RA_DO;
+            int c = 0;
+            for (; c + RA_DC <= RA_DV; c += RA_DC)
+                RA_PV(RA_DC);
+            switch (RA_DV - c) {
+            case 1: RA_PV(1); break;
+            case 2: RA_PV(2); break;
+            case 3: RA_PV(3); break;
+            default: break;
+            }
+#undef RA_QK
+#undef RA_PV
+        }
+    }
+
+    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
+        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+        if (sc->n[r] <= 0) {
+            ra__uniform(kv_pages, pages, i, kh, dst);
+            continue;
+        }
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        for (int64_t d = 0; d < D; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * RA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+
+/* Cost of item x (sequence x / (HKV * RA_NQB)): the (row, key) pairs it
+ * computes, in keys per row summed over its rows. */
+static int64_t ra__cost(const int32_t *kv_lens, int64_t x)
+{
+    const int64_t i = x / (HKV * RA_NQB), r0 = x % RA_NQB * BQ;
+    int64_t c = 0;
+    for (int64_t r = r0; r < r0 + BQ && r < RA_ROWS; r++) {
+        const int64_t n = ra__keys(kv_lens, i, r / RA_G);
+        c += n > 0 ? n : 0;
+    }
+    return c;
+}
+
+/* The items of the valid sequences, heaviest first: an insertion sort on
+ * the cost (no qsort: see DESIGN), a few hundred items. */
+static int64_t ra__order(const int32_t *kv_lens, int64_t nvalid, int64_t *order, int64_t *cost)
+{
+    const int64_t n = nvalid * HKV * RA_NQB;
+    for (int64_t x = 0; x < n; x++) {
+        const int64_t c = ra__cost(kv_lens, x);
+        int64_t at = x;
+        for (; at > 0 && cost[at - 1] < c; at--) {
+            cost[at] = cost[at - 1];
+            order[at] = order[at - 1];
+        }
+        cost[at] = c;
+        order[at] = x;
+    }
+    return n;
+}
+
+void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+              const int32_t *page_indices, const int32_t *cu_q_lens, const int32_t *num_seqs,
+              ckb_bf16 *out)
+{
+    const int nthreads = omp_get_max_threads();
+    const int64_t nvalid = ra__nvalid(num_seqs);
+    const size_t order_bytes = RA_ROUND64((size_t)NS * HKV * RA_NQB * 2 * sizeof(int64_t));
+    char *mem = aligned_alloc(64, order_bytes + (size_t)nthreads * RA_SCRATCH_BYTES);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+    int64_t *order = (int64_t *)mem, *cost = order + NS * HKV * RA_NQB;
+    const int64_t nitems = ra__order(kv_lens, nvalid, order, cost);
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        ra__scratch sc;
+        ra__scratch_carve(mem + order_bytes + (size_t)omp_get_thread_num() * RA_SCRATCH_BYTES, &sc);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t it = 0; it < nitems; it++) {
+            const int64_t x = order[it];
+            ra__item(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, x / (HKV * RA_NQB),
+                     x / RA_NQB % HKV, x % RA_NQB * BQ, &sc);
+        }
+        ra__zero_padding(nvalid, out);
+    }
+    free(mem);
+}
+
+#else /* portable path: no AVX-512 BF16 */
+
+/* One query row (token t, head h of sequence i), f32 throughout, two passes
+ * over its keys in place; p[] holds the scores. P is rounded to bf16 as
+ * JAX's is. */
+static void ra__row(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                    const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                    int64_t t, int64_t h, float *p)
+{
+    const float scale = (float)(1.0 / sqrt((double)D));
+    const int64_t n = ra__keys(kv_lens, i, t), kh = h / RA_G;
+    ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+    if (n <= 0) {
+        ra__uniform(kv_pages, pages, i, kh, dst);
+        return;
+    }
+    const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, t, h);
+    float mx = -INFINITY, acc[D];
+    for (int64_t j = 0; j < n; j++) {
+        const ckb_bf16 *k = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D;
+        float s = 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
+        p[j] = s * scale;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; j++)
+        sum += p[j] = expf(p[j] - mx);
+    for (int64_t d = 0; d < D; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
+        const ckb_bf16 *v = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
+        for (int64_t d = 0; d < D; d++)
+            acc[d] += w * ckb_bf16_to_f32(v[d]);
+    }
+    for (int64_t d = 0; d < D; d++)
+        dst[d] = ckb_f32_to_bf16(acc[d]);
+}
+
+void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+              const int32_t *page_indices, const int32_t *cu_q_lens, const int32_t *num_seqs,
+              ckb_bf16 *out)
+{
+    const int nthreads = omp_get_max_threads();
+    const int64_t nvalid = ra__nvalid(num_seqs);
+    float *mem = malloc((size_t)nthreads * RA_L * sizeof *mem);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+#pragma omp parallel num_threads(nthreads)
+    {
+        float *p = mem + (size_t)omp_get_thread_num() * RA_L;
+        /* Rows in blocks of BQ per (sequence, kv head), as the vector path. */
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t x = 0; x < nvalid * HKV * RA_NQB; x++) {
+            const int64_t i = x / (HKV * RA_NQB), kh = x / RA_NQB % HKV, r0 = x % RA_NQB * BQ;
+            for (int64_t r = r0; r < r0 + BQ && r < RA_ROWS; r++)
+                ra__row(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, i, r / RA_G,
+                        kh * RA_G + r % RA_G, p);
+        }
+        ra__zero_padding(nvalid, out);
+    }
+    free(mem);
+}
+
+#endif /* __AVX512BF16__ */
