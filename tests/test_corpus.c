@@ -36,6 +36,7 @@ static const corpus__row corpus__legit[] = {
     CORPUS__OK("legit_gemm_calloc_blocked.c", "8p_GEMM"),
     CORPUS__OK("legit_rmsnorm_avx512.c", "12p_RMSNorm"),
     CORPUS__OK("legit_rmsnorm_qsort_sincos.c", "12p_RMSNorm"),
+    CORPUS__OK("legit_rmsnorm_amx_tiles.c", "12p_RMSNorm"),
     CORPUS__OK("legit_gemm_add_relu.c", "41k_Gemm_Add_ReLU"),
     CORPUS__OK("legit_swish_expf.c", "37k_Matmul_Swish_Scaling"),
     CORPUS__OK("legit_swish_tanhf_simd.c", "37k_Matmul_Swish_Scaling"),

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,10 @@
 #include "eval/protocol.h"
 #include "eval/stage.h"
 #include "eval/syscalls.h"
+
+/* <asm/prctl.h> names these only in newer kernel headers. */
+#define CHILD_ARCH_REQ_XCOMP_PERM 0x1023
+#define CHILD_XFEATURE_XTILEDATA 18
 
 typedef void (*child__fn)();
 
@@ -301,6 +306,11 @@ int ckb_child_main(int argc, char **argv)
         }
         s.cand = (child__fn)sym;
     }
+    /* AMX tile data needs the kernel's permission once per process, asked
+     * with a system call the filter below refuses. oneDNN asks for it in
+     * its first call; asking here gives every candidate what the library
+     * baseline has, on every workload (a CPU without AMX says no: fine). */
+    syscall(SYS_arch_prctl, CHILD_ARCH_REQ_XCOMP_PERM, CHILD_XFEATURE_XTILEDATA);
     /* One baseline call before the filter: oneDNN creates its primitives
      * and OpenMP its thread pool (the budget) while they still may. */
     {
