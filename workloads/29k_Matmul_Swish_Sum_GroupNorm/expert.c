@@ -208,8 +208,9 @@ static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
 #pragma GCC unroll 8
                     for (int r = 0; r < 8; r++) {
                         __m512i xv = _mm512_set1_epi32(msg__pair(ai + r * lda + 2 * p));
-                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)xv, (__m512bh)v0);
-                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)xv, (__m512bh)v1);
+                        /* the broadcast last: it folds into the instruction */
+                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
+                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
                     }
                 }
 #pragma GCC unroll 8

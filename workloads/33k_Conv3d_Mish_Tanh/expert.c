@@ -297,7 +297,8 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
                         const __m512i wv = _mm512_set1_epi32((int)wt[p * OC + r]);
 #pragma GCC unroll 4
                         for (int v = 0; v < PV; v++)
-                            acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)wv, (__m512bh)xv[v]);
+                            /* the broadcast last: it folds into the instruction */
+                            acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv[v], (__m512bh)wv);
                     }
                 }
             }
