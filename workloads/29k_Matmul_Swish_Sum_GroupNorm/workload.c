@@ -162,4 +162,8 @@ const ckb_workload ckb_wl_29k_Matmul_Swish_Sum_GroupNorm = {
     .nchain = OP_COUNT,
     .chain = {"swish", "bias", "groupnorm"},
     .reference_without = mmswgn__reference_without,
+    /* expert.c: MB x NB f32 accumulator block (NB whole groups), KC k per
+     * accumulation pass (0: all); the norm is the block's epilogue. */
+    .nparams = 3,
+    .params = {{"MB", 64, 3, {32, 64, 128}}, {"NB", 256, 2, {128, 256}}, {"KC", 0, 2, {0, 1024}}},
 };

@@ -164,4 +164,8 @@ const ckb_workload ckb_wl_32k_Gemm_Sigmoid_LogSumExp = {
     .nchain = OP_COUNT,
     .chain = {"b1", "sigmoid", "b2"},
     .reference_without = gemmlse__reference_without,
+    /* expert.c: MB rows carried through both layers, NB hidden columns per
+     * layer-1 accumulator block, KC k per accumulation pass (0: all). */
+    .nparams = 3,
+    .params = {{"MB", 64, 3, {32, 64, 128}}, {"NB", 256, 2, {256, 512}}, {"KC", 0, 2, {0, 1024}}},
 };

@@ -1,0 +1,378 @@
+/*
+ * expert.c — hand-tuned direct 3-D convolution with bias + mish + tanh
+ * fused for 33k_Conv3d_Mish_Tanh:
+ *     out = tanh(mish(conv3d(x, weight) + bias))
+ * NCDHW, VALID padding, stride 1; x [N, IC, D, H, W], weight [OC, IC, KD,
+ * KH, KW]. bf16 in, f32 accumulation and epilogue, bf16 out.
+ *
+ * A candidate file (DESIGN §3): N, IC, OC, D, H, W, KD, KH, KW, OD, OH, OW
+ * come from the force-included header (they are macros: no local may be
+ * named after them); the tunables below are macros that `ckbench tune`
+ * overrides with -D.
+ *
+ * Design: x is rewritten once per call into channel pairs: xp[n][d][p][h*W
+ * + w] holds channels 2p and 2p+1 of one voxel as the two halves of a
+ * 32-bit word, the pair layout vdpbf16ps (and AMX's tdpbf16ps) multiply.
+ * With (h, w) flattened, the input of 16 consecutive output positions s =
+ * oh*W + ow under one tap (kd, kh, kw) is 16 consecutive words at s + kh*W
+ * + kw: every operand is a plain vector load, no im2col is built. Outputs
+ * are computed over the full width W (the W - OW columns past the edge are
+ * computed and dropped: 3% at default).
+ * - The micro-kernel (AVX-512 BF16): R output channels x PV vectors of 16
+ *   positions of f32 accumulators in zmm registers over all IC x KD x KH x
+ *   KW; per tap and channel pair, PV loads of x and R broadcasts of the
+ *   weight pair feed R * PV vdpbf16ps.
+ * - The epilogue on the registers: bias, mish (x * tanh(softplus(x)) as
+ *   x * t / (t + 2), t = e(e + 2), e = exp(x)) and tanh, one rounding to
+ *   bf16, stored straight into out's NCDHW rows (masked where a vector
+ *   crosses the OW edge): the conv's f32 output never reaches memory.
+ * - Threads split the (sample, output depth) planes.
+ * - AMX=1 (opt-in): a 2 x 2 grid of 16 x 16 f32 tiles (32 channels x 32
+ *   positions), weights as the A tiles, 16 x-pair rows of 16 positions as
+ *   the B tiles loaded straight from xp, tiles stored to a small buffer
+ *   for the same epilogue. AMX needs the process's permission to use tile
+ *   data (arch_prctl); the harness's oneDNN baseline obtains it.
+ * - A portable OpenMP path where AVX-512 BF16 is missing or the dims do
+ *   not fit (odd IC, OC not a multiple of R).
+ * exp is a vector one within ~1 ulp of expf. No state is kept between
+ * calls; buffers live for one call.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include "ckbench.h"
+
+/* ---- tunables (untuned defaults) --------------------------------------- */
+
+#ifndef R /* output channels per micro-tile (divides OC) */
+#define R 8
+#endif
+#ifndef PV /* vectors of 16 output positions per micro-tile */
+#define PV 2
+#endif
+#ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
+#define AMX 0
+#endif
+
+#if R < 1 || PV < 1 || R * PV + PV > 31
+#error "R x PV accumulators must fit the 32 zmm registers: R * PV + PV <= 31"
+#endif
+
+#define CMT_ICP (IC / 2)                          /* channel pairs */
+#define CMT_HW (H * W)                            /* one flattened input plane */
+#define CMT_PLANE ((CMT_HW + 128 + 15) / 16 * 16) /* words per pair plane, padded */
+#define CMT_SPAN (OH * W)                         /* output positions per (n, od) */
+#define CMT_TAPS (KD * KH * KW)
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
+    IC % 2 == 0 && OC % R == 0 && 16 * PV + KW <= 128 && 32 + KW <= 128
+
+/* exp(x) per lane, within ~1 ulp of expf (see 50k's expert). */
+static inline __m512 cmt__exp(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* tanh(mish(v)): mish = v * tanh(log(1 + e)) = v * t / (t + 2) with e =
+ * exp(v), t = e (e + 2) (past v = 20, tanh(softplus) is 1 in f32 and t
+ * would overflow); then tanh(u) = (e2 - 1) / (e2 + 1), e2 = exp(2u), with u
+ * capped at 10 where tanh is 1 in f32. */
+static inline __m512 cmt__mish_tanh(__m512 v)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+    const __m512 e = cmt__exp(_mm512_min_ps(v, _mm512_set1_ps(20.0f)));
+    const __m512 t = _mm512_mul_ps(e, _mm512_add_ps(e, two));
+    const __m512 u = _mm512_div_ps(_mm512_mul_ps(v, t), _mm512_add_ps(t, two));
+    const __m512 e2 = cmt__exp(_mm512_mul_ps(two, _mm512_min_ps(u, _mm512_set1_ps(10.0f))));
+    return _mm512_div_ps(_mm512_sub_ps(e2, one), _mm512_add_ps(e2, one));
+}
+
+/* Rewrites x into xp[n][d][p][CMT_PLANE] channel pairs (pad words zero)
+ * for planes [z0, z1) of the N * D * CMT_ICP ones. */
+static void cmt__pair_input(const ckb_bf16 *x, uint32_t *xp, int64_t z0, int64_t z1)
+{
+    for (int64_t z = z0; z < z1; z++) {
+        const int64_t p = z % CMT_ICP, nd = z / CMT_ICP, d = nd % D, s = nd / D;
+        const ckb_bf16 *lo = x + ((s * IC + 2 * p) * D + d) * CMT_HW, *hi = lo + D * CMT_HW;
+        uint32_t *dst = xp + z * CMT_PLANE;
+        int64_t j = 0;
+        for (; j + 16 <= CMT_HW; j += 16) {
+            __m512i a = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(lo + j)));
+            __m512i b = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(hi + j)));
+            _mm512_storeu_si512((void *)(dst + j), _mm512_or_si512(a, _mm512_slli_epi32(b, 16)));
+        }
+        for (; j < CMT_HW; j++)
+            dst[j] = (uint32_t)lo[j] | (uint32_t)hi[j] << 16;
+        for (; j < CMT_PLANE; j++)
+            dst[j] = 0;
+    }
+}
+
+/* Stores 16 results for positions s..s+15 of output plane (n, oc, od):
+ * drops columns ow >= OW and rows oh >= OH. */
+static inline void cmt__store16(ckb_bf16 *plane, int64_t s, __m512 y)
+{
+    const __m256i h = (__m256i)_mm512_cvtneps_pbh(y);
+#if W % 16 == 0 /* a vector lies in one row */
+    const int64_t oh = s / W, ow = s % W;
+    if (oh < OH) {
+        const int64_t left = OW - ow;
+        const __mmask16 m =
+            left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+        _mm256_mask_storeu_epi16((void *)(plane + oh * OW + ow), m, h);
+    }
+#else
+    ckb_bf16 v[16];
+    _mm256_storeu_si256((__m256i *)v, h);
+    for (int l = 0; l < 16; l++) {
+        const int64_t oh = (s + l) / W, ow = (s + l) % W;
+        if (oh < OH && ow < OW)
+            plane[oh * OW + ow] = v[l];
+    }
+#endif
+}
+
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && OC % 32 == 0 &&                  \
+    (IC % 32 == 0 || IC < 32)
+
+#define CMT_KCH (IC % 32 == 0 ? 32 : IC) /* channels per tile step */
+
+/* Tiles 0-3: the 2 x 2 f32 accumulators (16 channels x 16 positions);
+ * 4-5: weights (16 channels x CMT_KCH); 6-7: inputs (CMT_KCH/2 pairs x
+ * 16 positions). */
+static void cmt__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    cfg.colsb[4] = cfg.colsb[5] = CMT_KCH * 2;
+    cfg.rows[6] = cfg.rows[7] = CMT_KCH / 2;
+    _tile_loadconfig(&cfg);
+}
+
+/* wa[tap][icc][oc][CMT_KCH] bf16: a weight tile is 16 rows of oc. */
+static void cmt__pack_weight(const ckb_bf16 *weight, ckb_bf16 *wa)
+{
+    for (int64_t t = 0; t < CMT_TAPS; t++)
+        for (int64_t c = 0; c < IC / CMT_KCH; c++)
+            for (int64_t o = 0; o < OC; o++)
+                for (int64_t k = 0; k < CMT_KCH; k++)
+                    wa[((t * (IC / CMT_KCH) + c) * OC + o) * CMT_KCH + k] =
+                        weight[(o * IC + c * CMT_KCH + k) * CMT_TAPS + t];
+}
+
+/* One (n, od) plane of every output channel. */
+static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *bias,
+                       ckb_bf16 *out, int64_t s, int64_t od, float *st)
+{
+    for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 32)
+        for (int64_t o0 = 0; o0 < OC; o0 += 32) {
+            _tile_zero(0);
+            _tile_zero(1);
+            _tile_zero(2);
+            _tile_zero(3);
+            for (int64_t kd = 0; kd < KD; kd++)
+                for (int64_t kh = 0; kh < KH; kh++)
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        const int64_t t = (kd * KH + kh) * KW + kw;
+                        const uint32_t *xb =
+                            xp + (s * D + od + kd) * CMT_ICP * CMT_PLANE + kh * W + kw + s0;
+                        for (int64_t c = 0; c < IC / CMT_KCH; c++) {
+                            const ckb_bf16 *a =
+                                wa + ((t * (IC / CMT_KCH) + c) * OC + o0) * CMT_KCH;
+                            const uint32_t *b = xb + c * (CMT_KCH / 2) * CMT_PLANE;
+                            _tile_loadd(4, a, CMT_KCH * 2);
+                            _tile_loadd(6, b, CMT_PLANE * 4);
+                            _tile_loadd(7, b + 16, CMT_PLANE * 4);
+                            _tile_dpbf16ps(0, 4, 6);
+                            _tile_dpbf16ps(1, 4, 7);
+                            _tile_loadd(5, a + 16 * CMT_KCH, CMT_KCH * 2);
+                            _tile_dpbf16ps(2, 5, 6);
+                            _tile_dpbf16ps(3, 5, 7);
+                        }
+                    }
+            _tile_stored(0, st, 128);
+            _tile_stored(1, st + 16, 128);
+            _tile_stored(2, st + 16 * 32, 128);
+            _tile_stored(3, st + 16 * 32 + 16, 128);
+            for (int64_t r = 0; r < 32; r++) {
+                const int64_t o = o0 + r;
+                ckb_bf16 *plane = out + ((s * OC + o) * OD + od) * OH * OW;
+                const __m512 bv = _mm512_set1_ps(ckb_bf16_to_f32(bias[o]));
+                for (int v = 0; v < 2; v++)
+                    if (s0 + 16 * v < CMT_SPAN)
+                        cmt__store16(plane, s0 + 16 * v,
+                                     cmt__mish_tanh(_mm512_add_ps(
+                                         _mm512_loadu_ps(st + r * 32 + 16 * v), bv)));
+            }
+        }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t nz = N * D * CMT_ICP;
+    uint32_t *xp = aligned_alloc(64, (size_t)(nz * CMT_PLANE) * 4);
+    ckb_bf16 *wa = aligned_alloc(64, ((size_t)(CMT_TAPS * IC * OC) * 2 + 63) / 64 * 64);
+    if (xp && wa) { /* out of memory: no way to report, out stays unwritten */
+        cmt__pack_weight(weight, wa);
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (int64_t z = 0; z < nz; z += 16)
+                cmt__pair_input(x, xp, z, z + 16 < nz ? z + 16 : nz);
+            float st[32 * 32] __attribute__((aligned(64)));
+            cmt__tiles_on();
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < N * OD; i++)
+                cmt__plane(xp, wa, bias, out, i / OD, i % OD, st);
+            _tile_release();
+        }
+    }
+    free(xp);
+    free(wa);
+}
+
+#else /* AVX-512 BF16 micro-kernel */
+
+/* wb[tap][p][oc]: the weight pair (channels 2p, 2p+1) of each output
+ * channel, one word, broadcast by the micro-kernel. */
+static void cmt__pack_weight(const ckb_bf16 *weight, uint32_t *wb)
+{
+    for (int64_t t = 0; t < CMT_TAPS; t++)
+        for (int64_t p = 0; p < CMT_ICP; p++)
+            for (int64_t o = 0; o < OC; o++)
+                wb[(t * CMT_ICP + p) * OC + o] =
+                    (uint32_t)weight[(o * IC + 2 * p) * CMT_TAPS + t] |
+                    (uint32_t)weight[(o * IC + 2 * p + 1) * CMT_TAPS + t] << 16;
+}
+
+/* Output channels [o0, o0+R) x positions [s0, s0 + 16*PV) of plane (n, od). */
+static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_bf16 *bias,
+                             ckb_bf16 *out, int64_t s, int64_t od, int64_t o0, int64_t s0)
+{
+    __m512 acc[R][PV];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < PV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t kd = 0; kd < KD; kd++)
+        for (int64_t kh = 0; kh < KH; kh++)
+            for (int64_t kw = 0; kw < KW; kw++) {
+                const int64_t t = (kd * KH + kh) * KW + kw;
+                const uint32_t *xb =
+                    xp + (s * D + od + kd) * CMT_ICP * CMT_PLANE + kh * W + kw + s0;
+                const uint32_t *wt = wb + t * CMT_ICP * OC + o0;
+                for (int64_t p = 0; p < CMT_ICP; p++) {
+                    __m512i xv[PV];
+#pragma GCC unroll 4
+                    for (int v = 0; v < PV; v++)
+                        xv[v] = _mm512_loadu_si512((const void *)(xb + p * CMT_PLANE + 16 * v));
+#pragma GCC unroll 16
+                    for (int r = 0; r < R; r++) {
+                        const __m512i wv = _mm512_set1_epi32((int)wt[p * OC + r]);
+#pragma GCC unroll 4
+                        for (int v = 0; v < PV; v++)
+                            /* the broadcast last: it folds into the instruction */
+                            acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv[v], (__m512bh)wv);
+                    }
+                }
+            }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) {
+        ckb_bf16 *plane = out + ((s * OC + o0 + r) * OD + od) * OH * OW;
+        const __m512 bv = _mm512_set1_ps(ckb_bf16_to_f32(bias[o0 + r]));
+#pragma GCC unroll 4
+        for (int v = 0; v < PV; v++)
+            if (s0 + 16 * v < CMT_SPAN)
+                cmt__store16(plane, s0 + 16 * v, cmt__mish_tanh(_mm512_add_ps(acc[r][v], bv)));
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t nz = N * D * CMT_ICP;
+    uint32_t *xp = aligned_alloc(64, (size_t)(nz * CMT_PLANE) * 4);
+    uint32_t *wb = aligned_alloc(64, ((size_t)(CMT_TAPS * CMT_ICP * OC) * 4 + 63) / 64 * 64);
+    if (xp && wb) { /* out of memory: no way to report, out stays unwritten */
+        cmt__pack_weight(weight, wb);
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (int64_t z = 0; z < nz; z += 16)
+                cmt__pair_input(x, xp, z, z + 16 < nz ? z + 16 : nz);
+            /* positions outer: one block of x rows serves every channel */
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < N * OD; i++)
+                for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 16 * PV)
+                    for (int64_t o0 = 0; o0 < OC; o0 += R)
+                        cmt__tile(xp, wb, bias, out, i / OD, i % OD, o0, s0);
+        }
+    }
+    free(xp);
+    free(wb);
+}
+
+#endif
+
+#else /* portable path: no AVX-512 BF16, or dims the kernels do not cover */
+
+static float cmt__mish_tanh1(float v)
+{
+    const float sp = v > 20.0f ? v : log1pf(expf(v));
+    return tanhf(v * tanhf(sp));
+}
+
+/* One output row at a time: an f32 row accumulator over every tap. */
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+#pragma omp parallel for collapse(3) schedule(static)
+    for (int64_t s = 0; s < N; s++)
+        for (int64_t o = 0; o < OC; o++)
+            for (int64_t od = 0; od < OD; od++)
+                for (int64_t oh = 0; oh < OH; oh++) {
+                    float acc[OW];
+                    for (int64_t ow = 0; ow < OW; ow++)
+                        acc[ow] = ckb_bf16_to_f32(bias[o]);
+                    for (int64_t c = 0; c < IC; c++)
+                        for (int64_t kd = 0; kd < KD; kd++)
+                            for (int64_t kh = 0; kh < KH; kh++)
+                                for (int64_t kw = 0; kw < KW; kw++) {
+                                    const float wv = ckb_bf16_to_f32(
+                                        weight[(((o * IC + c) * KD + kd) * KH + kh) * KW + kw]);
+                                    const ckb_bf16 *xr =
+                                        x + (((s * IC + c) * D + od + kd) * H + oh + kh) * W + kw;
+                                    for (int64_t ow = 0; ow < OW; ow++)
+                                        acc[ow] += wv * ckb_bf16_to_f32(xr[ow]);
+                                }
+                    ckb_bf16 *orow = out + (((s * OC + o) * OD + od) * OH + oh) * OW;
+                    for (int64_t ow = 0; ow < OW; ow++)
+                        orow[ow] = ckb_f32_to_bf16(cmt__mish_tanh1(acc[ow]));
+                }
+}
+
+#endif
