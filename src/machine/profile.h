@@ -24,7 +24,9 @@ typedef struct {
     int threads;            /* the thread budget this profile was measured with */
     int64_t l1d, l2, l3;    /* bytes per instance, from sysfs; 0 when unknown */
     double f32_gflops;      /* peak f32 FMA throughput, all `threads` */
-    double bf16_gflops;     /* peak bf16 dot (vdpbf16ps) throughput; = f32 if no BF16 */
+    double bf16_gflops;     /* peak bf16 matmul throughput: AMX tiles (tdpbf16ps) where the
+                               CPU has them, else the vdpbf16ps dot, else = f32 */
+    double bf16_amx_gflops; /* AMX tdpbf16ps alone; 0 without AMX */
     double bw_gbs;          /* memory bandwidth (STREAM-triad-like, arrays >> L3) */
     double f32_gflops_1t, bf16_gflops_1t; /* single-thread peaks, to detect a missing core */
     char measured_at[32];   /* ISO 8601 UTC */
@@ -81,9 +83,12 @@ double ckb_machine_ridge(const ckb_machine *m);
 
 /* Peak f32 FMA throughput in GFLOP/s (AVX-512, else AVX2+FMA, else scalar). */
 double ckb_machine_peak_f32(int threads);
-/* Peak bf16 dot throughput (vdpbf16ps) in GFLOP/s; without AVX512-BF16 in
- * the build, the f32 figure. */
+/* Peak bf16 matmul throughput in GFLOP/s: the faster of the vdpbf16ps dot
+ * (without AVX512-BF16 in the build, the f32 figure) and AMX tiles. */
 double ckb_machine_peak_bf16(int threads);
+/* AMX tdpbf16ps alone; 0 where the build or the CPU has no AMX, or Linux
+ * refuses the tile state. */
+double ckb_machine_peak_bf16_amx(int threads);
 /* Triad bandwidth in GB/s over arrays of at least 8 x l3 bytes each (l3 may
  * be 0: unknown) and 256 MiB in all, capped to a quarter of the RAM. */
 double ckb_machine_bandwidth(int threads, int64_t l3);

@@ -60,7 +60,7 @@
 #define KC 0
 #endif
 #ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
-#define AMX 0
+#define AMX 1
 #endif
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0

@@ -56,7 +56,7 @@
 #define PV 2
 #endif
 #ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
-#define AMX 0
+#define AMX 1
 #endif
 
 #if R < 1 || PV < 1 || R * PV + PV > 31
