@@ -20,6 +20,14 @@
  * The work items of a group are (query block, query head) pairs, heaviest
  * query blocks first, the G heads sharing a kv head next to each other.
  *
+ * On CPUs whose vdpbf16ps issues well below the f32 FMA rate (Sapphire
+ * Rapids and later: about a quarter), MMA=1 (the default) widens K, V and P
+ * to f32 instead, exactly (a bf16 is the top half of an f32), and runs both
+ * matmuls on _mm512_fmadd_ps: the same products and f32 sums, twice the
+ * bytes of packed K and V, about twice the speed there. MMA=0 keeps the
+ * vdpbf16ps kernels (half the instructions: better where vdpbf16ps issues
+ * at the FMA rate). P is rounded to bf16 either way, as the baseline's is.
+ *
  * Without __AVX512BF16__ a portable scalar path computes the same thing row
  * by row in f32.
  *
@@ -29,6 +37,8 @@
  *          and the K/V working set
  *   SCHED  0: work items heaviest first, dynamic; 1: the same order, static
  *          cyclic (no scheduling traffic)
+ *   MMA    0: both matmuls on vdpbf16ps; 1: on f32 FMA with K, V, P widened
+ *          (not in the searched grid, which is already large)
  * FA_G (kv heads per packed group, default 1) can be set too but is not
  * searched.
  */
@@ -49,6 +59,9 @@
 #endif
 #ifndef SCHED
 #define SCHED 0
+#endif
+#ifndef MMA
+#define MMA 1
 #endif
 
 #if BQ < 4 || BQ % 4 != 0
@@ -92,8 +105,10 @@ static inline int64_t fa__q_off(int64_t kvh, int64_t qh)
 #define FA_R 4                      /* query rows per register tile */
 #define FA_NV 4                     /* 16-key vectors per q k^T tile */
 #define FA_DC 4                     /* 16-wide d vectors per P v tile */
-#define FA_KP_SIZE ((int64_t)FA_SP * FA_DQ) /* bf16 elements of packed K */
-#define FA_VP_SIZE ((int64_t)FA_SP * FA_DO) /* bf16 elements of packed V */
+/* Bytes of packed K and V of one head: bf16 (MMA=0) or f32 (MMA=1). */
+#define FA_EB (MMA ? 4 : 2)
+#define FA_KP_BYTES ((int64_t)FA_SP * FA_DQ * FA_EB)
+#define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * FA_EB)
 
 /* scale * log2(e): scores go straight to the base-2 domain of fa__exp2. */
 #define FA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
@@ -124,7 +139,7 @@ static inline uint32_t fa__load32(const ckb_bf16 *p)
 /* Packs K of one kv head (k points at its position 0, positions FA_KS
  * apart): kp[g][p][jj][2] = k[16g + jj][2p + e], zero past S
  * and past D, so every q k^T tile reads whole vectors. */
-static void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, int64_t g)
+static __attribute__((unused)) void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, int64_t g)
 {
     for (int64_t jj = 0; jj < 16; jj++) {
         int64_t j = g * 16 + jj;
@@ -144,7 +159,7 @@ static void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, int64_t g)
 
 /* Packs V of one head for key pairs 8g .. 8g+7 (keys 16g .. 16g+15):
  * vp[t][d][2] = v[2t + e][d], zero past S and past D. */
-static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
+static __attribute__((unused)) void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
 {
     const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
                                         40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
@@ -167,11 +182,39 @@ static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
     }
 }
 
+/* MMA=1: packs K of one kv head (positions FA_KS apart), key group g,
+ * widened to f32: kf[g][d][jj] = k[16g + jj][d], zero past S and past D
+ * (to FA_DQ). */
+static __attribute__((unused)) void fa__pack_kf(const ckb_bf16 *k, float *kf, int64_t g)
+{
+    float *dst = kf + g * FA_DQ * 16;
+    for (int64_t jj = 0; jj < 16; jj++) {
+        int64_t j = g * 16 + jj;
+        for (int64_t d = 0; d < FA_DQ; d++)
+            dst[d * 16 + jj] = j < S && d < D ? ckb_bf16_to_f32(k[j * FA_KS + d]) : 0.0f;
+    }
+}
+
+/* MMA=1: packs V of one kv head for keys 16g .. 16g+15 widened to f32:
+ * vf[j][d] = v[j][d], zero past S and past D (to FA_DO). */
+static __attribute__((unused)) void fa__pack_vf(const ckb_bf16 *v, float *vf, int64_t g)
+{
+    for (int64_t j = 16 * g; j < 16 * g + 16; j++)
+        for (int64_t d = 0; d < FA_DO; d += 16) {
+            __mmask16 m = d + 16 <= D ? (__mmask16)0xffff
+                          : d < D     ? (__mmask16)((1u << (D - d)) - 1)
+                                      : 0;
+            __m256i x = j < S ? _mm256_maskz_loadu_epi16(m, v + j * FA_KS + d)
+                              : _mm256_setzero_si256();
+            _mm512_store_si512(vf + j * FA_DO + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+        }
+}
+
 /* s[r][0 .. 16nv) = q[r] . K for FA_R rows and nv 16-key vectors; q holds
- * the rows as d pairs (stride FA_DP), kp points at the first key group,
- * key0 is its index. mx[r] takes the lane-wise max of row r's unmasked
+ * the rows as d pairs (stride FA_DP; MMA=1: f32, stride FA_DQ), kp points
+ * at the first key group (MMA=1: f32 [d][16]), key0 is its index. mx[r] takes the lane-wise max of row r's unmasked
  * scores; diag says some key may lie past row qi0's index or past S. */
-static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, const uint32_t *kp,
+static inline __attribute__((always_inline)) void fa__qk(const void *qv, const void *kpv,
                                                          float *s, const int nv, __m512 *mx,
                                                          int diag, int64_t key0, int64_t qi0)
 {
@@ -179,6 +222,20 @@ static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, cons
     for (int r = 0; r < FA_R; r++)
         for (int v = 0; v < nv; v++)
             acc[r][v] = _mm512_setzero_ps();
+#if MMA
+    const float *q = qv, *kf = kpv;
+    for (int64_t d = 0; d < FA_DQ; d++) {
+        __m512 b[FA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * FA_DQ + d) * 16);
+        for (int r = 0; r < FA_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * FA_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+#else
+    const uint32_t *q = qv, *kp = kpv;
     for (int64_t p = 0; p < FA_DP; p++) {
         __m512i b[FA_NV];
         for (int v = 0; v < nv; v++)
@@ -189,6 +246,7 @@ static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, cons
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
         }
     }
+#endif
     for (int r = 0; r < FA_R; r++)
         for (int v = 0; v < nv; v++)
             _mm512_store_ps(s + r * BK + 16 * v, acc[r][v]);
@@ -211,8 +269,9 @@ static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, cons
 }
 
 /* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
- * the rows as key pairs (stride BK/2), vp the first pair at this d chunk. */
-static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, const ckb_bf16 *vp,
+ * the rows as key pairs (stride BK/2), vp the first pair at this d chunk.
+ * MMA=1: p rows f32 (stride BK), vp f32 [key][FA_DO] at this d chunk. */
+static inline __attribute__((always_inline)) void fa__pv(const void *pv, const void *vpv,
                                                          float *o, const float *alpha,
                                                          int64_t np, const int dc)
 {
@@ -222,6 +281,21 @@ static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, cons
         for (int c = 0; c < dc; c++)
             acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
     }
+#if MMA
+    const float *p = pv, *vf = vpv;
+    for (int64_t t = 0; t < 2 * np; t++) {
+        __m512 b[FA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * FA_DO + 16 * c);
+        for (int r = 0; r < FA_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * BK + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+#else
+    const uint32_t *p = pv;
+    const ckb_bf16 *vp = vpv;
     for (int64_t t = 0; t < np; t++) {
         __m512i b[FA_DC];
         for (int c = 0; c < dc; c++)
@@ -232,6 +306,7 @@ static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, cons
                 acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
         }
     }
+#endif
     for (int r = 0; r < FA_R; r++)
         for (int c = 0; c < dc; c++)
             _mm512_store_ps(o + r * FA_DO + 16 * c, acc[r][c]);
@@ -239,9 +314,11 @@ static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, cons
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
-    uint32_t *q;      /* [BQ][FA_DP] the query block as d pairs, zero padded */
+    void *q;          /* [BQ][FA_DP] the query block as d pairs, zero padded
+                         (MMA=1: f32 [BQ][FA_DQ]) */
     float *s;         /* [FA_R][BK] scores of one row tile */
-    ckb_bf16 *p;      /* [FA_R][BK] probabilities of one row tile */
+    void *p;          /* [FA_R][BK] probabilities of one row tile, bf16
+                         (MMA=1: the same bf16 values widened to f32) */
     float *o;         /* [BQ][FA_DO] unnormalised output rows */
     float *m;         /* [BQ] running max (base-2 domain) */
     float *l;         /* [BQ][16] running sum, lane-wise */
@@ -249,14 +326,14 @@ typedef struct {
 
 #define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
 #define FA_SCRATCH_BYTES                                                                        \
-    (FA_ROUND64(BQ * FA_DP * 4) + FA_ROUND64(FA_R * BK * 4) + FA_ROUND64(FA_R * BK * 2) +      \
+    (FA_ROUND64(BQ * FA_DQ * FA_EB) + FA_ROUND64(FA_R * BK * 4) + FA_ROUND64(FA_R * BK * FA_EB) + \
      FA_ROUND64(BQ * FA_DO * 4) + FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 16 * 4))
 
 static void fa__scratch_carve(char *base, fa__scratch *sc)
 {
-    sc->q = (uint32_t *)base, base += FA_ROUND64(BQ * FA_DP * 4);
+    sc->q = base, base += FA_ROUND64(BQ * FA_DQ * FA_EB);
     sc->s = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
-    sc->p = (ckb_bf16 *)base, base += FA_ROUND64(FA_R * BK * 2);
+    sc->p = base, base += FA_ROUND64(FA_R * BK * FA_EB);
     sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
     sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
     sc->l = (float *)base;
@@ -277,7 +354,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
         int64_t kend = qi + 1 < S ? qi + 1 : S;
         int64_t c = kend - j0 < w16 ? kend - j0 : w16; /* >= 1: see fa__block */
         const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = sc->p + r * BK;
+        char *pr = (char *)sc->p + r * BK * FA_EB;
         float m_old = sc->m[row];
         float m_new = _mm512_reduce_max_ps(mx[r]) * FA_C2;
         if (m_new < m_old)
@@ -290,7 +367,12 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
             if (k + 16 > c)
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+#if MMA
+            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+#else
+            _mm256_store_si256((__m256i *)((ckb_bf16 *)pr + k), eb);
+#endif
         }
         sc->m[row] = m_new;
         __m512 *l = (__m512 *)(sc->l + 16 * row);
@@ -300,15 +382,22 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
 
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
  * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
-static void fa__block(const ckb_bf16 *q, const uint32_t *kp, const ckb_bf16 *vp, ckb_bf16 *out,
+static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
                       int64_t i0, fa__scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     /* The query block as d pairs; pad rows and the odd-D column are zero. */
-    memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DP * 4);
-    for (int64_t r = 0; r < nrows; r++)
-        memcpy(sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)D * 2);
+    memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DQ * FA_EB);
+    for (int64_t r = 0; r < nrows; r++) {
+#if MMA
+        float *qr = (float *)sc->q + r * FA_DQ;
+        for (int64_t d = 0; d < D; d++)
+            qr[d] = ckb_bf16_to_f32(q[(i0 + r) * FA_QS + d]);
+#else
+        memcpy((uint32_t *)sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)D * 2);
+#endif
+    }
     memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
     memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
     for (int64_t r = 0; r < ntiles * FA_R; r++)
@@ -325,14 +414,16 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kp, const ckb_bf16 *vp,
                 continue;
             int64_t w = tend - j0 < BK ? tend - j0 : BK;
             int64_t nv = (w + 15) / 16;
-            const uint32_t *qt = sc->q + rt * FA_DP;
-            const uint32_t *kt = kp + (j0 / 16) * FA_DP * 16;
+            /* q tile, first key group, its stride in bytes */
+            const char *qt = (const char *)sc->q + rt * FA_DQ * FA_EB;
+            const int64_t kg = FA_DQ * 16 * FA_EB;
+            const char *kt = kp + (j0 / 16) * kg;
             int diag = j0 + 16 * nv - 1 > qi0 || j0 + 16 * nv > S;
             __m512 mx[FA_R];
             for (int r = 0; r < FA_R; r++)
                 mx[r] = _mm512_set1_ps(-INFINITY);
             int64_t v = 0;
-#define FA_QK(n) fa__qk(qt, kt + v * FA_DP * 16, sc->s + 16 * v, n, mx, diag, j0 + 16 * v, qi0)
+#define FA_QK(n) fa__qk(qt, kt + v * kg, sc->s + 16 * v, n, mx, diag, j0 + 16 * v, qi0)
             for (; v + FA_NV <= nv; v += FA_NV)
                 FA_QK(FA_NV);
             switch (nv - v) {
@@ -344,18 +435,21 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kp, const ckb_bf16 *vp,
 #undef FA_QK
             float alpha[FA_R];
             fa__softmax(sc, qi0, rt, j0, nv * 16, mx, alpha);
-            const uint32_t *pt = (const uint32_t *)sc->p;
-            const ckb_bf16 *vt = vp + j0 * FA_DO;
+            /* key j0's V row; a 16-wide d chunk is 64 bytes in both layouts
+             * (16 f32, or 16 bf16 pairs) */
+            const char *vt = vp + j0 * FA_DO * FA_EB;
             float *ot = sc->o + rt * FA_DO;
             int c = 0;
+#define FA_PV(n) fa__pv(sc->p, vt + 64 * c, ot + 16 * c, alpha, nv * 8, n)
             for (; c + FA_DC <= FA_DV; c += FA_DC)
-                fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, FA_DC);
+                FA_PV(FA_DC);
             switch (FA_DV - c) {
-            case 1: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 1); break;
-            case 2: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 2); break;
-            case 3: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 3); break;
+            case 1: FA_PV(1); break;
+            case 2: FA_PV(2); break;
+            case 3: FA_PV(3); break;
             default: break;
             }
+#undef FA_PV
         }
     }
 
@@ -375,7 +469,7 @@ void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value,
     int nthreads = omp_get_max_threads();
     /* Two rings of FA_G kv heads: a group is packed while the last one's
      * stragglers finish computing. */
-    const size_t head_bytes = FA_ROUND64((FA_KP_SIZE + FA_VP_SIZE) * 2);
+    const size_t head_bytes = FA_ROUND64(FA_KP_BYTES + FA_VP_BYTES);
     const size_t ring_bytes = FA_G * head_bytes;
     char *mem = aligned_alloc(64, 2 * ring_bytes + (size_t)nthreads * FA_SCRATCH_BYTES);
     if (!mem)
@@ -393,8 +487,13 @@ void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value,
             for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
                 int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
                 char *pk = ring + h * head_bytes;
+#if MMA
+                fa__pack_kf(key + fa__kv_off(h0 + h), (float *)pk, g);
+                fa__pack_vf(value + fa__kv_off(h0 + h), (float *)(pk + FA_KP_BYTES), g);
+#else
                 fa__pack_k(key + fa__kv_off(h0 + h), (uint32_t *)pk, g);
-                fa__pack_v(value + fa__kv_off(h0 + h), (ckb_bf16 *)(pk + FA_KP_SIZE * 2), g);
+                fa__pack_v(value + fa__kv_off(h0 + h), (ckb_bf16 *)(pk + FA_KP_BYTES), g);
+#endif
             }
             /* The barrier above also means every thread is done with the
              * group before, whose ring the next pack overwrites: no wait
@@ -408,8 +507,7 @@ void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value,
                 int64_t hq = it % (nh * FA_GQ), h = hq / FA_GQ;
                 int64_t off = fa__q_off(h0 + h, hq % FA_GQ);
                 const char *pk = ring + h * head_bytes;
-                fa__block(query + off, (const uint32_t *)pk,
-                          (const ckb_bf16 *)(pk + FA_KP_SIZE * 2), out + off,
+                fa__block(query + off, pk, pk + FA_KP_BYTES, out + off,
                           fa__block_of(it / (nh * FA_GQ)) * BQ, &sc);
             }
         }
