@@ -60,7 +60,18 @@
 #ifndef SCHED
 #define SCHED 0
 #endif
-#ifndef MMA
+#ifndef MMA /* AMX tiles where the compiler targets them, else f32 FMA */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#else
+#define MMA 1
+#endif
+#endif
+/* The tile path needs whole 32-deep tiles (D and BK multiples of 32) and
+ * 16-row query tiles (BQ a multiple of 16); otherwise the FMA path runs. */
+#if MMA == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__) && D % 32 == 0 &&         \
+                  BK % 32 == 0 && BQ % 16 == 0)
+#undef MMA
 #define MMA 1
 #endif
 
@@ -101,12 +112,14 @@ static inline int64_t fa__q_off(int64_t kvh, int64_t qh)
 #define FA_DQ (2 * FA_DP)
 #define FA_DV ((D + 15) / 16)       /* 16-wide d vectors: O and V padded */
 #define FA_DO (16 * FA_DV)
-#define FA_SP ((S + 15) / 16 * 16)  /* keys padded to a group of 16 */
+/* keys padded to a group of 16 (MMA=2: 32, a whole P v tile, zero V) */
+#define FA_SP (MMA == 2 ? (S + 31) / 32 * 32 : (S + 15) / 16 * 16)
 #define FA_R 4                      /* query rows per register tile */
+#define FA_RS (MMA == 2 ? 16 : FA_R)  /* rows of scores and P: a tile's */
 #define FA_NV 4                     /* 16-key vectors per q k^T tile */
 #define FA_DC 4                     /* 16-wide d vectors per P v tile */
 /* Bytes of packed K and V of one head: bf16 (MMA=0) or f32 (MMA=1). */
-#define FA_EB (MMA ? 4 : 2)
+#define FA_EB (MMA == 1 ? 4 : 2)
 #define FA_KP_BYTES ((int64_t)FA_SP * FA_DQ * FA_EB)
 #define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * FA_EB)
 
@@ -222,7 +235,7 @@ static inline __attribute__((always_inline)) void fa__qk(const void *qv, const v
     for (int r = 0; r < FA_R; r++)
         for (int v = 0; v < nv; v++)
             acc[r][v] = _mm512_setzero_ps();
-#if MMA
+#if MMA == 1
     const float *q = qv, *kf = kpv;
     for (int64_t d = 0; d < FA_DQ; d++) {
         __m512 b[FA_NV];
@@ -281,7 +294,7 @@ static inline __attribute__((always_inline)) void fa__pv(const void *pv, const v
         for (int c = 0; c < dc; c++)
             acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
     }
-#if MMA
+#if MMA == 1
     const float *p = pv, *vf = vpv;
     for (int64_t t = 0; t < 2 * np; t++) {
         __m512 b[FA_DC];
@@ -316,8 +329,8 @@ static inline __attribute__((always_inline)) void fa__pv(const void *pv, const v
 typedef struct {
     void *q;          /* [BQ][FA_DP] the query block as d pairs, zero padded
                          (MMA=1: f32 [BQ][FA_DQ]) */
-    float *s;         /* [FA_R][BK] scores of one row tile */
-    void *p;          /* [FA_R][BK] probabilities of one row tile, bf16
+    float *s;         /* [FA_RS][BK] scores of one row tile */
+    void *p;          /* [FA_RS][BK] probabilities of one row tile, bf16
                          (MMA=1: the same bf16 values widened to f32) */
     float *o;         /* [BQ][FA_DO] unnormalised output rows */
     float *m;         /* [BQ] running max (base-2 domain) */
@@ -326,14 +339,14 @@ typedef struct {
 
 #define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
 #define FA_SCRATCH_BYTES                                                                        \
-    (FA_ROUND64(BQ * FA_DQ * FA_EB) + FA_ROUND64(FA_R * BK * 4) + FA_ROUND64(FA_R * BK * FA_EB) + \
+    (FA_ROUND64(BQ * FA_DQ * FA_EB) + FA_ROUND64(FA_RS * BK * 4) + FA_ROUND64(FA_RS * BK * FA_EB) + \
      FA_ROUND64(BQ * FA_DO * 4) + FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 16 * 4))
 
 static void fa__scratch_carve(char *base, fa__scratch *sc)
 {
     sc->q = base, base += FA_ROUND64(BQ * FA_DQ * FA_EB);
-    sc->s = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
-    sc->p = base, base += FA_ROUND64(FA_R * BK * FA_EB);
+    sc->s = (float *)base, base += FA_ROUND64(FA_RS * BK * 4);
+    sc->p = base, base += FA_ROUND64(FA_RS * BK * FA_EB);
     sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
     sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
     sc->l = (float *)base;
@@ -368,7 +381,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
             __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
-#if MMA
+#if MMA == 1
             _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
 #else
             _mm256_store_si256((__m256i *)((ckb_bf16 *)pr + k), eb);
@@ -382,7 +395,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
 
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
  * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
-static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
+static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
                       int64_t i0, fa__scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
@@ -390,7 +403,7 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
     /* The query block as d pairs; pad rows and the odd-D column are zero. */
     memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DQ * FA_EB);
     for (int64_t r = 0; r < nrows; r++) {
-#if MMA
+#if MMA == 1
         float *qr = (float *)sc->q + r * FA_DQ;
         for (int64_t d = 0; d < D; d++)
             qr[d] = ckb_bf16_to_f32(q[(i0 + r) * FA_QS + d]);
@@ -464,6 +477,202 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
     }
 }
 
+#if MMA == 2
+
+/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4 A (16 rows of 32
+ * bf16), 5-7 B (16 pairs x 16 columns, VNNI). Per thread, per call. */
+static void fa__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* Online softmax of a 16-row tile against key block j0: scores sc->s
+ * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
+ * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
+ * where masked and past w16: whole 32-key tiles), updates m and l, and
+ * returns in alpha how much each row's old output shrinks. */
+static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
+                          int64_t w32, float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(FA_C2);
+    for (int r = 0; r < 16; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
+        const float *s = sc->s + r * BK;
+        ckb_bf16 *pr = (ckb_bf16 *)sc->p + r * BK;
+        __m512 mx = _mm512_set1_ps(-INFINITY);
+        for (int64_t k = 0; k < c; k += 16) {
+            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
+            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
+        }
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w32; k += 16) {
+            __m512 e = _mm512_setzero_ps();
+            if (k < c) {
+                e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                if (k + 16 > c)
+                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
+                sum = _mm512_add_ps(sum, e);
+            }
+            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* MMA=2: fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 q rows
+ * x 32 d (row-major bf16 is A's layout), B = 16 d pairs of a packed key group
+ * (fa__pack_k's layout is B's). P v: A = 16 rows of P x 32 keys, B = 16 key
+ * pairs x 16 d of packed V (fa__pack_v's layout). The output rows are loaded
+ * into the accumulators after the alpha rescale and stored back. */
+static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
+                          int64_t i0, fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + 15) / 16;
+    memset(sc->q, 0, (size_t)ntiles * 16 * FA_DQ * 2);
+    for (int64_t r = 0; r < nrows; r++)
+        memcpy((ckb_bf16 *)sc->q + r * FA_DQ, q + (i0 + r) * FA_QS, (size_t)D * 2);
+    memset(sc->o, 0, (size_t)ntiles * 16 * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * 16 * 16 * 4);
+    for (int64_t r = 0; r < ntiles * 16; r++)
+        sc->m[r] = -INFINITY;
+
+    const int64_t kg = FA_DQ * 16 * 2; /* bytes of a packed key group */
+    int64_t kend = i0 + nrows;
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * 16; rt += 16) {
+            /* Tiles and j0 start at multiples of 16, so a tile that reaches
+             * j0 has every row reaching it. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + 16 < S ? qi0 + 16 : S;
+            if (tend <= j0)
+                continue;
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
+            const char *qt = (const char *)sc->q + rt * FA_DQ * 2;
+            const char *kt = kp + (j0 / 16) * kg;
+            for (int64_t v = 0; v < nv; v += 4) {
+                int64_t n = nv - v < 4 ? nv - v : 4;
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                for (int64_t kc = 0; kc < D / 32; kc++) {
+                    const char *b = kt + v * kg + kc * 16 * 64;
+                    _tile_loadd(4, qt + kc * 64, FA_DQ * 2);
+                    _tile_loadd(5, b, 64);
+                    _tile_dpbf16ps(0, 4, 5);
+                    if (n > 1) {
+                        _tile_loadd(6, b + kg, 64);
+                        _tile_dpbf16ps(1, 4, 6);
+                    }
+                    if (n > 2) {
+                        _tile_loadd(7, b + 2 * kg, 64);
+                        _tile_dpbf16ps(2, 4, 7);
+                    }
+                    if (n > 3) {
+                        _tile_loadd(5, b + 3 * kg, 64);
+                        _tile_dpbf16ps(3, 4, 5);
+                    }
+                }
+                float *st = sc->s + 16 * v;
+                _tile_stored(0, st, BK * 4);
+                if (n > 1)
+                    _tile_stored(1, st + 16, BK * 4);
+                if (n > 2)
+                    _tile_stored(2, st + 32, BK * 4);
+                if (n > 3)
+                    _tile_stored(3, st + 48, BK * 4);
+            }
+            float alpha[16];
+            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            float *ot = sc->o + rt * FA_DO;
+            for (int r = 0; r < 16; r++) {
+                __m512 al = _mm512_set1_ps(alpha[r]);
+                for (int64_t d = 0; d < FA_DO; d += 16)
+                    _mm512_store_ps(ot + r * FA_DO + d,
+                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * FA_DO + d)));
+            }
+            /* key j0's pair row of V; 32 keys are 16 pair rows of FA_DO * 4 bytes */
+            const char *vt = vp + j0 * FA_DO * 2;
+            const char *pt = (const char *)sc->p;
+            for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
+                int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
+                float *oc = ot + 16 * c0;
+                _tile_loadd(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_loadd(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_loadd(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_loadd(3, oc + 48, FA_DO * 4);
+                for (int64_t kk = 0; kk < w32 / 32; kk++) {
+                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
+                    _tile_loadd(4, pt + kk * 64, BK * 2);
+                    _tile_loadd(5, b, FA_DO * 4);
+                    _tile_dpbf16ps(0, 4, 5);
+                    if (n > 1) {
+                        _tile_loadd(6, b + 64, FA_DO * 4);
+                        _tile_dpbf16ps(1, 4, 6);
+                    }
+                    if (n > 2) {
+                        _tile_loadd(7, b + 128, FA_DO * 4);
+                        _tile_dpbf16ps(2, 4, 7);
+                    }
+                    if (n > 3) {
+                        _tile_loadd(5, b + 192, FA_DO * 4);
+                        _tile_dpbf16ps(3, 4, 5);
+                    }
+                }
+                _tile_stored(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_stored(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_stored(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_stored(3, oc + 48, FA_DO * 4);
+            }
+        }
+    }
+
+    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
+        for (int64_t d = 0; d < D; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+#define FA_BLOCK fa__block_amx
+#define FA_TILES_ON() fa__tiles_on()
+#define FA_TILES_OFF() _tile_release()
+#else
+#define FA_BLOCK fa__block
+#define FA_TILES_ON() ((void)0)
+#define FA_TILES_OFF() ((void)0)
+#endif
+
 void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value, ckb_bf16 *out)
 {
     int nthreads = omp_get_max_threads();
@@ -480,6 +689,7 @@ void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value,
         fa__scratch sc;
         fa__scratch_carve(mem + 2 * ring_bytes + (size_t)omp_get_thread_num() * FA_SCRATCH_BYTES,
                           &sc);
+        FA_TILES_ON();
         for (int64_t h0 = 0; h0 < FA_BKV; h0 += FA_G) {
             const int64_t nh = FA_BKV - h0 < FA_G ? FA_BKV - h0 : FA_G;
             char *ring = mem + ((h0 / FA_G) & 1) * ring_bytes;
@@ -487,7 +697,7 @@ void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value,
             for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
                 int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
                 char *pk = ring + h * head_bytes;
-#if MMA
+#if MMA == 1
                 fa__pack_kf(key + fa__kv_off(h0 + h), (float *)pk, g);
                 fa__pack_vf(value + fa__kv_off(h0 + h), (float *)(pk + FA_KP_BYTES), g);
 #else
@@ -507,10 +717,11 @@ void workload(const ckb_bf16 *query, const ckb_bf16 *key, const ckb_bf16 *value,
                 int64_t hq = it % (nh * FA_GQ), h = hq / FA_GQ;
                 int64_t off = fa__q_off(h0 + h, hq % FA_GQ);
                 const char *pk = ring + h * head_bytes;
-                fa__block(query + off, pk, pk + FA_KP_BYTES, out + off,
-                          fa__block_of(it / (nh * FA_GQ)) * BQ, &sc);
+                FA_BLOCK(query + off, pk, pk + FA_KP_BYTES, out + off,
+                         fa__block_of(it / (nh * FA_GQ)) * BQ, &sc);
             }
         }
+        FA_TILES_OFF();
     }
     free(mem);
 }
