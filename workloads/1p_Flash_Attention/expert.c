@@ -18,12 +18,16 @@
  * (dynamic), which balances the triangle for any thread count.
  *
  * On CPUs whose vdpbf16ps issues well below the f32 FMA rate (Sapphire
- * Rapids and later: about a quarter), MMA=1 (the default) widens K, V and P
+ * Rapids and later: about a quarter), MMA=1 widens K, V and P
  * to f32 instead, exactly (a bf16 is the top half of an f32), and runs both
  * matmuls on _mm512_fmadd_ps: the same products and f32 sums, twice the
- * bytes of packed K and V, about twice the speed there. MMA=0 keeps the
+ * bytes of packed K and V, about 1.2-1.4x the speed there. MMA=0 keeps the
  * vdpbf16ps kernels (half the instructions: better where vdpbf16ps issues
- * at the FMA rate). P is rounded to bf16 either way, as the baseline's is.
+ * at the FMA rate). MMA=2 runs both on AMX tiles instead, 16 query rows a
+ * tile, from the same bf16 packing as MMA=0 (see fa__block_amx): the
+ * default where the compiler targets AMX. P is rounded to bf16 in every
+ * kernel, as the baseline's is. Tile data needs the process's permission
+ * (arch_prctl): the harness's oneDNN baseline obtains it in the same process.
  *
  * Without __AVX512BF16__ a portable scalar path computes the same thing row
  * by row in f32.
@@ -34,8 +38,10 @@
  *          and the K/V working set
  *   SCHED  0: query blocks heaviest first, dynamic; 1: the same order, static
  *          cyclic (no scheduling traffic; balanced when FA_G is even)
- *   MMA    0: both matmuls on vdpbf16ps; 1: on f32 FMA with K, V, P widened
- *          (not in the searched grid, which is already 60 configurations)
+ *   MMA    0: both matmuls on vdpbf16ps; 1: on f32 FMA with K, V, P widened;
+ *          2: on AMX tiles (fa__block_amx), the default where the compiler
+ *          targets AMX, else 1. Not in the searched grid (already
+ *          60 configurations).
  * FA_G (heads per packed group, default 4) can be set too but is not searched.
  */
 #include <math.h>
