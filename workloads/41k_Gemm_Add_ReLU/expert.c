@@ -20,6 +20,14 @@
  * - Ragged edges: masked loads zero-fill panels (and bias) past OUT, masked
  *   stores skip those columns, rows past B re-read the last valid row and
  *   are not stored, an odd IN ends with one half-empty pair.
+ * - AMX (default where the compiler targets it and B, IN, OUT are multiples
+ *   of 32): the same packed panels are what tdpbf16ps reads as weight tiles
+ *   (16 pairs x 16 columns, rows NR pairs apart), x tiles load straight from
+ *   x; a 2 x 2 grid of 16 x 16 f32 accumulator tiles covers 32 x 32 of out
+ *   over all of IN, and the epilogue (bias, relu, bf16) reads the stored f32
+ *   tile. Each thread configures its tiles before its share and releases
+ *   them after. MR does not apply to this path (its rows step is 32). The
+ *   harness grants the process AMX tile permission.
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
@@ -48,6 +56,9 @@
 #ifndef TN /* threads along OUT (the rest go along B); 0: every thread along OUT */
 #define TN 0
 #endif
+#ifndef AMX /* 1: AMX tiles where the compiler targets them and dims allow; 0: vdpbf16ps */
+#define AMX 1
+#endif
 
 /* ---- fixed choices ------------------------------------------------------ */
 
@@ -66,6 +77,17 @@
 #endif
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
+ * 32, IN of 32 (one x tile is 16 rows x 32 k), panels of whole tile pairs. */
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && B % 32 == 0 && IN % 32 == 0 &&       \
+    OUT % 32 == 0 && NR % 32 == 0
+#define GAR_AMX 1
+#define GAR_RB 32 /* rows per step of the kernel */
+#else
+#define GAR_AMX 0
+#define GAR_RB MR
+#endif
 
 /* Lanes [0, left) of a 16-lane vector. */
 static inline __mmask16 gar__mask(int64_t left)
@@ -121,6 +143,78 @@ static inline __m512 gar__load_bf16(const ckb_bf16 *p, int64_t left)
     __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(gar__mask(left), p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+
+#if GAR_AMX
+
+/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
+ * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
+ * configuration is per thread: each thread loads it before its share. */
+static void gar__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+static void gar__tiles_off(void) { _tile_release(); }
+
+/*
+ * c[0:32, 0:nr] = relu(a[0:32, 0:IN] @ panel + bias[0:nr]), rounded to
+ * bf16; nr a multiple of 32. Per 32 columns a 2 x 2 grid of f32
+ * accumulator tiles runs over all of IN, x tiles loaded straight from x (a
+ * pair of k is already the layout tdpbf16ps reads), weight tiles from the
+ * packed panel (rows NR pairs apart); the epilogue (bias, relu, one
+ * rounding to bf16, nearest even) reads the stored f32 tiles.
+ */
+static void gar__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                           const ckb_bf16 *restrict bias, ckb_bf16 *restrict c, int nr)
+{
+    float buf[32][32] __attribute__((aligned(64)));
+    const ckb_bf16 *a1 = a + 16 * IN;
+    const __m512 zero = _mm512_setzero_ps();
+    for (int v = 0; v < nr; v += 32) {
+        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t kk = 0; kk < IN; kk += 32) {
+            _tile_loadd(4, a + kk, IN * 2);
+            _tile_loadd(6, b0 + kk / 2 * NR, NR * 4);
+            _tile_loadd(7, b1 + kk / 2 * NR, NR * 4);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_loadd(5, a1 + kk, IN * 2);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+        _tile_stored(0, &buf[0][0], 128);
+        _tile_stored(1, &buf[0][16], 128);
+        _tile_stored(2, &buf[16][0], 128);
+        _tile_stored(3, &buf[16][16], 128);
+        const __m512 bv0 = gar__load_bf16(bias + v, 16), bv1 = gar__load_bf16(bias + v + 16, 16);
+        for (int r = 0; r < 32; r++) {
+            __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][0]), bv0), zero);
+            __m512 y1 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][16]), bv1), zero);
+            /* 32 columns in one: the second argument gives the low half */
+            _mm512_storeu_si512((void *)(c + r * OUT + v), (__m512i)_mm512_cvtne2ps_pbh(y1, y0));
+        }
+    }
+}
+
+#else
+
+static void gar__tiles_on(void) {}
+static void gar__tiles_off(void) {}
+
+#endif
 
 /*
  * The micro-kernel: c[0:mr, 0:nr] = relu(a[0:mr, 0:IN] @ panel + bias[0:nr]),
@@ -193,7 +287,7 @@ static void gar__share(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bia
                        ckb_bf16 *out, int64_t m0, int64_t m1, int64_t q0, int64_t q1,
                        int64_t ncp, uint32_t *bp)
 {
-    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    const int64_t mc = MC < GAR_RB ? GAR_RB : MC / GAR_RB * GAR_RB; /* whole slivers */
     for (int64_t jq = q0; jq < q1; jq += ncp) {
         int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
         gar__pack(w, jq, np, bp);
@@ -202,11 +296,17 @@ static void gar__share(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bia
             for (int64_t q = 0; q < np; q++) {
                 int64_t j = (jq + q) * NR;
                 int nr = OUT - j < NR ? (int)(OUT - j) : NR;
+#if GAR_AMX
+                for (int64_t i = ic; i < ie; i += 32)
+                    gar__amx_block(x + i * IN, bp + q * GAR_KP * NR, bias + j, out + i * OUT + j,
+                                   nr);
+#else
                 for (int64_t i = ic; i < ie; i += MR) {
                     int mr = ie - i < MR ? (int)(ie - i) : MR;
                     gar__ukernel(x + i * IN, bp + q * GAR_KP * NR, bias + j, out + i * OUT + j,
                                  mr, nr);
                 }
+#endif
             }
         }
     }
@@ -224,15 +324,17 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 #pragma omp parallel num_threads(tm * tn)
     {
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR so that only the last is ragged */
-        int64_t m0 = B * ti / tm / MR * MR;
-        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        /* row ranges start on multiples of the kernel's rows so that only
+         * the last is ragged */
+        int64_t m0 = B * ti / tm / GAR_RB * GAR_RB;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / GAR_RB * GAR_RB;
         int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
         int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
         if (ncp > q1 - q0)
             ncp = q1 - q0;
         const int64_t panel_bytes = GAR_KP * NR * 4;
         if (m0 < m1 && ncp > 0) {
+            gar__tiles_on();
             if (ncp * panel_bytes <= GAR_STACK_MAX) {
                 /* the stack's pages stay mapped from one call to the next */
                 uint32_t buf[ncp * panel_bytes / 4 + 16];
@@ -244,6 +346,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
                     gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
                 free(bp);
             }
+            gar__tiles_off();
         }
     }
 }

@@ -89,7 +89,7 @@ const ckb_workload ckb_wl_41k_Gemm_Add_ReLU = {
     /* expert.c: 8p's kernel with bias + ReLU on the register tile; the same
      * parameters (micro-kernel rows, rows/columns per block, threading split). */
     .nparams = 4,
-    .params = {{"MR", 6, 3, {4, 5, 6}},
+    .params = {{"MR", 6, 2, {5, 6}},
                {"MC", 4096, 3, {256, 1024, 4096}},
                {"NC", 64, 3, {64, 256, 1024}},
                {"TN", 0, 2, {0, 1}}},

@@ -23,6 +23,14 @@
  * - exp is a vector one accurate to ~1 ulp (range reduction by ln 2 split
  *   in two, degree-7 polynomial, scalef), so the math is f32 as the
  *   baseline's expf; gelu is x / (1 + exp(-2u)) as src/workloads/ops.h.
+ * - AMX (default where the compiler targets it and B, IN, OUT are multiples
+ *   of 32): the same packed panels are what tdpbf16ps reads as weight tiles
+ *   (16 pairs x 16 columns, rows NR pairs apart), x tiles load straight from
+ *   x; a 2 x 2 grid of 16 x 16 f32 accumulator tiles covers 32 x 32 logits
+ *   over all of IN, is stored into the block buffer and gets bias + gelu
+ *   there while in L1. Each thread configures its tiles in the parallel
+ *   region and releases them at its end. MR does not apply to this path (its
+ *   rows step is 32). The harness grants the process AMX tile permission.
  * Repacking weight once per row block costs ~MR/MC of the matmul.
  * No state is kept between calls; buffers live for one call.
  */
@@ -53,6 +61,9 @@
 #ifndef TN /* threads sharing a row block (split along OUT), the rest split rows; 0: all */
 #define TN 0
 #endif
+#ifndef AMX /* 1: AMX tiles where the compiler targets them and dims allow; 0: vdpbf16ps */
+#define AMX 1
+#endif
 
 /* ---- fixed choices ------------------------------------------------------ */
 
@@ -71,6 +82,17 @@
 #endif
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
+ * 32, IN of 32 (one x tile is 16 rows x 32 k), panels of whole tile pairs. */
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && B % 32 == 0 && IN % 32 == 0 &&       \
+    OUT % 32 == 0 && NR % 32 == 0
+#define GGS_AMX 1
+#define GGS_RB 32 /* rows per step of the kernel */
+#else
+#define GGS_AMX 0
+#define GGS_RB MR
+#endif
 
 /* Lanes [0, left) of a 16-lane vector. */
 static inline __mmask16 ggs__mask(int64_t left)
@@ -157,6 +179,76 @@ static inline __m512 ggs__load_bf16(const ckb_bf16 *p, int64_t left)
     __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ggs__mask(left), p));
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+
+#if GGS_AMX
+
+/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
+ * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
+ * configuration is per thread: each thread loads it before its share. */
+static void ggs__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+static void ggs__tiles_off(void) { _tile_release(); }
+
+/*
+ * z[0:32, 0:nr] = gelu(a[0:32, 0:IN] @ panel + bias[0:nr]) in f32 (z's rows
+ * OUT apart); nr a multiple of 32. Per 32 columns a 2 x 2 grid of f32
+ * accumulator tiles runs over all of IN, x tiles loaded straight from x (a
+ * pair of k is already the layout tdpbf16ps reads), weight tiles from the
+ * packed panel (rows NR pairs apart); the tiles are stored into z and the
+ * epilogue (bias, gelu) runs on them there, still in L1.
+ */
+static void ggs__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                           const ckb_bf16 *restrict bias, float *restrict z, int nr)
+{
+    const ckb_bf16 *a1 = a + 16 * IN;
+    for (int v = 0; v < nr; v += 32) {
+        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
+        float *z0 = z + v, *z1 = z0 + 16 * OUT;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t kk = 0; kk < IN; kk += 32) {
+            _tile_loadd(4, a + kk, IN * 2);
+            _tile_loadd(6, b0 + kk / 2 * NR, NR * 4);
+            _tile_loadd(7, b1 + kk / 2 * NR, NR * 4);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_loadd(5, a1 + kk, IN * 2);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+        _tile_stored(0, z0, OUT * 4);
+        _tile_stored(1, z0 + 16, OUT * 4);
+        _tile_stored(2, z1, OUT * 4);
+        _tile_stored(3, z1 + 16, OUT * 4);
+        const __m512 bv0 = ggs__load_bf16(bias + v, 16), bv1 = ggs__load_bf16(bias + v + 16, 16);
+        for (int r = 0; r < 32; r++) {
+            float *zr = z0 + r * OUT;
+            _mm512_storeu_ps(zr, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr), bv0)));
+            _mm512_storeu_ps(zr + 16, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr + 16), bv1)));
+        }
+    }
+}
+
+#else
+
+static void ggs__tiles_on(void) {}
+static void ggs__tiles_off(void) {}
+
+#endif
 
 /*
  * The micro-kernel: z[0:mr, 0:nr] = gelu(a[0:mr, 0:IN] @ panel + bias[0:nr])
@@ -251,11 +343,17 @@ static void ggs__logits(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bi
         for (int64_t q = 0; q < np; q++) {
             int64_t j = (jq + q) * NR;
             int nr = OUT - j < NR ? (int)(OUT - j) : NR;
+#if GGS_AMX
+            for (int64_t i = i0; i < i1; i += 32)
+                ggs__amx_block(x + i * IN, bp + q * GGS_KP * NR, bias + j, z + (i - i0) * OUT + j,
+                               nr);
+#else
             for (int64_t i = i0; i < i1; i += MR) {
                 int mr = i1 - i < MR ? (int)(i1 - i) : MR;
                 ggs__ukernel(x + i * IN, bp + q * GGS_KP * NR, bias + j, z + (i - i0) * OUT + j,
                              mr, nr);
             }
+#endif
         }
     }
 }
@@ -291,12 +389,13 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     if (tn > npanel)
         tn = (int)npanel;
     int tm = nthr / tn;
-    if (tm > (B + MR - 1) / MR)
-        tm = (int)((B + MR - 1) / MR);
-    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    if (tm > (B + GGS_RB - 1) / GGS_RB)
+        tm = (int)((B + GGS_RB - 1) / GGS_RB);
+    const int64_t mc = MC < GGS_RB ? GGS_RB : MC / GGS_RB * GGS_RB; /* whole slivers */
     int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
     for (int ti = 0; ti < tm; ti++) {
-        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR) - B * ti / tm / MR * MR;
+        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / GGS_RB * GGS_RB) -
+                    B * ti / tm / GGS_RB * GGS_RB;
         rmax = r > rmax ? r : rmax;
     }
     const int64_t nstep = (rmax + mc - 1) / mc;
@@ -308,9 +407,10 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 #pragma omp parallel num_threads(tm * tn)
     {
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR so that only the last is ragged */
-        int64_t m0 = B * ti / tm / MR * MR;
-        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        /* row ranges start on multiples of the kernel's rows so that only
+         * the last is ragged */
+        int64_t m0 = B * ti / tm / GGS_RB * GGS_RB;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / GGS_RB * GGS_RB;
         int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
         int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
         if (ncp > q1 - q0)
@@ -319,6 +419,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             ncp = 1;
         float *z = zall + ti * zrows * OUT;
         const int64_t panel_bytes = GGS_KP * NR * 4;
+        ggs__tiles_on();
         if (ncp * panel_bytes <= GGS_STACK_MAX) {
             /* the stack's pages stay mapped from one call to the next */
             uint32_t buf[ncp * panel_bytes / 4 + 16];
@@ -331,6 +432,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
                        bp ? q1 : 0, ncp, bp);
             free(bp);
         }
+        ggs__tiles_off();
     }
     free(zall);
 }

@@ -20,6 +20,14 @@
  * - Ragged edges: masked loads zero-fill the packed panels past N, masked
  *   stores skip columns past N, rows past M re-read the last valid row and are
  *   not stored, and an odd K ends with one half-empty pair.
+ * - AMX (default where the compiler targets it and M, N, K are multiples of
+ *   32): the same packed panels are what tdpbf16ps reads as B tiles (16
+ *   pairs x 16 columns, rows NR pairs apart), A tiles load straight from A;
+ *   a 2 x 2 grid of 16 x 16 f32 accumulator tiles covers 32 x 32 of C over
+ *   all of K and is rounded to bf16 from the stored f32 tile. Each thread
+ *   configures its tiles before its share and releases them after. MR does
+ *   not apply to this path (its rows step is 32). The harness grants the
+ *   process AMX tile permission.
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
@@ -48,6 +56,9 @@
 #ifndef TN /* threads along N (the rest go along M); 0: every thread along N */
 #define TN 0
 #endif
+#ifndef AMX /* 1: AMX tiles where the compiler targets them and dims allow; 0: vdpbf16ps */
+#define AMX 1
+#endif
 
 /* ---- fixed choices ------------------------------------------------------ */
 
@@ -66,6 +77,17 @@
 #endif
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
+ * 32, K of 32 (one A tile is 16 rows x 32 k), panels of whole tile pairs. */
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && M % 32 == 0 && K % 32 == 0 &&        \
+    N % 32 == 0 && NR % 32 == 0
+#define GEMM_AMX 1
+#define GEMM_RB 32 /* rows per step of the kernel */
+#else
+#define GEMM_AMX 0
+#define GEMM_RB MR
+#endif
 
 /* Lanes [0, left) of a 16-lane vector. */
 static inline __mmask16 gemm__mask(int64_t left)
@@ -114,6 +136,77 @@ static inline int gemm__pair(const ckb_bf16 *p)
     memcpy(&v, p, sizeof v);
     return v;
 }
+
+#if GEMM_AMX
+
+/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
+ * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. The
+ * configuration is per thread: each thread loads it before its share. */
+static void gemm__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+static void gemm__tiles_off(void) { _tile_release(); }
+
+/*
+ * C[0:32, 0:nr] = a[0:32, 0:K] @ panel, rounded to bf16; nr a multiple of
+ * 32. Per 32 columns a 2 x 2 grid of f32 accumulator tiles runs over all of
+ * K, A tiles loaded straight from A (a pair of k is already the layout
+ * tdpbf16ps reads), B tiles from the packed panel (rows NR pairs apart);
+ * then the tiles go through a small f32 buffer and are rounded to bf16
+ * once (vcvtneps2bf16: nearest even), as the f32 accumulator of the
+ * reference is.
+ */
+static void gemm__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
+                            ckb_bf16 *restrict c, int nr)
+{
+    float buf[32][32] __attribute__((aligned(64)));
+    const ckb_bf16 *a1 = a + 16 * K;
+    for (int v = 0; v < nr; v += 32) {
+        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t kk = 0; kk < K; kk += 32) {
+            _tile_loadd(4, a + kk, K * 2);
+            _tile_loadd(6, b0 + kk / 2 * NR, NR * 4);
+            _tile_loadd(7, b1 + kk / 2 * NR, NR * 4);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_loadd(5, a1 + kk, K * 2);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+        _tile_stored(0, &buf[0][0], 128);
+        _tile_stored(1, &buf[0][16], 128);
+        _tile_stored(2, &buf[16][0], 128);
+        _tile_stored(3, &buf[16][16], 128);
+        for (int r = 0; r < 32; r++) {
+            /* 32 columns in one: the second argument gives the low half */
+            __m512bh y =
+                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][16]), _mm512_load_ps(&buf[r][0]));
+            _mm512_storeu_si512((void *)(c + r * N + v), (__m512i)y);
+        }
+    }
+}
+
+#else
+
+static void gemm__tiles_on(void) {}
+static void gemm__tiles_off(void) {}
+
+#endif
 
 /*
  * The micro-kernel: C[0:mr, 0:nr] = a[0:mr, 0:K] @ panel, rounded to bf16.
@@ -174,7 +267,7 @@ static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *res
 static void gemm__share(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0, int64_t m1,
                         int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
 {
-    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    const int64_t mc = MC < GEMM_RB ? GEMM_RB : MC / GEMM_RB * GEMM_RB; /* whole slivers */
     for (int64_t jq = q0; jq < q1; jq += ncp) {
         int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
         gemm__pack_b(B, jq, np, bp);
@@ -183,10 +276,15 @@ static void gemm__share(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64
             for (int64_t q = 0; q < np; q++) {
                 int64_t j = (jq + q) * NR;
                 int nr = N - j < NR ? (int)(N - j) : NR;
+#if GEMM_AMX
+                for (int64_t i = ic; i < ie; i += 32)
+                    gemm__amx_block(A + i * K, bp + q * GEMM_KP * NR, C + i * N + j, nr);
+#else
                 for (int64_t i = ic; i < ie; i += MR) {
                     int mr = ie - i < MR ? (int)(ie - i) : MR;
                     gemm__ukernel(A + i * K, bp + q * GEMM_KP * NR, C + i * N + j, mr, nr);
                 }
+#endif
             }
         }
     }
@@ -204,15 +302,17 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 #pragma omp parallel num_threads(tm * tn)
     {
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR so that only the last is ragged */
-        int64_t m0 = M * ti / tm / MR * MR;
-        int64_t m1 = ti == tm - 1 ? M : M * (ti + 1) / tm / MR * MR;
+        /* row ranges start on multiples of the kernel's rows so that only
+         * the last is ragged */
+        int64_t m0 = M * ti / tm / GEMM_RB * GEMM_RB;
+        int64_t m1 = ti == tm - 1 ? M : M * (ti + 1) / tm / GEMM_RB * GEMM_RB;
         int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
         int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
         if (ncp > q1 - q0)
             ncp = q1 - q0;
         const int64_t panel_bytes = GEMM_KP * NR * 4;
         if (m0 < m1 && ncp > 0) {
+            gemm__tiles_on();
             if (ncp * panel_bytes <= GEMM_STACK_MAX) {
                 /* the stack's pages stay mapped from one call to the next */
                 uint32_t buf[ncp * panel_bytes / 4 + 16];
@@ -224,6 +324,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
                     gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
                 free(bp);
             }
+            gemm__tiles_off();
         }
     }
 }

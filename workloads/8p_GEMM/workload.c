@@ -70,7 +70,7 @@ const ckb_workload ckb_wl_8p_GEMM = {
     /* expert.c: micro-kernel rows, rows of A and columns of B per block, and
      * the threading split (0: all threads along N, 1: along M). */
     .nparams = 4,
-    .params = {{"MR", 6, 3, {4, 5, 6}},
+    .params = {{"MR", 6, 2, {5, 6}},
                {"MC", 1024, 3, {256, 1024, 4096}},
                {"NC", 256, 3, {64, 256, 1024}},
                {"TN", 0, 2, {0, 1}}},
