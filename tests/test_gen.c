@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "eval/child.h"
 #include "gen/excl.h"
@@ -301,7 +302,7 @@ CKBT_TEST(gen_best_of_n_end_to_end, "full")
                 "a malformed reply: provider_error, no code");
     CKBT_EXPECT(r[5] && strcmp(ckb_rec_str(r[5], "reply_status"), "empty") == 0,
                 "an empty reply");
-    CKBT_EXPECT(r[1] && ckb_rec_correct(r[1]) && ckb_rec_num(r[1], "speedup") > 0 &&
+    CKBT_EXPECT(r[1] && ckb_rec_correct(r[1]) && ckb_json_num(r[1], "speedup") > 0 &&
                     strlen(ckb_rec_str(r[1], "prompt_sha256")) == 64 &&
                     strcmp(ckb_rec_str(r[1], "key"), "12p_RMSNorm#1") == 0 &&
                     strcmp(ckb_rec_str(r[1], "model_reported"), "scripted-1") == 0,
@@ -314,7 +315,7 @@ CKBT_TEST(gen_best_of_n_end_to_end, "full")
     CKBT_EXPECT(bi == 1 || bi == 2, "best is a correct sample (got %d)", bi);
     if (bi == 1 || bi == 2) {
         int other = 3 - bi;
-        CKBT_EXPECT(ckb_rec_num(r[bi], "speedup") >= ckb_rec_num(r[other], "speedup"),
+        CKBT_EXPECT(ckb_json_num(r[bi], "speedup") >= ckb_json_num(r[other], "speedup"),
                     "best is the faster one");
         snprintf(path, sizeof path, "%s/best/12p_RMSNorm.c", dir);
         char *code = ckb_read_file(path, NULL);
@@ -359,8 +360,8 @@ static void gen_refine_case(int docs)
                         !strcmp(gen_status(t2), "ok"),
                     "chain %d: broken, fixed, faster (got %s %s %s)", c, gen_status(t0),
                     gen_status(t1), gen_status(t2));
-        CKBT_EXPECT(ckb_rec_num(t1, "chain") == c && ckb_rec_num(t1, "turn") == 1 &&
-                        ckb_rec_num(t1, "parent") == c * 3 && ckb_rec_num(t2, "parent") == c * 3 + 1,
+        CKBT_EXPECT(ckb_json_num(t1, "chain") == c && ckb_json_num(t1, "turn") == 1 &&
+                        ckb_json_num(t1, "parent") == c * 3 && ckb_json_num(t2, "parent") == c * 3 + 1,
                     "chain %d: chain, turn, parent", c);
         /* The second turn's prompt holds the first turn's compiler message. */
         char key[64], line[200];
@@ -420,12 +421,12 @@ CKBT_TEST(gen_beam_end_to_end, "full")
      * correct kernels (by measured speedup) is the parent of the optimize step. */
     if (r[2] && r[3] && r[4] && r[5]) {
         CKBT_EXPECT(!json_object_object_get(r[0], "parent"), "the root has no parent");
-        CKBT_EXPECT(ckb_rec_num(r[2], "parent") == 0 && ckb_rec_num(r[3], "parent") == 0,
+        CKBT_EXPECT(ckb_json_num(r[2], "parent") == 0 && ckb_json_num(r[3], "parent") == 0,
                     "the fix revises the first compile error");
-        int kept = ckb_rec_num(r[2], "speedup") >= ckb_rec_num(r[3], "speedup") ? 2 : 3;
-        CKBT_EXPECT(ckb_rec_num(r[4], "parent") == kept && ckb_rec_num(r[5], "parent") == kept,
+        int kept = ckb_json_num(r[2], "speedup") >= ckb_json_num(r[3], "speedup") ? 2 : 3;
+        CKBT_EXPECT(ckb_json_num(r[4], "parent") == kept && ckb_json_num(r[5], "parent") == kept,
                     "the optimize step builds on sample %d (got %g)", kept,
-                    ckb_rec_num(r[4], "parent"));
+                    ckb_json_num(r[4], "parent"));
     }
     const char *plan = gen_script_prompt(&s, "12p_RMSNorm#0/plan");
     const char *impl = gen_script_prompt(&s, "12p_RMSNorm#0");
@@ -525,7 +526,7 @@ CKBT_TEST(gen_resume_after_kill, "full")
     int correct_a = 0, correct_w = 0;
     for (int i = 0; i < 6; i++) {
         CKBT_EXPECT(after[i] && whole[i] && !strcmp(gen_status(after[i]), gen_status(whole[i])) &&
-                        gen_same(ckb_rec_num(after[i], "parent"), ckb_rec_num(whole[i], "parent")),
+                        gen_same(ckb_json_num(after[i], "parent"), ckb_json_num(whole[i], "parent")),
                     "sample %d: %s vs %s", i, after[i] ? gen_status(after[i]) : "-",
                     whole[i] ? gen_status(whole[i]) : "-");
         correct_a += ckb_rec_correct(after[i]);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonget.h"
 #include "gen/sample.h"
 
 typedef struct {
@@ -59,7 +60,7 @@ static int beam__progress(json_object *rec)
 static double beam__speedup(ckb_gen_wl *g, int index)
 {
     json_object *rec = index >= 0 ? ckb_run_record(g->run, g->w->id, index) : NULL;
-    double s = ckb_rec_correct(rec) ? ckb_rec_num(rec, "speedup") : NAN;
+    double s = ckb_rec_correct(rec) ? ckb_json_num(rec, "speedup") : NAN;
     return isfinite(s) ? s : -1;
 }
 

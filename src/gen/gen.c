@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonget.h"
 #include "bench/expert.h"
 #include "core/fsutil.h"
 #include "docs/docs.h"
@@ -121,7 +122,7 @@ static double gen__expert(ckb_gen_wl *g)
             fprintf(stderr, "ckbench: cannot save %s (the expert is timed again on resume)\n",
                     path);
     }
-    double s = ckb_rec_correct(j) ? ckb_rec_num(j, "speedup") : NAN;
+    double s = ckb_rec_correct(j) ? ckb_json_num(j, "speedup") : NAN;
     json_object_put(j);
     return s;
 }

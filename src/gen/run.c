@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "gen/run.h"
 
@@ -387,12 +388,6 @@ double ckb_run_expert(ckb_run *r, const char *workload)
 
 static json_object *run__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
 
-static double run__field(json_object *rec, const char *k)
-{
-    json_object *v;
-    return json_object_object_get_ex(rec, k, &v) && v ? json_object_get_double(v) : NAN;
-}
-
 static void run__totals_locked(const run__workload *w, int *samples, int *correct, double *best)
 {
     *samples = *correct = 0;
@@ -435,8 +430,8 @@ int ckb_run_write_summary(ckb_run *r)
             json_object *rec = x->recs[i], *st;
             if (!rec)
                 continue;
-            double a = run__field(rec, "tokens_in"), b = run__field(rec, "tokens_out"),
-                   c = run__field(rec, "cost_usd");
+            double a = ckb_json_num(rec, "tokens_in"), b = ckb_json_num(rec, "tokens_out"),
+                   c = ckb_json_num(rec, "cost_usd");
             tin += isfinite(a) ? (long)a : 0;
             tout += isfinite(b) ? (long)b : 0;
             if (isfinite(c))
@@ -446,7 +441,7 @@ int ckb_run_write_summary(ckb_run *r)
                                      : "";
             compiled += strcmp(status, "compile_error") && strcmp(status, "no_code") &&
                         strcmp(status, "provider_error");
-            if (best > 0 && run__field(rec, "speedup") == best && best_index < 0)
+            if (best > 0 && ckb_json_num(rec, "speedup") == best && best_index < 0)
                 best_index = i;
         }
         json_object *o = json_object_new_object();

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "gen/excl.h"
@@ -21,12 +22,6 @@ const char *ckb_rec_str(json_object *rec, const char *key)
 {
     json_object *v;
     return rec && json_object_object_get_ex(rec, key, &v) && v ? json_object_get_string(v) : "";
-}
-
-double ckb_rec_num(json_object *rec, const char *key)
-{
-    json_object *v;
-    return rec && json_object_object_get_ex(rec, key, &v) && v ? json_object_get_double(v) : NAN;
 }
 
 int ckb_rec_correct(json_object *rec)
@@ -170,7 +165,7 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
     if (s->chain >= 0)
         snprintf(where, sizeof where, " %s %d/%d", s->kind == CKB_SAMPLE_BEAM ? "elem" : "chain",
                  s->chain, s->turn);
-    double sp = ckb_rec_num(rec, "speedup");
+    double sp = ckb_json_num(rec, "speedup");
     pthread_mutex_lock(&sample__print);
     fprintf(stderr, "[%s #%d%s%s%s] %s", g->w->id, s->index, where, s->phase ? " " : "",
             s->phase ? s->phase : "", ckb_rec_str(rec, "status"));
@@ -273,7 +268,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
     json_object_object_add(rec, "status", json_object_new_string(status));
     json_object_object_add(rec, "correct",
                            json_object_new_boolean(eval && ckb_rec_correct(eval)));
-    json_object_object_add(rec, "speedup", sample__num(eval ? ckb_rec_num(eval, "speedup") : NAN));
+    json_object_object_add(rec, "speedup", sample__num(eval ? ckb_json_num(eval, "speedup") : NAN));
     json_object_object_add(rec, "expert_speedup", sample__num(g->expert_speedup));
     json_object_object_add(rec, "eval", eval);
     eval = NULL;

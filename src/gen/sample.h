@@ -42,7 +42,6 @@ void ckb_gen_parallel(int n, int width, void (*fn)(void *ctx, int i), void *ctx)
 
 /* Record fields. */
 const char *ckb_rec_str(struct json_object *rec, const char *key); /* "" if absent */
-double ckb_rec_num(struct json_object *rec, const char *key);      /* NAN if absent */
 int ckb_rec_correct(struct json_object *rec);
 /* The prev view of a record (code, status, eval), borrowed from it. */
 ckb_gen_prev ckb_rec_prev(struct json_object *rec);

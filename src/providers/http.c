@@ -346,25 +346,3 @@ struct json_object *ckb_http_parse_body(const char *body, const char *provider, 
     return NULL;
 }
 
-const char *ckb_json_str(struct json_object *o, const char *field)
-{
-    json_object *v;
-    if (!o || !json_object_object_get_ex(o, field, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-long ckb_json_long(struct json_object *o, const char *field)
-{
-    json_object *v;
-    if (!o || !json_object_object_get_ex(o, field, &v) || !json_object_is_type(v, json_type_int))
-        return -1;
-    return (long)json_object_get_int64(v);
-}
-
-void ckb_json_copy_str(struct json_object *o, const char *field, char *dst, size_t dstlen)
-{
-    const char *s = ckb_json_str(o, field);
-    if (s && *s)
-        snprintf(dst, dstlen, "%s", s);
-}

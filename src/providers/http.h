@@ -72,11 +72,7 @@ struct json_object;
 /* root parsed from body, or NULL with out->status MALFORMED and an error
  * that quotes the start of the body. */
 struct json_object *ckb_http_parse_body(const char *body, const char *provider, ckb_reply *out);
-/* The member `field` of o when it is a string, else NULL. */
-const char *ckb_json_str(struct json_object *o, const char *field);
-/* The member `field` of o when it is an integer, else -1. */
-long ckb_json_long(struct json_object *o, const char *field);
-/* Copies a non-empty string member into dst (for reply.model). */
-void ckb_json_copy_str(struct json_object *o, const char *field, char *dst, size_t dstlen);
+
+#include "core/jsonget.h" /* the typed field readers the providers use */
 
 #endif /* CKB_PROVIDERS_HTTP_H */

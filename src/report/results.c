@@ -11,33 +11,8 @@
 
 #include "bench/suite.h"
 #include "core/fsutil.h"
+#include "core/jsonget.h"
 #include "core/strbuf.h"
-
-static const char *results__str(json_object *o, const char *key)
-{
-    json_object *x;
-    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
-        return NULL;
-    return json_object_get_string(x);
-}
-
-static double results__num(json_object *o, const char *key)
-{
-    json_object *x;
-    if (!o || !json_object_object_get_ex(o, key, &x))
-        return NAN;
-    if (!json_object_is_type(x, json_type_double) && !json_object_is_type(x, json_type_int))
-        return NAN;
-    return json_object_get_double(x);
-}
-
-static json_object *results__obj(json_object *o, const char *key)
-{
-    json_object *x;
-    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_object))
-        return NULL;
-    return x;
-}
 
 static char *results__printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *results__printf(const char *fmt, ...)
@@ -71,26 +46,26 @@ static void results__machine(json_object *m, ckb_machine *out)
     if (!m)
         return;
     const char *s;
-    if ((s = results__str(m, "cpu")))
+    if ((s = ckb_json_str(m, "cpu")))
         snprintf(out->cpu, sizeof out->cpu, "%s", s);
-    if ((s = results__str(m, "isa")))
+    if ((s = ckb_json_str(m, "isa")))
         snprintf(out->isa, sizeof out->isa, "%s", s);
-    if ((s = results__str(m, "measured_at")))
+    if ((s = ckb_json_str(m, "measured_at")))
         snprintf(out->measured_at, sizeof out->measured_at, "%s", s);
-    if ((s = results__str(m, "compiler")))
+    if ((s = ckb_json_str(m, "compiler")))
         snprintf(out->compiler, sizeof out->compiler, "%s", s);
     double v;
-    out->cores = isfinite(v = results__num(m, "cores")) ? (int)v : 0;
-    out->threads = isfinite(v = results__num(m, "threads")) ? (int)v : 0;
-    out->l1d = isfinite(v = results__num(m, "l1d_bytes")) ? (int64_t)v : 0;
-    out->l2 = isfinite(v = results__num(m, "l2_bytes")) ? (int64_t)v : 0;
-    out->l3 = isfinite(v = results__num(m, "l3_bytes")) ? (int64_t)v : 0;
+    out->cores = isfinite(v = ckb_json_num(m, "cores")) ? (int)v : 0;
+    out->threads = isfinite(v = ckb_json_num(m, "threads")) ? (int)v : 0;
+    out->l1d = isfinite(v = ckb_json_num(m, "l1d_bytes")) ? (int64_t)v : 0;
+    out->l2 = isfinite(v = ckb_json_num(m, "l2_bytes")) ? (int64_t)v : 0;
+    out->l3 = isfinite(v = ckb_json_num(m, "l3_bytes")) ? (int64_t)v : 0;
     /* Figures that are absent or implausible read as 0: "unknown". */
-    out->f32_gflops = (v = results__num(m, "f32_gflops")) > 0 ? v : 0;
-    out->bf16_gflops = (v = results__num(m, "bf16_gflops")) > 0 ? v : 0;
-    out->bw_gbs = (v = results__num(m, "bw_gbs")) > 0 ? v : 0;
-    out->f32_gflops_1t = (v = results__num(m, "f32_gflops_1t")) > 0 ? v : 0;
-    out->bf16_gflops_1t = (v = results__num(m, "bf16_gflops_1t")) > 0 ? v : 0;
+    out->f32_gflops = (v = ckb_json_num(m, "f32_gflops")) > 0 ? v : 0;
+    out->bf16_gflops = (v = ckb_json_num(m, "bf16_gflops")) > 0 ? v : 0;
+    out->bw_gbs = (v = ckb_json_num(m, "bw_gbs")) > 0 ? v : 0;
+    out->f32_gflops_1t = (v = ckb_json_num(m, "f32_gflops_1t")) > 0 ? v : 0;
+    out->bf16_gflops_1t = (v = ckb_json_num(m, "bf16_gflops_1t")) > 0 ? v : 0;
 }
 
 static void results__variant(json_object *v, double flops, double peak, ckb_report_variant *out)
@@ -101,17 +76,17 @@ static void results__variant(json_object *v, double flops, double peak, ckb_repo
     if (!v)
         return;
     out->present = 1;
-    out->status = results__str(v, "status");
+    out->status = ckb_json_str(v, "status");
     if (!out->status)
         out->status = "?";
-    out->error = results__str(v, "error");
-    double m = results__num(v, "median_ms");
+    out->error = ckb_json_str(v, "error");
+    double m = ckb_json_num(v, "median_ms");
     if (!(m > 0))
         return;
     out->median_ms = m;
-    out->mean_ms = results__num(v, "mean_ms");
-    out->std_ms = results__num(v, "std_ms");
-    out->min_ms = results__num(v, "min_ms");
+    out->mean_ms = ckb_json_num(v, "mean_ms");
+    out->std_ms = ckb_json_num(v, "std_ms");
+    out->min_ms = ckb_json_num(v, "min_ms");
     if (flops > 0) {
         out->gflops = flops / (m * 1e-3) / 1e9;
         if (peak > 0)
@@ -123,7 +98,7 @@ static void results__variant(json_object *v, double flops, double peak, ckb_repo
  * and keeps it only if it is the text that ran. */
 static void results__source(ckb_report_workload *w, json_object *x, const char *dir)
 {
-    const char *rel = results__str(x, "source"), *want = results__str(x, "source_hash");
+    const char *rel = ckb_json_str(x, "source"), *want = ckb_json_str(x, "source_hash");
     char path[2][2600];
     int verified = rel && want;
     if (!rel) {
@@ -165,31 +140,31 @@ static int results__workload(json_object *e, const ckb_machine *m, const char *d
                              ckb_report_workload *w)
 {
     memset(w, 0, sizeof *w);
-    w->id = results__str(e, "workload");
+    w->id = ckb_json_str(e, "workload");
     if (!w->id)
         return -1;
-    w->model = results__str(e, "model");
-    w->op = results__str(e, "operator");
-    w->tags = results__str(e, "tags");
-    w->shape = results__str(e, "output_shape");
-    w->dims = results__pairs(results__obj(e, "dims"));
-    w->flops = results__num(e, "flops");
-    w->bytes = results__num(e, "bytes");
+    w->model = ckb_json_str(e, "model");
+    w->op = ckb_json_str(e, "operator");
+    w->tags = ckb_json_str(e, "tags");
+    w->shape = ckb_json_str(e, "output_shape");
+    w->dims = results__pairs(ckb_json_obj(e, "dims"));
+    w->flops = ckb_json_num(e, "flops");
+    w->bytes = ckb_json_num(e, "bytes");
     w->ai = w->flops >= 0 && w->bytes > 0 ? w->flops / w->bytes : NAN;
     w->bound = "-";
     if (isfinite(w->ai) && m->bf16_gflops > 0 && m->bw_gbs > 0)
         w->bound = w->ai >= m->bf16_gflops / m->bw_gbs ? "compute" : "memory";
-    json_object *x = results__obj(e, "expert");
-    results__variant(results__obj(e, "baseline"), w->flops, m->bf16_gflops, &w->base);
+    json_object *x = ckb_json_obj(e, "expert");
+    results__variant(ckb_json_obj(e, "baseline"), w->flops, m->bf16_gflops, &w->base);
     results__variant(x, w->flops, m->bf16_gflops, &w->expert);
     if (!w->base.error)
-        w->base.error = results__str(e, "error");
+        w->base.error = ckb_json_str(e, "error");
     w->speedup = NAN;
     if (w->expert.present && strcmp(w->expert.status, "ok") == 0 && w->base.median_ms > 0 &&
         w->expert.median_ms > 0)
         w->speedup = w->base.median_ms / w->expert.median_ms;
     if (x) {
-        w->params = results__pairs(results__obj(x, "params"));
+        w->params = results__pairs(ckb_json_obj(x, "params"));
         json_object *t;
         w->tuned = json_object_object_get_ex(x, "tuned", &t) && json_object_get_boolean(t);
         results__source(w, x, dir);
@@ -247,7 +222,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
                  jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "empty");
         goto fail;
     }
-    json_object *meta = results__obj(s->root, "metadata"), *list;
+    json_object *meta = ckb_json_obj(s->root, "metadata"), *list;
     if (!meta || !json_object_object_get_ex(s->root, "workloads", &list) ||
         !json_object_is_type(list, json_type_array)) {
         snprintf(err, errlen, "%s: not a suite result (no \"metadata\" object and \"workloads\" "
@@ -255,17 +230,17 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
                  s->path);
         goto fail;
     }
-    s->started_at = results__str(meta, "started_at");
-    s->commit = results__str(meta, "ckbench_commit");
-    s->size = results__str(meta, "size");
-    s->timing = results__str(meta, "timing");
-    s->compiler = results__str(meta, "compiler");
-    s->compile_flags = results__str(meta, "compile_flags");
-    s->onednn_version = results__str(meta, "onednn_version");
-    s->onednn_isa = results__str(meta, "onednn_isa");
-    s->hostname = results__str(meta, "hostname");
-    s->kernel = results__str(meta, "kernel");
-    json_object *lib = results__obj(meta, "libraries");
+    s->started_at = ckb_json_str(meta, "started_at");
+    s->commit = ckb_json_str(meta, "ckbench_commit");
+    s->size = ckb_json_str(meta, "size");
+    s->timing = ckb_json_str(meta, "timing");
+    s->compiler = ckb_json_str(meta, "compiler");
+    s->compile_flags = ckb_json_str(meta, "compile_flags");
+    s->onednn_version = ckb_json_str(meta, "onednn_version");
+    s->onednn_isa = ckb_json_str(meta, "onednn_isa");
+    s->hostname = ckb_json_str(meta, "hostname");
+    s->kernel = ckb_json_str(meta, "kernel");
+    json_object *lib = ckb_json_obj(meta, "libraries");
     if (lib) {
         ckb_strbuf sb = {0};
         json_object_object_foreach(lib, k, v)
@@ -275,13 +250,13 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
         s->libraries = ckb_strbuf_take(&sb);
     }
     double v;
-    s->threads = isfinite(v = results__num(meta, "threads")) ? (int)v : 0;
-    s->warmup = isfinite(v = results__num(meta, "warmup")) ? (int)v : 0;
-    s->iters = isfinite(v = results__num(meta, "iters")) ? (int)v : 0;
-    results__machine(results__obj(meta, "machine"), &s->machine);
-    json_object *noise = results__obj(s->root, "timing_noise");
-    s->noise_workload = results__str(noise, "workload");
-    s->noise_ratio = results__num(noise, "ratio");
+    s->threads = isfinite(v = ckb_json_num(meta, "threads")) ? (int)v : 0;
+    s->warmup = isfinite(v = ckb_json_num(meta, "warmup")) ? (int)v : 0;
+    s->iters = isfinite(v = ckb_json_num(meta, "iters")) ? (int)v : 0;
+    results__machine(ckb_json_obj(meta, "machine"), &s->machine);
+    json_object *noise = ckb_json_obj(s->root, "timing_noise");
+    s->noise_workload = ckb_json_str(noise, "workload");
+    s->noise_ratio = ckb_json_num(noise, "ratio");
 
     size_t n = json_object_array_length(list);
     s->w = calloc(n ? n : 1, sizeof *s->w);

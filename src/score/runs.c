@@ -9,25 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/fsutil.h"
-
-static const char *runs__str(json_object *o, const char *key)
-{
-    json_object *x;
-    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_string))
-        return NULL;
-    return json_object_get_string(x);
-}
-
-/* A number field; NAN when absent, null or not a number. */
-static double runs__num(json_object *o, const char *key)
-{
-    json_object *x;
-    if (!o || !json_object_object_get_ex(o, key, &x))
-        return NAN;
-    if (!json_object_is_type(x, json_type_double) && !json_object_is_type(x, json_type_int))
-        return NAN;
-    return json_object_get_double(x);
-}
+#include "core/jsonget.h"
 
 static int runs__int(json_object *o, const char *key, int dflt)
 {
@@ -35,14 +17,6 @@ static int runs__int(json_object *o, const char *key, int dflt)
     if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
         return dflt;
     return json_object_get_int(x);
-}
-
-static json_object *runs__obj(json_object *o, const char *key)
-{
-    json_object *x;
-    if (!o || !json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_object))
-        return NULL;
-    return x;
 }
 
 static void runs__copy(char *dst, size_t n, const char *src)
@@ -98,10 +72,10 @@ static int runs__config(ckb_score_run *r, char *err, size_t errlen)
         json_object_put(c);
         return -1;
     }
-    runs__copy(r->method, sizeof r->method, runs__str(c, "method"));
-    runs__copy(r->model, sizeof r->model, runs__str(c, "model"));
-    runs__copy(r->provider, sizeof r->provider, runs__str(c, "provider"));
-    runs__copy(r->size, sizeof r->size, runs__str(c, "size"));
+    runs__copy(r->method, sizeof r->method, ckb_json_str(c, "method"));
+    runs__copy(r->model, sizeof r->model, ckb_json_str(c, "model"));
+    runs__copy(r->provider, sizeof r->provider, ckb_json_str(c, "provider"));
+    runs__copy(r->size, sizeof r->size, ckb_json_str(c, "size"));
     json_object *w;
     if (json_object_object_get_ex(c, "workloads", &w)) {
         if (json_object_is_type(w, json_type_array)) {
@@ -140,7 +114,7 @@ static int runs__seen(const ckb_score_run *r, const char *w, int index)
 /* One record line into a sample; -1 when it is not a usable record. */
 static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
 {
-    const char *w = runs__str(o, "workload"), *st = runs__str(o, "status");
+    const char *w = ckb_json_str(o, "workload"), *st = ckb_json_str(o, "status");
     json_object *ix;
     if (!w || !*w || !st || !*st || !json_object_object_get_ex(o, "index", &ix) ||
         !json_object_is_type(ix, json_type_int) || json_object_get_int(ix) < 0)
@@ -152,21 +126,21 @@ static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
     json_object *c;
     s->correct = json_object_object_get_ex(o, "correct", &c) &&
                  json_object_is_type(c, json_type_boolean) && json_object_get_boolean(c);
-    s->speedup = runs__num(o, "speedup");
-    s->expert_speedup = runs__num(o, "expert_speedup");
+    s->speedup = ckb_json_num(o, "speedup");
+    s->expert_speedup = ckb_json_num(o, "expert_speedup");
     s->chain = runs__int(o, "chain", -1);
     s->turn = runs__int(o, "turn", -1);
-    json_object *ev = runs__obj(o, "eval");
-    runs__copy(s->detail, sizeof s->detail, runs__str(ev, "detail"));
-    s->cand_ms = runs__num(runs__obj(ev, "candidate"), "median_ms");
-    s->base_ms = runs__num(runs__obj(ev, "baseline"), "median_ms");
+    json_object *ev = ckb_json_obj(o, "eval");
+    runs__copy(s->detail, sizeof s->detail, ckb_json_str(ev, "detail"));
+    s->cand_ms = ckb_json_num(ckb_json_obj(ev, "candidate"), "median_ms");
+    s->base_ms = ckb_json_num(ckb_json_obj(ev, "baseline"), "median_ms");
     /* A run without a config still names its method and model per record. */
     if (!r->method[0])
-        runs__copy(r->method, sizeof r->method, runs__str(o, "method"));
+        runs__copy(r->method, sizeof r->method, ckb_json_str(o, "method"));
     if (!r->model[0])
-        runs__copy(r->model, sizeof r->model, runs__str(o, "model"));
+        runs__copy(r->model, sizeof r->model, ckb_json_str(o, "model"));
     if (!r->provider[0])
-        runs__copy(r->provider, sizeof r->provider, runs__str(o, "provider"));
+        runs__copy(r->provider, sizeof r->provider, ckb_json_str(o, "provider"));
     return 0;
 }
 
