@@ -127,24 +127,8 @@ static void gen__compare_table(ckb_doc *d, const ckb_score_set *s)
 /* fast_p at every threshold and sample count the score reports. */
 static void gen__fastp_table(ckb_doc *d, const ckb_score_set *s)
 {
-    int all[CKB_SCORE_MAX_N * 4], na = 0;
-    for (int i = 0; i < s->ng; i++) {
-        int ns[CKB_SCORE_MAX_N + 1];
-        int nn = ckb_score_n_values(s, &s->g[i], ns, CKB_SCORE_MAX_N + 1);
-        for (int j = 0; j < nn; j++) {
-            int seen = 0;
-            for (int k = 0; k < na && !seen; k++)
-                seen = all[k] == ns[j];
-            if (!seen && na < (int)(sizeof all / sizeof *all))
-                all[na++] = ns[j];
-        }
-    }
-    for (int a = 1; a < na; a++)
-        for (int b = a; b > 0 && all[b] < all[b - 1]; b--) {
-            int x = all[b];
-            all[b] = all[b - 1];
-            all[b - 1] = x;
-        }
+    int all[CKB_SCORE_MAX_N * 4];
+    int na = ckb_score_all_n_values(s, all, (int)(sizeof all / sizeof *all));
     if (na > CKB_TABLE_MAXCOLS - 2)
         na = CKB_TABLE_MAXCOLS - 2;
     ckb_table *t = ckb_doc_table(d, "gen-fastp-table",

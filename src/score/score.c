@@ -379,3 +379,26 @@ int ckb_score_n_values(const ckb_score_set *s, const ckb_score_group *g, int *ou
     }
     return m;
 }
+
+int ckb_score_all_n_values(const ckb_score_set *s, int *out, int max)
+{
+    int na = 0;
+    for (int i = 0; i < s->ng; i++) {
+        int ns[CKB_SCORE_MAX_N + 1];
+        int nn = ckb_score_n_values(s, &s->g[i], ns, CKB_SCORE_MAX_N + 1);
+        for (int j = 0; j < nn; j++) {
+            int seen = 0;
+            for (int k = 0; k < na && !seen; k++)
+                seen = out[k] == ns[j];
+            if (!seen && na < max)
+                out[na++] = ns[j];
+        }
+    }
+    for (int a = 1; a < na; a++)
+        for (int b = a; b > 0 && out[b] < out[b - 1]; b--) {
+            int x = out[b];
+            out[b] = out[b - 1];
+            out[b - 1] = x;
+        }
+    return na;
+}

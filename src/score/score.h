@@ -114,6 +114,9 @@ double ckb_score_solved_within(const ckb_score_group *g, int k);
  * without defaults beyond the group's budget, plus the budget; ascending.
  * Returns how many (at most max). */
 int ckb_score_n_values(const ckb_score_set *s, const ckb_score_group *g, int *out, int max);
+/* Every N that any group reports, each once, ascending (at most max): the
+ * columns of a fast_p@N table. Returns how many. */
+int ckb_score_all_n_values(const ckb_score_set *s, int *out, int max);
 
 /* The place of a status in the taxonomy's order (ok, compile_error, ...,
  * no_code, provider_error); every unknown status after them. */

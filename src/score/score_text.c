@@ -126,24 +126,8 @@ static void st__main(const ckb_score_set *s, ckb_strbuf *out)
 static void st__fast_p(const ckb_score_set *s, ckb_strbuf *out)
 {
     /* Columns: every N any group reports; "-" where a group does not. */
-    int all[CKB_SCORE_MAX_N * 4], na = 0;
-    for (int i = 0; i < s->ng; i++) {
-        int ns[CKB_SCORE_MAX_N + 1];
-        int nn = ckb_score_n_values(s, &s->g[i], ns, CKB_SCORE_MAX_N + 1);
-        for (int j = 0; j < nn; j++) {
-            int seen = 0;
-            for (int k = 0; k < na && !seen; k++)
-                seen = all[k] == ns[j];
-            if (!seen && na < (int)(sizeof all / sizeof *all))
-                all[na++] = ns[j];
-        }
-    }
-    for (int a = 1; a < na; a++)
-        for (int b = a; b > 0 && all[b] < all[b - 1]; b--) {
-            int x = all[b];
-            all[b] = all[b - 1];
-            all[b - 1] = x;
-        }
+    int all[CKB_SCORE_MAX_N * 4];
+    int na = ckb_score_all_n_values(s, all, (int)(sizeof all / sizeof *all));
     if (na + 2 > ST_MAXCOLS)
         na = ST_MAXCOLS - 2;
     st_table t = {0};
