@@ -271,13 +271,10 @@ double ckb_machine_peak_bf16_amx(int threads)
 double ckb_machine_peak_bf16(int threads)
 {
 #if defined(__AVX512BF16__)
-    double dot = peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
+    return peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
 #else
-    double dot = ckb_machine_peak_f32(threads);
+    return ckb_machine_peak_f32(threads);
 #endif
-    /* The bf16 roof is the fastest unit a kernel (and oneDNN) can use. */
-    double amx = ckb_machine_peak_bf16_amx(threads);
-    return amx > dot ? amx : dot;
 }
 
 /* Array length (elements) per triad array: >= 8 x L3 each and >= 256 MiB in

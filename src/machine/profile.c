@@ -169,6 +169,15 @@ static int profile__scales(double nt, double one, int threads, int cores)
     return nt >= PROFILE__SCALING_MIN * expect * one;
 }
 
+/* The bf16 roof: the fastest unit a kernel (and oneDNN) can use, the
+ * vdpbf16ps dot or AMX tiles; *amx gets the AMX figure (0 without AMX). */
+static double profile__bf16(int threads, double *amx)
+{
+    double dot = ckb_machine_peak_bf16(threads);
+    *amx = ckb_machine_peak_bf16_amx(threads);
+    return dot > 0 && *amx > dot ? *amx : dot;
+}
+
 int ckb_machine_measure(int threads, ckb_machine *out)
 {
     int rc = -1;
@@ -177,18 +186,22 @@ int ckb_machine_measure(int threads, ckb_machine *out)
         goto cleanup;
     ckb_machine_probe(threads, &m);
     m.f32_gflops_1t = ckb_machine_peak_f32(1);
-    m.bf16_gflops_1t = ckb_machine_peak_bf16(1);
+    double amx;
+    m.bf16_gflops_1t = profile__bf16(1, &amx);
     if (m.f32_gflops_1t <= 0 || m.bf16_gflops_1t <= 0)
         goto cleanup;
     if (threads == 1) {
         m.f32_gflops = m.f32_gflops_1t;
         m.bf16_gflops = m.bf16_gflops_1t;
+        m.bf16_amx_gflops = amx;
     } else {
         /* a descheduled vCPU shows as a team at single-thread speed: redo it */
         for (int tries = 0; tries <= PROFILE__RETRIES; tries++) {
-            double f = ckb_machine_peak_f32(threads), b = ckb_machine_peak_bf16(threads);
+            double f = ckb_machine_peak_f32(threads), b = profile__bf16(threads, &amx);
             if (f <= 0 || b <= 0)
                 goto cleanup;
+            if (amx > m.bf16_amx_gflops)
+                m.bf16_amx_gflops = amx;
             if (f > m.f32_gflops)
                 m.f32_gflops = f;
             if (b > m.bf16_gflops)
@@ -204,7 +217,6 @@ int ckb_machine_measure(int threads, ckb_machine *out)
                     "(%.1f vs %.1f GFLOP/s); a core may be busy or descheduled\n",
                     threads, m.f32_gflops / m.f32_gflops_1t, m.f32_gflops, m.f32_gflops_1t);
     }
-    m.bf16_amx_gflops = ckb_machine_peak_bf16_amx(threads);
     m.bw_gbs = ckb_machine_bandwidth(threads, m.l3);
     if (m.bw_gbs <= 0)
         goto cleanup;

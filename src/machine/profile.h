@@ -83,8 +83,8 @@ double ckb_machine_ridge(const ckb_machine *m);
 
 /* Peak f32 FMA throughput in GFLOP/s (AVX-512, else AVX2+FMA, else scalar). */
 double ckb_machine_peak_f32(int threads);
-/* Peak bf16 matmul throughput in GFLOP/s: the faster of the vdpbf16ps dot
- * (without AVX512-BF16 in the build, the f32 figure) and AMX tiles. */
+/* Peak bf16 dot throughput (vdpbf16ps) in GFLOP/s; without AVX512-BF16 in
+ * the build, the f32 figure. */
 double ckb_machine_peak_bf16(int threads);
 /* AMX tdpbf16ps alone; 0 where the build or the CPU has no AMX, or Linux
  * refuses the tile state. */
