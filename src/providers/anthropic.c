@@ -13,16 +13,11 @@
 
 #define ANTHROPIC_NAME "anthropic"
 
-typedef struct {
-    ckb_http_endpoint ep;
-    char *url;
-} anthropic_state;
-
-static char *anthropic__body(const anthropic_state *s, const ckb_chat_msg *msgs, int nmsgs)
+static char *anthropic__body(const ckb_http_endpoint *ep, const ckb_chat_msg *msgs, int nmsgs)
 {
     json_object *root = json_object_new_object();
-    json_object_object_add(root, "model", json_object_new_string(s->ep.model));
-    json_object_object_add(root, "max_tokens", json_object_new_int(s->ep.max_tokens));
+    json_object_object_add(root, "model", json_object_new_string(ep->model));
+    json_object_object_add(root, "max_tokens", json_object_new_int(ep->max_tokens));
     ckb_strbuf system = {0};
     json_object *arr = json_object_new_array();
     for (int i = 0; i < nmsgs; i++) {
@@ -42,8 +37,8 @@ static char *anthropic__body(const anthropic_state *s, const ckb_chat_msg *msgs,
     if (system.len)
         json_object_object_add(root, "system", json_object_new_string(system.data));
     json_object_object_add(root, "messages", arr);
-    if (s->ep.temperature >= 0)
-        json_object_object_add(root, "temperature", json_object_new_double(s->ep.temperature));
+    if (ep->temperature >= 0)
+        json_object_object_add(root, "temperature", json_object_new_double(ep->temperature));
     char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
@@ -92,59 +87,27 @@ static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs
                                 ckb_reply *out)
 {
     (void)key;
-    anthropic_state *s = state;
-    char *body = anthropic__body(s, msgs, nmsgs);
-    size_t n = strlen(s->ep.api_key) + 16;
-    char *auth = malloc(n);
-    snprintf(auth, n, "x-api-key: %s", s->ep.api_key);
-    const char *headers[] = {auth, "anthropic-version: 2023-06-01", NULL};
-    ckb_http_request rq = {.url = s->url,
-                           .headers = headers,
-                           .body = body,
-                           .timeout_s = s->ep.timeout_s,
-                           .max_retries = s->ep.max_retries,
-                           .backoff_base_s = s->ep.backoff_base_s,
-                           .secret = s->ep.api_key};
-    ckb_http_response rs;
-    ckb_http_post(&rq, &rs);
-    if (ckb_http_reply_from(&rs, ANTHROPIC_NAME, out)) {
-        json_object *root = ckb_http_parse_body(rs.body, ANTHROPIC_NAME, out);
-        if (root)
-            anthropic__parse(root, out);
-        json_object_put(root);
-    }
-    ckb_http_response_free(&rs);
-    memset(auth, 0, strlen(auth));
-    free(auth);
+    ckb_http_endpoint *ep = state;
+    char *body = anthropic__body(ep, msgs, nmsgs);
+    ckb_http_chat(ep, ANTHROPIC_NAME, "x-api-key: ", "anthropic-version: 2023-06-01", body,
+                  anthropic__parse, out);
     free(body);
-}
-
-static void anthropic__close(void *state)
-{
-    anthropic_state *s = state;
-    if (!s)
-        return;
-    ckb_http_endpoint_free(&s->ep);
-    free(s->url);
-    free(s);
 }
 
 int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
 {
-    anthropic_state *s = calloc(1, sizeof *s);
-    if (ckb_http_endpoint_init(&s->ep, c, ANTHROPIC_NAME, "CKB_ANTHROPIC_BASE_URL",
+    ckb_http_endpoint *ep = calloc(1, sizeof *ep);
+    if (ckb_http_endpoint_init(ep, c, ANTHROPIC_NAME, "CKB_ANTHROPIC_BASE_URL",
                                "https://api.anthropic.com", "ANTHROPIC_API_KEY", 0, err,
                                errlen) != 0)
         goto fail;
-    size_t n = strlen(s->ep.base_url) + 32;
-    s->url = malloc(n);
-    snprintf(s->url, n, "%s/v1/messages", s->ep.base_url);
+    ckb_http_endpoint_set_url(ep, "/v1/messages");
     b->ops.complete = anthropic__complete;
-    b->ops.close = anthropic__close;
-    b->state = s;
+    b->ops.close = ckb_http_state_close;
+    b->state = ep;
     b->keeps_cost = 0;
     return 0;
 fail:
-    anthropic__close(s);
+    ckb_http_state_close(ep);
     return -1;
 }

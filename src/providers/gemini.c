@@ -14,11 +14,6 @@
 
 #define GEMINI_NAME "gemini"
 
-typedef struct {
-    ckb_http_endpoint ep;
-    char *url;
-} gemini_state;
-
 static json_object *gemini__parts(const char *text)
 {
     json_object *parts = json_object_new_array();
@@ -28,7 +23,7 @@ static json_object *gemini__parts(const char *text)
     return parts;
 }
 
-static char *gemini__body(const gemini_state *s, const ckb_chat_msg *msgs, int nmsgs)
+static char *gemini__body(const ckb_http_endpoint *ep, const ckb_chat_msg *msgs, int nmsgs)
 {
     json_object *root = json_object_new_object();
     ckb_strbuf system = {0};
@@ -55,9 +50,9 @@ static char *gemini__body(const gemini_state *s, const ckb_chat_msg *msgs, int n
     }
     json_object_object_add(root, "contents", contents);
     json_object *gc = json_object_new_object();
-    json_object_object_add(gc, "maxOutputTokens", json_object_new_int(s->ep.max_tokens));
-    if (s->ep.temperature >= 0)
-        json_object_object_add(gc, "temperature", json_object_new_double(s->ep.temperature));
+    json_object_object_add(gc, "maxOutputTokens", json_object_new_int(ep->max_tokens));
+    if (ep->temperature >= 0)
+        json_object_object_add(gc, "temperature", json_object_new_double(ep->temperature));
     json_object_object_add(root, "generationConfig", gc);
     char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -130,61 +125,28 @@ static void gemini__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
                              ckb_reply *out)
 {
     (void)key;
-    gemini_state *s = state;
-    char *body = gemini__body(s, msgs, nmsgs);
-    size_t n = strlen(s->ep.api_key) + 32;
-    char *auth = malloc(n);
-    snprintf(auth, n, "x-goog-api-key: %s", s->ep.api_key);
-    const char *headers[] = {auth, NULL};
-    ckb_http_request rq = {.url = s->url,
-                           .headers = headers,
-                           .body = body,
-                           .timeout_s = s->ep.timeout_s,
-                           .max_retries = s->ep.max_retries,
-                           .backoff_base_s = s->ep.backoff_base_s,
-                           .secret = s->ep.api_key};
-    ckb_http_response rs;
-    ckb_http_post(&rq, &rs);
-    if (ckb_http_reply_from(&rs, GEMINI_NAME, out)) {
-        json_object *root = ckb_http_parse_body(rs.body, GEMINI_NAME, out);
-        if (root)
-            gemini__parse(root, out);
-        json_object_put(root);
-    }
-    ckb_http_response_free(&rs);
-    memset(auth, 0, strlen(auth));
-    free(auth);
+    ckb_http_endpoint *ep = state;
+    char *body = gemini__body(ep, msgs, nmsgs);
+    ckb_http_chat(ep, GEMINI_NAME, "x-goog-api-key: ", NULL, body, gemini__parse, out);
     free(body);
-}
-
-static void gemini__close(void *state)
-{
-    gemini_state *s = state;
-    if (!s)
-        return;
-    ckb_http_endpoint_free(&s->ep);
-    free(s->url);
-    free(s);
 }
 
 int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
 {
-    gemini_state *s = calloc(1, sizeof *s);
-    if (ckb_http_endpoint_init(&s->ep, c, GEMINI_NAME, "CKB_GEMINI_BASE_URL",
+    ckb_http_endpoint *ep = calloc(1, sizeof *ep);
+    if (ckb_http_endpoint_init(ep, c, GEMINI_NAME, "CKB_GEMINI_BASE_URL",
                                "https://generativelanguage.googleapis.com", "GEMINI_API_KEY", 0,
                                err, errlen) != 0)
         goto fail;
     /* "models/gemini-x" and "gemini-x" name the same model */
-    const char *model = strncmp(s->ep.model, "models/", 7) == 0 ? s->ep.model + 7 : s->ep.model;
-    size_t n = strlen(s->ep.base_url) + strlen(model) + 64;
-    s->url = malloc(n);
-    snprintf(s->url, n, "%s/v1beta/models/%s:generateContent", s->ep.base_url, model);
+    const char *model = strncmp(ep->model, "models/", 7) == 0 ? ep->model + 7 : ep->model;
+    ckb_http_endpoint_set_url(ep, "/v1beta/models/%s:generateContent", model);
     b->ops.complete = gemini__complete;
-    b->ops.close = gemini__close;
-    b->state = s;
+    b->ops.close = ckb_http_state_close;
+    b->state = ep;
     b->keeps_cost = 0;
     return 0;
 fail:
-    gemini__close(s);
+    ckb_http_state_close(ep);
     return -1;
 }

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,7 +319,67 @@ void ckb_http_endpoint_free(ckb_http_endpoint *ep)
         memset(ep->api_key, 0, strlen(ep->api_key));
     free(ep->api_key);
     free(ep->model);
+    free(ep->url);
     memset(ep, 0, sizeof *ep);
+}
+
+void ckb_http_endpoint_set_url(ckb_http_endpoint *ep, const char *path_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, path_fmt);
+    int n = vsnprintf(NULL, 0, path_fmt, ap);
+    va_end(ap);
+    size_t base = strlen(ep->base_url);
+    free(ep->url);
+    ep->url = malloc(base + (size_t)n + 1);
+    memcpy(ep->url, ep->base_url, base);
+    va_start(ap, path_fmt);
+    vsnprintf(ep->url + base, (size_t)n + 1, path_fmt, ap);
+    va_end(ap);
+}
+
+void ckb_http_state_close(void *state)
+{
+    if (!state)
+        return;
+    ckb_http_endpoint_free(state);
+    free(state);
+}
+
+void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char *auth_prefix,
+                   const char *extra_header, const char *body, ckb_http_parse_fn parse,
+                   ckb_reply *out)
+{
+    char *auth = NULL;
+    const char *headers[3] = {NULL, NULL, NULL};
+    int nh = 0;
+    if (ep->api_key) {
+        size_t n = strlen(auth_prefix) + strlen(ep->api_key) + 1;
+        auth = malloc(n);
+        snprintf(auth, n, "%s%s", auth_prefix, ep->api_key);
+        headers[nh++] = auth;
+    }
+    if (extra_header)
+        headers[nh++] = extra_header;
+    ckb_http_request rq = {.url = ep->url,
+                           .headers = headers,
+                           .body = body,
+                           .timeout_s = ep->timeout_s,
+                           .max_retries = ep->max_retries,
+                           .backoff_base_s = ep->backoff_base_s,
+                           .secret = ep->api_key};
+    ckb_http_response rs;
+    ckb_http_post(&rq, &rs);
+    if (ckb_http_reply_from(&rs, provider, out)) {
+        json_object *root = ckb_http_parse_body(rs.body, provider, out);
+        if (root)
+            parse(root, out);
+        json_object_put(root);
+    }
+    ckb_http_response_free(&rs);
+    if (auth) /* do not leave the key lying in freed memory */
+        memset(auth, 0, strlen(auth));
+    free(auth);
 }
 
 int ckb_http_reply_from(const ckb_http_response *rs, const char *provider, ckb_reply *out)

@@ -48,6 +48,7 @@ typedef struct {
     double timeout_s, backoff_base_s;
     int max_retries, max_tokens;
     double temperature;
+    char *url; /* the request URL, set by the provider (ckb_http_endpoint_set_url) */
 } ckb_http_endpoint;
 
 /* Resolves the endpoint: base URL from the config, else $<base_env>, else
@@ -58,6 +59,26 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
                            const char *default_key_env, int key_optional, char *err, size_t errlen);
 void ckb_http_endpoint_free(ckb_http_endpoint *ep);
 
+/* ep->url = ep->base_url followed by the formatted path. */
+void ckb_http_endpoint_set_url(ckb_http_endpoint *ep, const char *path_fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The close op of an HTTP provider whose state is allocated with malloc and
+ * begins with its ckb_http_endpoint. */
+void ckb_http_state_close(void *state);
+
+/* Reads a provider's 2xx reply into out (text, tokens, status). */
+struct json_object;
+typedef void (*ckb_http_parse_fn)(struct json_object *root, ckb_reply *out);
+
+/* One chat call: posts body to ep->url with the key in the header
+ * "<auth_prefix><key>" (none when ep has no key) and extra_header when not
+ * NULL, then fills out with the transport fields and, for a 2xx, what parse
+ * reads from the body. The header holding the key is wiped after use. */
+void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char *auth_prefix,
+                   const char *extra_header, const char *body, ckb_http_parse_fn parse,
+                   ckb_reply *out);
+
 /* 1 when url's host is exactly host (scheme and port ignored). */
 int ckb_http_url_host_is(const char *url, const char *host);
 
@@ -67,8 +88,6 @@ int ckb_http_url_host_is(const char *url, const char *host);
  * the caller should parse, 0 otherwise. */
 int ckb_http_reply_from(const ckb_http_response *rs, const char *provider, ckb_reply *out);
 
-/* Small readers of a parsed reply (json-c), shared by the HTTP providers. */
-struct json_object;
 /* root parsed from body, or NULL with out->status MALFORMED and an error
  * that quotes the start of the body. */
 struct json_object *ckb_http_parse_body(const char *body, const char *provider, ckb_reply *out);

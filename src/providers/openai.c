@@ -15,8 +15,7 @@
 #define OPENAI_NAME "openai"
 
 typedef struct {
-    ckb_http_endpoint ep;
-    char *url;
+    ckb_http_endpoint ep; /* first: ckb_http_state_close frees the state */
     /* api.openai.com's reasoning models refuse max_tokens and want
      * max_completion_tokens, which every current OpenAI chat model takes;
      * local servers know max_tokens. */
@@ -106,45 +105,9 @@ static void openai__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
 {
     (void)key;
     openai_state *s = state;
-    char *auth = NULL;
     char *body = openai__body(s, msgs, nmsgs);
-    const char *headers[2] = {NULL, NULL};
-    if (s->ep.api_key) {
-        size_t n = strlen(s->ep.api_key) + 32;
-        auth = malloc(n);
-        snprintf(auth, n, "Authorization: Bearer %s", s->ep.api_key);
-        headers[0] = auth;
-    }
-    ckb_http_request rq = {.url = s->url,
-                           .headers = headers,
-                           .body = body,
-                           .timeout_s = s->ep.timeout_s,
-                           .max_retries = s->ep.max_retries,
-                           .backoff_base_s = s->ep.backoff_base_s,
-                           .secret = s->ep.api_key};
-    ckb_http_response rs;
-    ckb_http_post(&rq, &rs);
-    if (ckb_http_reply_from(&rs, OPENAI_NAME, out)) {
-        json_object *root = ckb_http_parse_body(rs.body, OPENAI_NAME, out);
-        if (root)
-            openai__parse(root, out);
-        json_object_put(root);
-    }
-    ckb_http_response_free(&rs);
-    if (auth)
-        memset(auth, 0, strlen(auth));
-    free(auth);
+    ckb_http_chat(&s->ep, OPENAI_NAME, "Authorization: Bearer ", NULL, body, openai__parse, out);
     free(body);
-}
-
-static void openai__close(void *state)
-{
-    openai_state *s = state;
-    if (!s)
-        return;
-    ckb_http_endpoint_free(&s->ep);
-    free(s->url);
-    free(s);
 }
 
 int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
@@ -158,15 +121,13 @@ int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
                                errlen) != 0)
         goto fail;
     s->official = official;
-    size_t n = strlen(s->ep.base_url) + 32;
-    s->url = malloc(n);
-    snprintf(s->url, n, "%s/chat/completions", s->ep.base_url);
+    ckb_http_endpoint_set_url(&s->ep, "/chat/completions");
     b->ops.complete = openai__complete;
-    b->ops.close = openai__close;
+    b->ops.close = ckb_http_state_close;
     b->state = s;
     b->keeps_cost = 0;
     return 0;
 fail:
-    openai__close(s);
+    ckb_http_state_close(s);
     return -1;
 }
