@@ -66,6 +66,21 @@
 #ifndef FA_G
 #define FA_G 4
 #endif
+#ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
+#define AMX 1
+#endif
+/* AMX: GEMM blocks of 32 rows need GMC a multiple of 32; the attention's
+ * 16-row tiles and 32-deep k steps need BQ % 16, BK % 32, NOPE, ROPE % 32. */
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && GMC % 32 == 0
+#define ML_AMX 1
+#else
+#define ML_AMX 0
+#endif
+#if ML_AMX && BQ % 16 == 0 && BK % 32 == 0 && NOPE % 32 == 0 && ROPE % 32 == 0
+#define FA_AMX 1
+#else
+#define FA_AMX 0
+#endif
 
 #if BQ < 4 || BQ % 4 != 0
 #error "BQ must be a positive multiple of 4"
@@ -222,6 +237,69 @@ static inline void g__ukernel(const ckb_bf16 *a, int64_t lda, int64_t k, const u
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
 }
 
+#if ML_AMX
+
+/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4-5 A (16 rows x
+ * 32 bf16), 6-7 B (16 pairs x 16 columns, the packed pair layout); the
+ * attention uses the same shapes. Per thread, once per call. */
+static void ml__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* C[0:32, 0:nr] = bf16(a[0:32, 0:k] @ panel), nr and k multiples of 32:
+ * per 32 columns a 2 x 2 grid of f32 accumulator tiles over all of k, A
+ * tiles straight from A (a pair of k is the layout tdpbf16ps reads), B
+ * tiles from the packed panel (rows G_NR pairs apart); the f32 tiles go
+ * through a small buffer and are rounded to bf16 once. */
+static void g__amx_block(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_t *bp,
+                         ckb_bf16 *c, int64_t ldc, int nr)
+{
+    float buf[32][32] __attribute__((aligned(64)));
+    const ckb_bf16 *a1 = a + 16 * lda;
+    for (int v = 0; v < nr; v += 32) {
+        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        for (int64_t kk = 0; kk < k; kk += 32) {
+            _tile_loadd(4, a + kk, lda * 2);
+            _tile_loadd(6, b0 + kk / 2 * G_NR, G_NR * 4);
+            _tile_loadd(7, b1 + kk / 2 * G_NR, G_NR * 4);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            _tile_loadd(5, a1 + kk, lda * 2);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+        _tile_stored(0, &buf[0][0], 128);
+        _tile_stored(1, &buf[0][16], 128);
+        _tile_stored(2, &buf[16][0], 128);
+        _tile_stored(3, &buf[16][16], 128);
+        for (int r = 0; r < 32; r++) {
+            __m512bh y =
+                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][16]), _mm512_load_ps(&buf[r][0]));
+            _mm512_storeu_si512((void *)(c + r * ldc + v), (__m512i)y);
+        }
+    }
+}
+#define ML_TILES_ON() ml__tiles_on()
+#define ML_TILES_OFF() _tile_release()
+#else
+#define ML_TILES_ON() ((void)0)
+#define ML_TILES_OFF() ((void)0)
+#endif
+
 /* One GEMM of a job list: C[m, n] = bf16(A[m, k] @ B[k, n]). */
 typedef struct {
     int64_t m, n, k, lda, ldb, ldc;
@@ -247,6 +325,19 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
         g__pack_b(j->b, j->ldb, j->k, j->n, j0, np, pack);
         *packed = (job << 32) + jb;
     }
+#if ML_AMX
+    /* Whole tiles only: other shapes take the vdpbf16ps kernel. */
+    if ((j->m | j->n | j->k) % 32 == 0) {
+        for (int64_t q = 0; q < np; q++) {
+            const int64_t c0 = j0 + q * G_NR;
+            const int nr = j->n - c0 < G_NR ? (int)(j->n - c0) : G_NR;
+            for (int64_t i = i0; i < i1; i += 32)
+                g__amx_block(j->a + i * j->lda, j->lda, j->k, pack + q * kp * G_NR,
+                             j->c + i * j->ldc + c0, j->ldc, nr);
+        }
+        return;
+    }
+#endif
     for (int64_t q = 0; q < np; q++) {
         const int64_t c0 = j0 + q * G_NR;
         const int nr = j->n - c0 < G_NR ? (int)(j->n - c0) : G_NR;
@@ -625,6 +716,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
         int64_t packed = -1;
         fa__scratch sc;
         fa__scratch_carve(mine + ML_ROUND64(G_PACK_BYTES), &sc);
+        ML_TILES_ON();
 
 #pragma omp for schedule(static) nowait
         for (int64_t pos = 0; pos < S; pos++)
@@ -702,6 +794,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t t = 0; t < g__tiles(&oproj); t++)
             g__tile(&oproj, 2, t, pack, &packed);
+        ML_TILES_OFF();
     }
     free(mem);
 }
