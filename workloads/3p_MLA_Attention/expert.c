@@ -356,8 +356,10 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #define FA_DP (FA_DPN + FA_DPR)   /* d pairs of a query row */
 #define FA_DV ((VD + 15) / 16)    /* 16-wide vectors of a value / output row */
 #define FA_DO (16 * FA_DV)
-#define FA_SP ((S + 15) / 16 * 16) /* keys padded to a group of 16 */
+/* keys padded to a group of 16 (AMX: 32, a whole P v tile, zero V) */
+#define FA_SP (FA_AMX ? (S + 31) / 32 * 32 : (S + 15) / 16 * 16)
 #define FA_R 4                     /* query rows per register tile */
+#define FA_RS (FA_AMX ? 16 : FA_R) /* rows of scores and P: a tile's */
 #define FA_NV 4                    /* 16-key vectors per q k^T tile */
 #define FA_DC 4                    /* 16-wide d vectors per P v tile */
 #define FA_KN_SIZE ((int64_t)FA_SP * NOPE) /* bf16 elements of a packed k_nope */
@@ -510,22 +512,22 @@ static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, cons
 /* Per-thread attention scratch, 64-byte aligned. */
 typedef struct {
     uint32_t *q; /* [BQ][FA_DP] the query block as d pairs */
-    float *s;    /* [FA_R][BK] scores of one row tile */
-    ckb_bf16 *p; /* [FA_R][BK] probabilities of one row tile */
+    float *s;    /* [FA_RS][BK] scores of one row tile */
+    ckb_bf16 *p; /* [FA_RS][BK] probabilities of one row tile */
     float *o;    /* [BQ][FA_DO] unnormalised output rows */
     float *m;    /* [BQ] running max (base-2 domain) */
     float *l;    /* [BQ][16] running sum, lane-wise */
 } fa__scratch;
 
 #define FA_SCRATCH_BYTES                                                                        \
-    (ML_ROUND64(BQ * FA_DP * 4) + ML_ROUND64(FA_R * BK * 4) + ML_ROUND64(FA_R * BK * 2) +      \
+    (ML_ROUND64(BQ * FA_DP * 4) + ML_ROUND64(FA_RS * BK * 4) + ML_ROUND64(FA_RS * BK * 2) +    \
      ML_ROUND64(BQ * FA_DO * 4) + ML_ROUND64(BQ * 4) + ML_ROUND64(BQ * 16 * 4))
 
 static void fa__scratch_carve(char *base, fa__scratch *sc)
 {
     sc->q = (uint32_t *)base, base += ML_ROUND64(BQ * FA_DP * 4);
-    sc->s = (float *)base, base += ML_ROUND64(FA_R * BK * 4);
-    sc->p = (ckb_bf16 *)base, base += ML_ROUND64(FA_R * BK * 2);
+    sc->s = (float *)base, base += ML_ROUND64(FA_RS * BK * 4);
+    sc->p = (ckb_bf16 *)base, base += ML_ROUND64(FA_RS * BK * 2);
     sc->o = (float *)base, base += ML_ROUND64(BQ * FA_DO * 4);
     sc->m = (float *)base, base += ML_ROUND64(BQ * 4);
     sc->l = (float *)base;
@@ -568,7 +570,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
  * the head's staging, rows QKD apart; out at its position 0 in the
  * attention output, rows FA_OS apart) against its packed k_nope (kn), the
  * batch row's packed k_rope (kr) and its packed v (vp). */
-static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
+static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
                       const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
                       fa__scratch *sc)
 {
@@ -644,6 +646,196 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
         }
     }
 }
+
+#if FA_AMX
+
+/* Online softmax of a 16-row tile against key block j0: scores sc->s
+ * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
+ * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
+ * where masked and past w16: whole 32-key tiles), updates m and l, and
+ * returns in alpha how much each row's old output shrinks. */
+static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
+                          int64_t w32, float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(FA_C2);
+    for (int r = 0; r < 16; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
+        const float *s = sc->s + r * BK;
+        ckb_bf16 *pr = sc->p + r * BK;
+        __m512 mx = _mm512_set1_ps(-INFINITY);
+        for (int64_t k = 0; k < c; k += 16) {
+            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
+            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
+        }
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w32; k += 16) {
+            __m512 e = _mm512_setzero_ps();
+            if (k < c) {
+                e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                if (k + 16 > c)
+                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
+                sum = _mm512_add_ps(sum, e);
+            }
+            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* nv (1..4) 16-key score tiles += 16 query rows (A, rows QKD apart) x nc
+ * 32-deep chunks of a packed key part whose groups are gb bytes apart. */
+static inline __attribute__((always_inline)) void fa__qk_amx(const char *qt, const char *kt,
+                                                             int64_t gb, int64_t nc, int64_t nv)
+{
+    for (int64_t kc = 0; kc < nc; kc++) {
+        const char *b = kt + kc * 16 * 64;
+        _tile_loadd(4, qt + kc * 64, QKD * 2);
+        _tile_loadd(5, b, 64);
+        _tile_dpbf16ps(0, 4, 5);
+        if (nv > 1) {
+            _tile_loadd(6, b + gb, 64);
+            _tile_dpbf16ps(1, 4, 6);
+        }
+        if (nv > 2) {
+            _tile_loadd(7, b + 2 * gb, 64);
+            _tile_dpbf16ps(2, 4, 7);
+        }
+        if (nv > 3) {
+            _tile_loadd(5, b + 3 * gb, 64);
+            _tile_dpbf16ps(3, 4, 5);
+        }
+    }
+}
+
+/* fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 rows of the
+ * gathered q (bf16 rows of QKD, the layout A reads) x 32 d; B = 16 d pairs
+ * x 16 keys of a packed key group (fa__pack_k's layout is B's): the NOPE
+ * chunks from the head's k_nope, the ROPE chunks from the shared k_rope.
+ * P v: A = 16 rows of P x 32 keys, B = 16 key pairs x 16 d of the packed v.
+ * The output rows are rescaled by alpha, loaded into the accumulators and
+ * stored back. Same arguments as fa__block. */
+static void fa__block_amx(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
+                          const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
+                          fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + 15) / 16;
+    memset(sc->q, 0, (size_t)ntiles * 16 * FA_DP * 4);
+    for (int64_t r = 0; r < nrows; r++) {
+        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
+        memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
+        ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
+    }
+    memset(sc->o, 0, (size_t)ntiles * 16 * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * 16 * 16 * 4);
+    for (int64_t r = 0; r < ntiles * 16; r++)
+        sc->m[r] = -INFINITY;
+
+    const int64_t gn = FA_DPN * 16 * 4, gr = FA_DPR * 16 * 4; /* bytes of a key group */
+    int64_t kend = i0 + nrows;
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * 16; rt += 16) {
+            /* Tiles and j0 start at multiples of 16, so a tile that reaches
+             * j0 has every row reaching it. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + 16 < S ? qi0 + 16 : S;
+            if (tend <= j0)
+                continue;
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
+            const char *qt = (const char *)(sc->q + rt * FA_DP);
+            for (int64_t v = 0; v < nv; v += 4) {
+                int64_t n = nv - v < 4 ? nv - v : 4, g = j0 / 16 + v;
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                fa__qk_amx(qt, (const char *)kn + g * gn, gn, NOPE / 32, n);
+                fa__qk_amx(qt + NOPE * 2, (const char *)kr + g * gr, gr, ROPE / 32, n);
+                float *st = sc->s + 16 * v;
+                _tile_stored(0, st, BK * 4);
+                if (n > 1)
+                    _tile_stored(1, st + 16, BK * 4);
+                if (n > 2)
+                    _tile_stored(2, st + 32, BK * 4);
+                if (n > 3)
+                    _tile_stored(3, st + 48, BK * 4);
+            }
+            float alpha[16];
+            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            float *ot = sc->o + rt * FA_DO;
+            for (int r = 0; r < 16; r++) {
+                __m512 al = _mm512_set1_ps(alpha[r]);
+                for (int64_t d = 0; d < FA_DO; d += 16)
+                    _mm512_store_ps(ot + r * FA_DO + d,
+                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * FA_DO + d)));
+            }
+            /* key j0's pair row of v; 32 keys are 16 pair rows of FA_DO * 4 bytes */
+            const char *vt = (const char *)(vp + j0 * FA_DO);
+            const char *pt = (const char *)sc->p;
+            for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
+                int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
+                float *oc = ot + 16 * c0;
+                _tile_loadd(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_loadd(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_loadd(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_loadd(3, oc + 48, FA_DO * 4);
+                for (int64_t kk = 0; kk < w32 / 32; kk++) {
+                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
+                    _tile_loadd(4, pt + kk * 64, BK * 2);
+                    _tile_loadd(5, b, FA_DO * 4);
+                    _tile_dpbf16ps(0, 4, 5);
+                    if (n > 1) {
+                        _tile_loadd(6, b + 64, FA_DO * 4);
+                        _tile_dpbf16ps(1, 4, 6);
+                    }
+                    if (n > 2) {
+                        _tile_loadd(7, b + 128, FA_DO * 4);
+                        _tile_dpbf16ps(2, 4, 7);
+                    }
+                    if (n > 3) {
+                        _tile_loadd(5, b + 192, FA_DO * 4);
+                        _tile_dpbf16ps(3, 4, 5);
+                    }
+                }
+                _tile_stored(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_stored(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_stored(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_stored(3, oc + 48, FA_DO * 4);
+            }
+        }
+    }
+
+    __mmask16 tail = VD % 16 ? (__mmask16)((1u << (VD % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        ckb_bf16 *dst = out + (i0 + r) * FA_OS;
+        for (int64_t d = 0; d < VD; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= VD ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+#define FA_BLOCK fa__block_amx
+#else
+#define FA_BLOCK fa__block
+#endif
 
 /* RoPE of k_rope for key group g (keys 16g .. 16g+15) of batch row b, packed
  * straight into that row's shared k_rope block: once per token, for every
@@ -780,7 +972,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
             for (int64_t it = 0; it < nh * ML_NQB; it++) {
                 int64_t h = it % nh, bh = h0 + h;
                 const char *slot = ring + h * ML_SLOT_BYTES;
-                fa__block((const ckb_bf16 *)(slot + ML_SLOT_Q),
+                FA_BLOCK((const ckb_bf16 *)(slot + ML_SLOT_Q),
                           (const uint32_t *)(slot + ML_SLOT_KP), krp + bh / H * (FA_KR_SIZE / 2),
                           (const ckb_bf16 *)(slot + ML_SLOT_VP),
                           ao + (bh / H * S * H + bh % H) * VD, (ML_NQB - 1 - it / nh) * BQ, cs,
