@@ -66,6 +66,9 @@
 #ifndef FA_G
 #define FA_G 4
 #endif
+#ifndef GKC
+#define GKC 256
+#endif
 #ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
 #define AMX 1
 #endif
@@ -147,8 +150,18 @@ double ml_profile[8];
         if (omp_get_thread_num() == 0)                                                         \
             ml_profile[i] = omp_get_wtime();                                                   \
     } while (0)
+/* ml_profile[i] += the time since ML_SINCE(t) on thread 0 (after a loop's
+ * implicit barrier: the loop's time, the other threads' included). */
+#define ML_SINCE(t) const double t = omp_get_wtime()
+#define ML_ADD(i, t)                                                                           \
+    do {                                                                                       \
+        if (omp_get_thread_num() == 0)                                                         \
+            ml_profile[i] += omp_get_wtime() - (t);                                            \
+    } while (0)
 #else
 #define ML_MARK(i) ((void)0)
+#define ML_SINCE(t) ((void)0)
+#define ML_ADD(i, t) ((void)0)
 #endif
 
 #ifdef __AVX512BF16__
@@ -158,7 +171,7 @@ double ml_profile[8];
 /* ---- GEMM: C[m, n] = bf16(A[m, k] @ B[k, n]), row strides lda, ldb, ldc ---- */
 
 #define G_MR 6
-#define G_NR 64
+#define G_NR (ML_AMX ? 32 : 64) /* AMX: one 32-column chunk, its k steps contiguous */
 #define G_NV (G_NR / 16)
 #define G_PANELS (GNC / G_NR) /* panels per packed block */
 #define G_PACK_BYTES ((size_t)((ML_MAXK + 1) / 2) * GNC * 4)
@@ -256,42 +269,62 @@ static void ml__tiles_on(void)
     _tile_loadconfig(&cfg);
 }
 
-/* C[0:32, 0:nr] = bf16(a[0:32, 0:k] @ panel), nr and k multiples of 32:
- * per 32 columns a 2 x 2 grid of f32 accumulator tiles over all of k, A
- * tiles straight from A (a pair of k is the layout tdpbf16ps reads), B
- * tiles from the packed panel (rows G_NR pairs apart); the f32 tiles go
- * through a small buffer and are rounded to bf16 once. */
-static void g__amx_block(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_t *bp,
-                         ckb_bf16 *c, int64_t ldc, int nr)
+/* C[0:32, 0:n] = bf16(a[0:32, 0:k] @ B) for the np packed panels at bp (kp
+ * pairs each), n and k multiples of 32. k is split into GKC-deep slices so
+ * that the slice of A (32 x GKC bf16) stays in L1 while every 32 columns
+ * of the block pass under it: per slice and 32 columns a 2 x 2 grid of f32
+ * accumulator tiles, loaded from and stored to an f32 buffer of the 32
+ * rows (L1 too), A tiles straight from A (a pair of k is the layout
+ * tdpbf16ps reads), B tiles from the packed panel (rows G_NR pairs apart).
+ * Only B streams from L2. Rounded to bf16 once, after the last slice. */
+static void g__amx_rows(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_t *bp,
+                        int64_t kp, int64_t n, ckb_bf16 *c, int64_t ldc)
 {
-    float buf[32][32] __attribute__((aligned(64)));
-    const ckb_bf16 *a1 = a + 16 * lda;
-    for (int v = 0; v < nr; v += 32) {
-        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-        for (int64_t kk = 0; kk < k; kk += 32) {
-            _tile_loadd(4, a + kk, lda * 2);
-            _tile_loadd(6, b0 + kk / 2 * G_NR, G_NR * 4);
-            _tile_loadd(7, b1 + kk / 2 * G_NR, G_NR * 4);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 4, 7);
-            _tile_loadd(5, a1 + kk, lda * 2);
-            _tile_dpbf16ps(2, 5, 6);
-            _tile_dpbf16ps(3, 5, 7);
-        }
-        _tile_stored(0, &buf[0][0], 128);
-        _tile_stored(1, &buf[0][16], 128);
-        _tile_stored(2, &buf[16][0], 128);
-        _tile_stored(3, &buf[16][16], 128);
-        for (int r = 0; r < 32; r++) {
-            __m512bh y =
-                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][16]), _mm512_load_ps(&buf[r][0]));
-            _mm512_storeu_si512((void *)(c + r * ldc + v), (__m512i)y);
+    float buf[32][GNC] __attribute__((aligned(64)));
+    ckb_bf16 at[GKC / 32][32][32] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < k; k0 += GKC) {
+        const int64_t k1 = k - k0 < GKC ? k : k0 + GKC;
+        /* The slice of A as whole tiles, rows 64 bytes apart: A's own rows
+         * may lie a multiple of 4 KiB apart, all in one L1 set. */
+        for (int64_t kk = k0; kk < k1; kk += 32)
+            for (int r = 0; r < 32; r++)
+                _mm512_store_si512((void *)at[(kk - k0) / 32][r],
+                                   _mm512_loadu_si512((const void *)(a + r * lda + kk)));
+        for (int64_t v = 0; v < n; v += 32) {
+            const uint32_t *b0 = bp + (v / G_NR) * kp * G_NR + v % G_NR, *b1 = b0 + 16;
+            if (k0 == 0) {
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+            } else {
+                _tile_loadd(0, &buf[0][v], GNC * 4);
+                _tile_loadd(1, &buf[0][v + 16], GNC * 4);
+                _tile_loadd(2, &buf[16][v], GNC * 4);
+                _tile_loadd(3, &buf[16][v + 16], GNC * 4);
+            }
+            for (int64_t kk = k0; kk < k1; kk += 32) {
+                _tile_loadd(4, at[(kk - k0) / 32][0], 64);
+                _tile_loadd(6, b0 + kk / 2 * G_NR, G_NR * 4);
+                _tile_loadd(7, b1 + kk / 2 * G_NR, G_NR * 4);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_loadd(5, at[(kk - k0) / 32][16], 64);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+            }
+            _tile_stored(0, &buf[0][v], GNC * 4);
+            _tile_stored(1, &buf[0][v + 16], GNC * 4);
+            _tile_stored(2, &buf[16][v], GNC * 4);
+            _tile_stored(3, &buf[16][v + 16], GNC * 4);
         }
     }
+    for (int r = 0; r < 32; r++)
+        for (int64_t v = 0; v < n; v += 32) {
+            __m512bh y =
+                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][v + 16]), _mm512_load_ps(&buf[r][v]));
+            _mm512_storeu_si512((void *)(c + r * ldc + v), (__m512i)y);
+        }
 }
 #define ML_TILES_ON() ml__tiles_on()
 #define ML_TILES_OFF() _tile_release()
@@ -328,13 +361,10 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #if ML_AMX
     /* Whole tiles only: other shapes take the vdpbf16ps kernel. */
     if ((j->m | j->n | j->k) % 32 == 0) {
-        for (int64_t q = 0; q < np; q++) {
-            const int64_t c0 = j0 + q * G_NR;
-            const int nr = j->n - c0 < G_NR ? (int)(j->n - c0) : G_NR;
-            for (int64_t i = i0; i < i1; i += 32)
-                g__amx_block(j->a + i * j->lda, j->lda, j->k, pack + q * kp * G_NR,
-                             j->c + i * j->ldc + c0, j->ldc, nr);
-        }
+        const int64_t nc = j->n - j0 < GNC ? j->n - j0 : GNC;
+        for (int64_t i = i0; i < i1; i += 32)
+            g__amx_rows(j->a + i * j->lda, j->lda, j->k, pack, kp, nc, j->c + i * j->ldc + j0,
+                        j->ldc);
         return;
     }
 #endif
@@ -947,6 +977,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
             for (int64_t jb = 0; jb < 3 * nh; jb++)
                 first[jb + 1] = first[jb] + g__tiles(&jobs[jb]);
             const int64_t n_exp = first[3 * nh], n_extra = h0 == 0 ? n_kgroups : 0;
+            ML_SINCE(ml_t0);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t t = 0; t < n_exp + n_extra; t++) {
                 if (t >= n_exp) {
@@ -959,6 +990,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                     jb++;
                 g__tile(&jobs[jb], 8 + 3 * (h0 + jb / 3) + jb % 3, t - first[jb], pack, &packed);
             }
+            ML_ADD(3, ml_t0);
+            ML_SINCE(ml_t1);
 #pragma omp for schedule(dynamic, 4)
             for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
                 int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
@@ -968,6 +1001,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                 fa__pack_v((const ckb_bf16 *)(slot + ML_SLOT_V), (ckb_bf16 *)(slot + ML_SLOT_VP),
                            g);
             }
+            ML_ADD(4, ml_t1);
 #pragma omp for schedule(dynamic, 1) nowait
             for (int64_t it = 0; it < nh * ML_NQB; it++) {
                 int64_t h = it % nh, bh = h0 + h;
