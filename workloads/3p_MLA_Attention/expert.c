@@ -52,29 +52,30 @@
 #include "ckbench.h"
 
 #ifndef BQ
-#define BQ 64
+#define BQ 128
 #endif
 #ifndef BK
-#define BK 64
+#define BK 256
 #endif
 #ifndef GNC
-#define GNC 128
+#define GNC 256
 #endif
 #ifndef GMC
 #define GMC 256
 #endif
-#ifndef FA_G
-#define FA_G 4
+#ifndef GMX /* rows per work item of the per-head expansion GEMMs (S: one per job) */
+#define GMX S
 #endif
 #ifndef GKC
-#define GKC 256
+#define GKC 128
 #endif
 #ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
 #define AMX 1
 #endif
-/* AMX: GEMM blocks of 32 rows need GMC a multiple of 32; the attention's
- * 16-row tiles and 32-deep k steps need BQ % 16, BK % 32, NOPE, ROPE % 32. */
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && GMC % 32 == 0
+/* AMX: the GEMM takes its whole-tile jobs (m, n, k and rows per work item
+ * multiples of 32, checked per job); the attention's 16-row tiles and
+ * 32-deep k steps need BQ % 16, BK % 32, NOPE % 32 and ROPE % 32. */
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
 #define ML_AMX 1
 #else
 #define ML_AMX 0
@@ -83,6 +84,12 @@
 #define FA_AMX 1
 #else
 #define FA_AMX 0
+#endif
+#ifndef FA_G /* heads per packed attention group: fewer on AMX, where K and V stay in L2 */
+#define FA_G (FA_AMX ? 2 : 4)
+#endif
+#if GKC < 32 || GKC % 32 != 0
+#error "GKC must be a positive multiple of 32"
 #endif
 
 #if BQ < 4 || BQ % 4 != 0
@@ -333,16 +340,20 @@ static void g__amx_rows(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_
 #define ML_TILES_OFF() ((void)0)
 #endif
 
-/* One GEMM of a job list: C[m, n] = bf16(A[m, k] @ B[k, n]). */
+/* One GEMM of a job list: C[m, n] = bf16(A[m, k] @ B[k, n]), in work
+ * items of mc rows (0: GMC). */
 typedef struct {
     int64_t m, n, k, lda, ldb, ldc;
     const ckb_bf16 *a, *b;
     ckb_bf16 *c;
+    int64_t mc;
 } g__job;
+
+static inline int64_t g__mc(const g__job *j) { return j->mc ? j->mc : GMC; }
 
 static inline int64_t g__tiles(const g__job *j)
 {
-    return ((j->m + GMC - 1) / GMC) * ((j->n + GNC - 1) / GNC);
+    return ((j->m + g__mc(j) - 1) / g__mc(j)) * ((j->n + GNC - 1) / GNC);
 }
 
 /* Tile t of job j: GMC rows x GNC columns, column block first, so a thread
@@ -350,17 +361,17 @@ static inline int64_t g__tiles(const g__job *j)
  * names the block in its buffer: job * 2^32 + column block). */
 static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int64_t *packed)
 {
-    const int64_t nib = (j->m + GMC - 1) / GMC, kp = (j->k + 1) / 2;
-    const int64_t jb = t / nib, ib = t % nib, j0 = jb * GNC, i0 = ib * GMC;
+    const int64_t mc = g__mc(j), nib = (j->m + mc - 1) / mc, kp = (j->k + 1) / 2;
+    const int64_t jb = t / nib, ib = t % nib, j0 = jb * GNC, i0 = ib * mc;
     const int64_t np = (j->n - j0 < GNC ? j->n - j0 + G_NR - 1 : GNC) / G_NR;
-    const int64_t i1 = j->m - i0 < GMC ? j->m : i0 + GMC;
+    const int64_t i1 = j->m - i0 < mc ? j->m : i0 + mc;
     if (*packed != (job << 32) + jb) {
         g__pack_b(j->b, j->ldb, j->k, j->n, j0, np, pack);
         *packed = (job << 32) + jb;
     }
 #if ML_AMX
     /* Whole tiles only: other shapes take the vdpbf16ps kernel. */
-    if ((j->m | j->n | j->k) % 32 == 0) {
+    if ((j->m | j->n | j->k | mc) % 32 == 0) {
         const int64_t nc = j->n - j0 < GNC ? j->n - j0 : GNC;
         for (int64_t i = i0; i < i1; i += 32)
             g__amx_rows(j->a + i * j->lda, j->lda, j->k, pack, kp, nc, j->c + i * j->ldc + j0,
@@ -968,11 +979,11 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                 char *slot = ring + h * ML_SLOT_BYTES;
                 const ckb_bf16 *lat = kv + b * S * KVR;
                 jobs[3 * h] = (g__job){S, QKD, QL, QL, H * QKD, QKD, cq + b * S * QL,
-                                       q_up + hd * QKD, (ckb_bf16 *)(slot + ML_SLOT_Q)};
+                                       q_up + hd * QKD, (ckb_bf16 *)(slot + ML_SLOT_Q), GMX};
                 jobs[3 * h + 1] = (g__job){S, NOPE, KVL, KVR, H * NOPE, NOPE, lat,
-                                           k_up + hd * NOPE, (ckb_bf16 *)(slot + ML_SLOT_KN)};
+                                           k_up + hd * NOPE, (ckb_bf16 *)(slot + ML_SLOT_KN), GMX};
                 jobs[3 * h + 2] = (g__job){S, VD, KVL, KVR, H * VD, VD, lat, v_up + hd * VD,
-                                           (ckb_bf16 *)(slot + ML_SLOT_V)};
+                                           (ckb_bf16 *)(slot + ML_SLOT_V), GMX};
             }
             for (int64_t jb = 0; jb < 3 * nh; jb++)
                 first[jb + 1] = first[jb] + g__tiles(&jobs[jb]);
