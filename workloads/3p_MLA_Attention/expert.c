@@ -24,23 +24,49 @@
  *     than absorbing k_up into q (q k^T over KVL + ROPE = 576 dims per head
  *     instead of QKD = 192) or v_up into o_proj, so the expansion is kept;
  *     the absorbed form is the decode-time (S = 1) choice.
- * The projections run on a bf16 GEMM (vdpbf16ps, f32 accumulation, B packed
- * in 64-column panels, 6 x 64 register tiles, dynamic tiles of GMC rows x
- * GNC columns, independent GEMMs sharing one worksharing loop); attention is
+ * The projections run on one bf16 GEMM (f32 accumulation, one rounding to
+ * bf16; B packed in k-pair panels, dynamic work items of GMC rows x GNC
+ * columns, independent GEMMs sharing one worksharing loop); attention is
  * 1p's flash kernel (online softmax in f32, no S x S matrix, the masked
- * upper triangle never computed) with QKD = NOPE + ROPE query dims and VD
- * value dims. One parallel region covers the whole call.
+ * upper triangle never computed, P rounded to bf16) with QKD = NOPE + ROPE
+ * query dims and VD value dims. One parallel region covers the whole call.
+ *
+ * AMX (AMX=1, the default where the compiler targets amx_tile/amx_bf16;
+ * vdpbf16ps issues at about a quarter of the FMA rate on such CPUs, so
+ * tiles are what beat oneDNN, which runs its matmuls on them too):
+ *   - GEMM (g__amx_rows): 32-column panels, so one 32-deep k step of a
+ *     panel is 2 KiB contiguous; per 32 rows, k in GKC-deep slices: the
+ *     slice of A is copied into whole tiles (A's rows are 4 KiB apart at
+ *     default size, all in one L1 set, which thrashed), then every 32
+ *     columns of the block run a 2 x 2 grid of f32 accumulator tiles over
+ *     it, spilled to a 32 x GNC f32 buffer between slices and rounded to
+ *     bf16 once at the end. Jobs whose m, n, k or rows per item are not
+ *     multiples of 32 take the vdpbf16ps kernel. The per-head expansion
+ *     GEMMs are one work item each (GMX = S), so each B slice is packed once.
+ *   - Attention (fa__block_amx, as 1p's MMA=2): 16 query rows a tile; q k^T
+ *     takes NOPE / 32 chunks against the head's packed k_nope and ROPE / 32
+ *     against the shared packed k_rope (both packings are already the B
+ *     tile layout), P v 32 keys a step against the packed v, the output
+ *     rows rescaled and reloaded into the accumulators. Keys padded to 32.
+ *     Needs BQ % 16, BK % 32, NOPE % 32, ROPE % 32; otherwise the vdpbf16ps
+ *     kernel (FA_R x 64 register tiles) runs with AMX GEMMs.
+ *   Each thread configures its tiles once per call; the harness grants the
+ *   process tile permission.
+ * AMX=0 keeps the vdpbf16ps kernels: the GEMM's 6 x 64 register tiles over
+ * 64-column panels and 1p's vdpbf16ps attention.
  *
  * Without __AVX512BF16__ a portable scalar path computes the same thing
  * (plain GEMM loops, attention row by row in f32).
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
- *   BQ   query rows per attention block (multiple of 4)
- *   BK   keys per attention block (multiple of 16)
+ *   BQ   query rows per attention block (multiple of 4; AMX: of 16)
+ *   BK   keys per attention block (multiple of 16; AMX: of 32)
  *   GNC  GEMM columns per packed B block (multiple of 64): the packed block
  *        (K x GNC bf16) is what stays in L2 while GMC rows of A stream by
- * GMC (GEMM rows per work item, default 256) and FA_G (heads per packed
- * attention group, default 4) can be set too but are not searched.
+ *   GKC  k depth of an AMX GEMM slice (multiple of 32): 32 x GKC of A in L1
+ * GMC (GEMM rows per work item, default 256), GMX (rows per work item of
+ * the expansion GEMMs, default S), FA_G (heads per packed attention group,
+ * default 2 on AMX, else 4) and AMX can be set too but are not searched.
  */
 #include <math.h>
 #include <stdint.h>
@@ -935,10 +961,10 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 
     /* The down projections: cq and the latent KV row [k_latent | k_rope]. */
     const g__job down[2] = {
-        {ML_ROWS, QL, E, E, QL, QL, x, q_down, cq},
-        {ML_ROWS, KVR, E, E, KVR, KVR, x, kv_down, kv},
+        {ML_ROWS, QL, E, E, QL, QL, x, q_down, cq, GMC},
+        {ML_ROWS, KVR, E, E, KVR, KVR, x, kv_down, kv, GMC},
     };
-    const g__job oproj = {ML_ROWS, E, H * VD, H * VD, E, E, ao, o_proj, out};
+    const g__job oproj = {ML_ROWS, E, H * VD, H * VD, E, E, ao, o_proj, out, GMC};
     const int64_t n_down0 = g__tiles(&down[0]), n_downs = n_down0 + g__tiles(&down[1]);
     const int64_t n_kgroups = B * (FA_SP / 16);
 
