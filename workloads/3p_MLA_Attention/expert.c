@@ -24,23 +24,49 @@
  *     than absorbing k_up into q (q k^T over KVL + ROPE = 576 dims per head
  *     instead of QKD = 192) or v_up into o_proj, so the expansion is kept;
  *     the absorbed form is the decode-time (S = 1) choice.
- * The projections run on a bf16 GEMM (vdpbf16ps, f32 accumulation, B packed
- * in 64-column panels, 6 x 64 register tiles, dynamic tiles of GMC rows x
- * GNC columns, independent GEMMs sharing one worksharing loop); attention is
+ * The projections run on one bf16 GEMM (f32 accumulation, one rounding to
+ * bf16; B packed in k-pair panels, dynamic work items of GMC rows x GNC
+ * columns, independent GEMMs sharing one worksharing loop); attention is
  * 1p's flash kernel (online softmax in f32, no S x S matrix, the masked
- * upper triangle never computed) with QKD = NOPE + ROPE query dims and VD
- * value dims. One parallel region covers the whole call.
+ * upper triangle never computed, P rounded to bf16) with QKD = NOPE + ROPE
+ * query dims and VD value dims. One parallel region covers the whole call.
+ *
+ * AMX (AMX=1, the default where the compiler targets amx_tile/amx_bf16;
+ * vdpbf16ps issues at about a quarter of the FMA rate on such CPUs, so
+ * tiles are what beat oneDNN, which runs its matmuls on them too):
+ *   - GEMM (g__amx_rows): 32-column panels, so one 32-deep k step of a
+ *     panel is 2 KiB contiguous; per 32 rows, k in GKC-deep slices: the
+ *     slice of A is copied into whole tiles (A's rows are 4 KiB apart at
+ *     default size, all in one L1 set, which thrashed), then every 32
+ *     columns of the block run a 2 x 2 grid of f32 accumulator tiles over
+ *     it, spilled to a 32 x GNC f32 buffer between slices and rounded to
+ *     bf16 once at the end. Jobs whose m, n, k or rows per item are not
+ *     multiples of 32 take the vdpbf16ps kernel. The per-head expansion
+ *     GEMMs are one work item each (GMX = S), so each B slice is packed once.
+ *   - Attention (fa__block_amx, as 1p's MMA=2): 16 query rows a tile; q k^T
+ *     takes NOPE / 32 chunks against the head's packed k_nope and ROPE / 32
+ *     against the shared packed k_rope (both packings are already the B
+ *     tile layout), P v 32 keys a step against the packed v, the output
+ *     rows rescaled and reloaded into the accumulators. Keys padded to 32.
+ *     Needs BQ % 16, BK % 32, NOPE % 32, ROPE % 32; otherwise the vdpbf16ps
+ *     kernel (FA_R x 64 register tiles) runs with AMX GEMMs.
+ *   Each thread configures its tiles once per call; the harness grants the
+ *   process tile permission.
+ * AMX=0 keeps the vdpbf16ps kernels: the GEMM's 6 x 64 register tiles over
+ * 64-column panels and 1p's vdpbf16ps attention.
  *
  * Without __AVX512BF16__ a portable scalar path computes the same thing
  * (plain GEMM loops, attention row by row in f32).
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
- *   BQ   query rows per attention block (multiple of 4)
- *   BK   keys per attention block (multiple of 16)
+ *   BQ   query rows per attention block (multiple of 4; AMX: of 16)
+ *   BK   keys per attention block (multiple of 16; AMX: of 32)
  *   GNC  GEMM columns per packed B block (multiple of 64): the packed block
  *        (K x GNC bf16) is what stays in L2 while GMC rows of A stream by
- * GMC (GEMM rows per work item, default 256) and FA_G (heads per packed
- * attention group, default 4) can be set too but are not searched.
+ *   GKC  k depth of an AMX GEMM slice (multiple of 32): 32 x GKC of A in L1
+ * GMC (GEMM rows per work item, default 256), GMX (rows per work item of
+ * the expansion GEMMs, default S), FA_G (heads per packed attention group,
+ * default 2 on AMX, else 4) and AMX can be set too but are not searched.
  */
 #include <math.h>
 #include <stdint.h>
@@ -52,19 +78,44 @@
 #include "ckbench.h"
 
 #ifndef BQ
-#define BQ 64
+#define BQ 128
 #endif
 #ifndef BK
-#define BK 64
+#define BK 256
 #endif
 #ifndef GNC
-#define GNC 128
+#define GNC 256
 #endif
 #ifndef GMC
 #define GMC 256
 #endif
-#ifndef FA_G
-#define FA_G 4
+#ifndef GMX /* rows per work item of the per-head expansion GEMMs (S: one per job) */
+#define GMX S
+#endif
+#ifndef GKC
+#define GKC 128
+#endif
+#ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
+#define AMX 1
+#endif
+/* AMX: the GEMM takes its whole-tile jobs (m, n, k and rows per work item
+ * multiples of 32, checked per job); the attention's 16-row tiles and
+ * 32-deep k steps need BQ % 16, BK % 32, NOPE % 32 and ROPE % 32. */
+#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define ML_AMX 1
+#else
+#define ML_AMX 0
+#endif
+#if ML_AMX && BQ % 16 == 0 && BK % 32 == 0 && NOPE % 32 == 0 && ROPE % 32 == 0
+#define FA_AMX 1
+#else
+#define FA_AMX 0
+#endif
+#ifndef FA_G /* heads per packed attention group: fewer on AMX, where K and V stay in L2 */
+#define FA_G (FA_AMX ? 2 : 4)
+#endif
+#if GKC < 32 || GKC % 32 != 0
+#error "GKC must be a positive multiple of 32"
 #endif
 
 #if BQ < 4 || BQ % 4 != 0
@@ -132,8 +183,18 @@ double ml_profile[8];
         if (omp_get_thread_num() == 0)                                                         \
             ml_profile[i] = omp_get_wtime();                                                   \
     } while (0)
+/* ml_profile[i] += the time since ML_SINCE(t) on thread 0 (after a loop's
+ * implicit barrier: the loop's time, the other threads' included). */
+#define ML_SINCE(t) const double t = omp_get_wtime()
+#define ML_ADD(i, t)                                                                           \
+    do {                                                                                       \
+        if (omp_get_thread_num() == 0)                                                         \
+            ml_profile[i] += omp_get_wtime() - (t);                                            \
+    } while (0)
 #else
 #define ML_MARK(i) ((void)0)
+#define ML_SINCE(t) ((void)0)
+#define ML_ADD(i, t) ((void)0)
 #endif
 
 #ifdef __AVX512BF16__
@@ -143,7 +204,7 @@ double ml_profile[8];
 /* ---- GEMM: C[m, n] = bf16(A[m, k] @ B[k, n]), row strides lda, ldb, ldc ---- */
 
 #define G_MR 6
-#define G_NR 64
+#define G_NR (ML_AMX ? 32 : 64) /* AMX: one 32-column chunk, its k steps contiguous */
 #define G_NV (G_NR / 16)
 #define G_PANELS (GNC / G_NR) /* panels per packed block */
 #define G_PACK_BYTES ((size_t)((ML_MAXK + 1) / 2) * GNC * 4)
@@ -222,16 +283,103 @@ static inline void g__ukernel(const ckb_bf16 *a, int64_t lda, int64_t k, const u
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
 }
 
-/* One GEMM of a job list: C[m, n] = bf16(A[m, k] @ B[k, n]). */
+#if ML_AMX
+
+/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4-5 A (16 rows x
+ * 32 bf16), 6-7 B (16 pairs x 16 columns, the packed pair layout); the
+ * attention uses the same shapes. Per thread, once per call. */
+static void ml__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* C[0:32, 0:n] = bf16(a[0:32, 0:k] @ B) for the np packed panels at bp (kp
+ * pairs each), n and k multiples of 32. k is split into GKC-deep slices so
+ * that the slice of A (32 x GKC bf16) stays in L1 while every 32 columns
+ * of the block pass under it: per slice and 32 columns a 2 x 2 grid of f32
+ * accumulator tiles, loaded from and stored to an f32 buffer of the 32
+ * rows (L1 too), A tiles straight from A (a pair of k is the layout
+ * tdpbf16ps reads), B tiles from the packed panel (rows G_NR pairs apart).
+ * Only B streams from L2. Rounded to bf16 once, after the last slice. */
+static void g__amx_rows(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_t *bp,
+                        int64_t kp, int64_t n, ckb_bf16 *c, int64_t ldc)
+{
+    float buf[32][GNC] __attribute__((aligned(64)));
+    ckb_bf16 at[GKC / 32][32][32] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < k; k0 += GKC) {
+        const int64_t k1 = k - k0 < GKC ? k : k0 + GKC;
+        /* The slice of A as whole tiles, rows 64 bytes apart: A's own rows
+         * may lie a multiple of 4 KiB apart, all in one L1 set. */
+        for (int64_t kk = k0; kk < k1; kk += 32)
+            for (int r = 0; r < 32; r++)
+                _mm512_store_si512((void *)at[(kk - k0) / 32][r],
+                                   _mm512_loadu_si512((const void *)(a + r * lda + kk)));
+        for (int64_t v = 0; v < n; v += 32) {
+            const uint32_t *b0 = bp + (v / G_NR) * kp * G_NR + v % G_NR, *b1 = b0 + 16;
+            if (k0 == 0) {
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+            } else {
+                _tile_loadd(0, &buf[0][v], GNC * 4);
+                _tile_loadd(1, &buf[0][v + 16], GNC * 4);
+                _tile_loadd(2, &buf[16][v], GNC * 4);
+                _tile_loadd(3, &buf[16][v + 16], GNC * 4);
+            }
+            for (int64_t kk = k0; kk < k1; kk += 32) {
+                _tile_loadd(4, at[(kk - k0) / 32][0], 64);
+                _tile_loadd(6, b0 + kk / 2 * G_NR, G_NR * 4);
+                _tile_loadd(7, b1 + kk / 2 * G_NR, G_NR * 4);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_loadd(5, at[(kk - k0) / 32][16], 64);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+            }
+            _tile_stored(0, &buf[0][v], GNC * 4);
+            _tile_stored(1, &buf[0][v + 16], GNC * 4);
+            _tile_stored(2, &buf[16][v], GNC * 4);
+            _tile_stored(3, &buf[16][v + 16], GNC * 4);
+        }
+    }
+    for (int r = 0; r < 32; r++)
+        for (int64_t v = 0; v < n; v += 32) {
+            __m512bh y =
+                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][v + 16]), _mm512_load_ps(&buf[r][v]));
+            _mm512_storeu_si512((void *)(c + r * ldc + v), (__m512i)y);
+        }
+}
+#define ML_TILES_ON() ml__tiles_on()
+#define ML_TILES_OFF() _tile_release()
+#else
+#define ML_TILES_ON() ((void)0)
+#define ML_TILES_OFF() ((void)0)
+#endif
+
+/* One GEMM of a job list: C[m, n] = bf16(A[m, k] @ B[k, n]), in work
+ * items of mc rows (0: GMC). */
 typedef struct {
     int64_t m, n, k, lda, ldb, ldc;
     const ckb_bf16 *a, *b;
     ckb_bf16 *c;
+    int64_t mc;
 } g__job;
+
+static inline int64_t g__mc(const g__job *j) { return j->mc ? j->mc : GMC; }
 
 static inline int64_t g__tiles(const g__job *j)
 {
-    return ((j->m + GMC - 1) / GMC) * ((j->n + GNC - 1) / GNC);
+    return ((j->m + g__mc(j) - 1) / g__mc(j)) * ((j->n + GNC - 1) / GNC);
 }
 
 /* Tile t of job j: GMC rows x GNC columns, column block first, so a thread
@@ -239,14 +387,24 @@ static inline int64_t g__tiles(const g__job *j)
  * names the block in its buffer: job * 2^32 + column block). */
 static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int64_t *packed)
 {
-    const int64_t nib = (j->m + GMC - 1) / GMC, kp = (j->k + 1) / 2;
-    const int64_t jb = t / nib, ib = t % nib, j0 = jb * GNC, i0 = ib * GMC;
+    const int64_t mc = g__mc(j), nib = (j->m + mc - 1) / mc, kp = (j->k + 1) / 2;
+    const int64_t jb = t / nib, ib = t % nib, j0 = jb * GNC, i0 = ib * mc;
     const int64_t np = (j->n - j0 < GNC ? j->n - j0 + G_NR - 1 : GNC) / G_NR;
-    const int64_t i1 = j->m - i0 < GMC ? j->m : i0 + GMC;
+    const int64_t i1 = j->m - i0 < mc ? j->m : i0 + mc;
     if (*packed != (job << 32) + jb) {
         g__pack_b(j->b, j->ldb, j->k, j->n, j0, np, pack);
         *packed = (job << 32) + jb;
     }
+#if ML_AMX
+    /* Whole tiles only: other shapes take the vdpbf16ps kernel. */
+    if ((j->m | j->n | j->k | mc) % 32 == 0) {
+        const int64_t nc = j->n - j0 < GNC ? j->n - j0 : GNC;
+        for (int64_t i = i0; i < i1; i += 32)
+            g__amx_rows(j->a + i * j->lda, j->lda, j->k, pack, kp, nc, j->c + i * j->ldc + j0,
+                        j->ldc);
+        return;
+    }
+#endif
     for (int64_t q = 0; q < np; q++) {
         const int64_t c0 = j0 + q * G_NR;
         const int nr = j->n - c0 < G_NR ? (int)(j->n - c0) : G_NR;
@@ -265,8 +423,10 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #define FA_DP (FA_DPN + FA_DPR)   /* d pairs of a query row */
 #define FA_DV ((VD + 15) / 16)    /* 16-wide vectors of a value / output row */
 #define FA_DO (16 * FA_DV)
-#define FA_SP ((S + 15) / 16 * 16) /* keys padded to a group of 16 */
+/* keys padded to a group of 16 (AMX: 32, a whole P v tile, zero V) */
+#define FA_SP (FA_AMX ? (S + 31) / 32 * 32 : (S + 15) / 16 * 16)
 #define FA_R 4                     /* query rows per register tile */
+#define FA_RS (FA_AMX ? 16 : FA_R) /* rows of scores and P: a tile's */
 #define FA_NV 4                    /* 16-key vectors per q k^T tile */
 #define FA_DC 4                    /* 16-wide d vectors per P v tile */
 #define FA_KN_SIZE ((int64_t)FA_SP * NOPE) /* bf16 elements of a packed k_nope */
@@ -419,22 +579,22 @@ static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, cons
 /* Per-thread attention scratch, 64-byte aligned. */
 typedef struct {
     uint32_t *q; /* [BQ][FA_DP] the query block as d pairs */
-    float *s;    /* [FA_R][BK] scores of one row tile */
-    ckb_bf16 *p; /* [FA_R][BK] probabilities of one row tile */
+    float *s;    /* [FA_RS][BK] scores of one row tile */
+    ckb_bf16 *p; /* [FA_RS][BK] probabilities of one row tile */
     float *o;    /* [BQ][FA_DO] unnormalised output rows */
     float *m;    /* [BQ] running max (base-2 domain) */
     float *l;    /* [BQ][16] running sum, lane-wise */
 } fa__scratch;
 
 #define FA_SCRATCH_BYTES                                                                        \
-    (ML_ROUND64(BQ * FA_DP * 4) + ML_ROUND64(FA_R * BK * 4) + ML_ROUND64(FA_R * BK * 2) +      \
+    (ML_ROUND64(BQ * FA_DP * 4) + ML_ROUND64(FA_RS * BK * 4) + ML_ROUND64(FA_RS * BK * 2) +    \
      ML_ROUND64(BQ * FA_DO * 4) + ML_ROUND64(BQ * 4) + ML_ROUND64(BQ * 16 * 4))
 
 static void fa__scratch_carve(char *base, fa__scratch *sc)
 {
     sc->q = (uint32_t *)base, base += ML_ROUND64(BQ * FA_DP * 4);
-    sc->s = (float *)base, base += ML_ROUND64(FA_R * BK * 4);
-    sc->p = (ckb_bf16 *)base, base += ML_ROUND64(FA_R * BK * 2);
+    sc->s = (float *)base, base += ML_ROUND64(FA_RS * BK * 4);
+    sc->p = (ckb_bf16 *)base, base += ML_ROUND64(FA_RS * BK * 2);
     sc->o = (float *)base, base += ML_ROUND64(BQ * FA_DO * 4);
     sc->m = (float *)base, base += ML_ROUND64(BQ * 4);
     sc->l = (float *)base;
@@ -477,7 +637,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
  * the head's staging, rows QKD apart; out at its position 0 in the
  * attention output, rows FA_OS apart) against its packed k_nope (kn), the
  * batch row's packed k_rope (kr) and its packed v (vp). */
-static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
+static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
                       const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
                       fa__scratch *sc)
 {
@@ -554,6 +714,196 @@ static void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
     }
 }
 
+#if FA_AMX
+
+/* Online softmax of a 16-row tile against key block j0: scores sc->s
+ * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
+ * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
+ * where masked and past w16: whole 32-key tiles), updates m and l, and
+ * returns in alpha how much each row's old output shrinks. */
+static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
+                          int64_t w32, float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(FA_C2);
+    for (int r = 0; r < 16; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
+        const float *s = sc->s + r * BK;
+        ckb_bf16 *pr = sc->p + r * BK;
+        __m512 mx = _mm512_set1_ps(-INFINITY);
+        for (int64_t k = 0; k < c; k += 16) {
+            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
+            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
+        }
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w32; k += 16) {
+            __m512 e = _mm512_setzero_ps();
+            if (k < c) {
+                e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                if (k + 16 > c)
+                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
+                sum = _mm512_add_ps(sum, e);
+            }
+            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* nv (1..4) 16-key score tiles += 16 query rows (A, rows QKD apart) x nc
+ * 32-deep chunks of a packed key part whose groups are gb bytes apart. */
+static inline __attribute__((always_inline)) void fa__qk_amx(const char *qt, const char *kt,
+                                                             int64_t gb, int64_t nc, int64_t nv)
+{
+    for (int64_t kc = 0; kc < nc; kc++) {
+        const char *b = kt + kc * 16 * 64;
+        _tile_loadd(4, qt + kc * 64, QKD * 2);
+        _tile_loadd(5, b, 64);
+        _tile_dpbf16ps(0, 4, 5);
+        if (nv > 1) {
+            _tile_loadd(6, b + gb, 64);
+            _tile_dpbf16ps(1, 4, 6);
+        }
+        if (nv > 2) {
+            _tile_loadd(7, b + 2 * gb, 64);
+            _tile_dpbf16ps(2, 4, 7);
+        }
+        if (nv > 3) {
+            _tile_loadd(5, b + 3 * gb, 64);
+            _tile_dpbf16ps(3, 4, 5);
+        }
+    }
+}
+
+/* fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 rows of the
+ * gathered q (bf16 rows of QKD, the layout A reads) x 32 d; B = 16 d pairs
+ * x 16 keys of a packed key group (fa__pack_k's layout is B's): the NOPE
+ * chunks from the head's k_nope, the ROPE chunks from the shared k_rope.
+ * P v: A = 16 rows of P x 32 keys, B = 16 key pairs x 16 d of the packed v.
+ * The output rows are rescaled by alpha, loaded into the accumulators and
+ * stored back. Same arguments as fa__block. */
+static void fa__block_amx(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
+                          const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
+                          fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + 15) / 16;
+    memset(sc->q, 0, (size_t)ntiles * 16 * FA_DP * 4);
+    for (int64_t r = 0; r < nrows; r++) {
+        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
+        memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
+        ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
+    }
+    memset(sc->o, 0, (size_t)ntiles * 16 * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * 16 * 16 * 4);
+    for (int64_t r = 0; r < ntiles * 16; r++)
+        sc->m[r] = -INFINITY;
+
+    const int64_t gn = FA_DPN * 16 * 4, gr = FA_DPR * 16 * 4; /* bytes of a key group */
+    int64_t kend = i0 + nrows;
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * 16; rt += 16) {
+            /* Tiles and j0 start at multiples of 16, so a tile that reaches
+             * j0 has every row reaching it. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + 16 < S ? qi0 + 16 : S;
+            if (tend <= j0)
+                continue;
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
+            const char *qt = (const char *)(sc->q + rt * FA_DP);
+            for (int64_t v = 0; v < nv; v += 4) {
+                int64_t n = nv - v < 4 ? nv - v : 4, g = j0 / 16 + v;
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                fa__qk_amx(qt, (const char *)kn + g * gn, gn, NOPE / 32, n);
+                fa__qk_amx(qt + NOPE * 2, (const char *)kr + g * gr, gr, ROPE / 32, n);
+                float *st = sc->s + 16 * v;
+                _tile_stored(0, st, BK * 4);
+                if (n > 1)
+                    _tile_stored(1, st + 16, BK * 4);
+                if (n > 2)
+                    _tile_stored(2, st + 32, BK * 4);
+                if (n > 3)
+                    _tile_stored(3, st + 48, BK * 4);
+            }
+            float alpha[16];
+            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            float *ot = sc->o + rt * FA_DO;
+            for (int r = 0; r < 16; r++) {
+                __m512 al = _mm512_set1_ps(alpha[r]);
+                for (int64_t d = 0; d < FA_DO; d += 16)
+                    _mm512_store_ps(ot + r * FA_DO + d,
+                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * FA_DO + d)));
+            }
+            /* key j0's pair row of v; 32 keys are 16 pair rows of FA_DO * 4 bytes */
+            const char *vt = (const char *)(vp + j0 * FA_DO);
+            const char *pt = (const char *)sc->p;
+            for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
+                int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
+                float *oc = ot + 16 * c0;
+                _tile_loadd(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_loadd(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_loadd(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_loadd(3, oc + 48, FA_DO * 4);
+                for (int64_t kk = 0; kk < w32 / 32; kk++) {
+                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
+                    _tile_loadd(4, pt + kk * 64, BK * 2);
+                    _tile_loadd(5, b, FA_DO * 4);
+                    _tile_dpbf16ps(0, 4, 5);
+                    if (n > 1) {
+                        _tile_loadd(6, b + 64, FA_DO * 4);
+                        _tile_dpbf16ps(1, 4, 6);
+                    }
+                    if (n > 2) {
+                        _tile_loadd(7, b + 128, FA_DO * 4);
+                        _tile_dpbf16ps(2, 4, 7);
+                    }
+                    if (n > 3) {
+                        _tile_loadd(5, b + 192, FA_DO * 4);
+                        _tile_dpbf16ps(3, 4, 5);
+                    }
+                }
+                _tile_stored(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_stored(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_stored(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_stored(3, oc + 48, FA_DO * 4);
+            }
+        }
+    }
+
+    __mmask16 tail = VD % 16 ? (__mmask16)((1u << (VD % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        ckb_bf16 *dst = out + (i0 + r) * FA_OS;
+        for (int64_t d = 0; d < VD; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= VD ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+#define FA_BLOCK fa__block_amx
+#else
+#define FA_BLOCK fa__block
+#endif
+
 /* RoPE of k_rope for key group g (keys 16g .. 16g+15) of batch row b, packed
  * straight into that row's shared k_rope block: once per token, for every
  * head. */
@@ -611,10 +961,10 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 
     /* The down projections: cq and the latent KV row [k_latent | k_rope]. */
     const g__job down[2] = {
-        {ML_ROWS, QL, E, E, QL, QL, x, q_down, cq},
-        {ML_ROWS, KVR, E, E, KVR, KVR, x, kv_down, kv},
+        {ML_ROWS, QL, E, E, QL, QL, x, q_down, cq, GMC},
+        {ML_ROWS, KVR, E, E, KVR, KVR, x, kv_down, kv, GMC},
     };
-    const g__job oproj = {ML_ROWS, E, H * VD, H * VD, E, E, ao, o_proj, out};
+    const g__job oproj = {ML_ROWS, E, H * VD, H * VD, E, E, ao, o_proj, out, GMC};
     const int64_t n_down0 = g__tiles(&down[0]), n_downs = n_down0 + g__tiles(&down[1]);
     const int64_t n_kgroups = B * (FA_SP / 16);
 
@@ -625,6 +975,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
         int64_t packed = -1;
         fa__scratch sc;
         fa__scratch_carve(mine + ML_ROUND64(G_PACK_BYTES), &sc);
+        ML_TILES_ON();
 
 #pragma omp for schedule(static) nowait
         for (int64_t pos = 0; pos < S; pos++)
@@ -654,15 +1005,16 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                 char *slot = ring + h * ML_SLOT_BYTES;
                 const ckb_bf16 *lat = kv + b * S * KVR;
                 jobs[3 * h] = (g__job){S, QKD, QL, QL, H * QKD, QKD, cq + b * S * QL,
-                                       q_up + hd * QKD, (ckb_bf16 *)(slot + ML_SLOT_Q)};
+                                       q_up + hd * QKD, (ckb_bf16 *)(slot + ML_SLOT_Q), GMX};
                 jobs[3 * h + 1] = (g__job){S, NOPE, KVL, KVR, H * NOPE, NOPE, lat,
-                                           k_up + hd * NOPE, (ckb_bf16 *)(slot + ML_SLOT_KN)};
+                                           k_up + hd * NOPE, (ckb_bf16 *)(slot + ML_SLOT_KN), GMX};
                 jobs[3 * h + 2] = (g__job){S, VD, KVL, KVR, H * VD, VD, lat, v_up + hd * VD,
-                                           (ckb_bf16 *)(slot + ML_SLOT_V)};
+                                           (ckb_bf16 *)(slot + ML_SLOT_V), GMX};
             }
             for (int64_t jb = 0; jb < 3 * nh; jb++)
                 first[jb + 1] = first[jb] + g__tiles(&jobs[jb]);
             const int64_t n_exp = first[3 * nh], n_extra = h0 == 0 ? n_kgroups : 0;
+            ML_SINCE(ml_t0);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t t = 0; t < n_exp + n_extra; t++) {
                 if (t >= n_exp) {
@@ -675,6 +1027,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                     jb++;
                 g__tile(&jobs[jb], 8 + 3 * (h0 + jb / 3) + jb % 3, t - first[jb], pack, &packed);
             }
+            ML_ADD(3, ml_t0);
+            ML_SINCE(ml_t1);
 #pragma omp for schedule(dynamic, 4)
             for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
                 int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
@@ -684,11 +1038,12 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                 fa__pack_v((const ckb_bf16 *)(slot + ML_SLOT_V), (ckb_bf16 *)(slot + ML_SLOT_VP),
                            g);
             }
+            ML_ADD(4, ml_t1);
 #pragma omp for schedule(dynamic, 1) nowait
             for (int64_t it = 0; it < nh * ML_NQB; it++) {
                 int64_t h = it % nh, bh = h0 + h;
                 const char *slot = ring + h * ML_SLOT_BYTES;
-                fa__block((const ckb_bf16 *)(slot + ML_SLOT_Q),
+                FA_BLOCK((const ckb_bf16 *)(slot + ML_SLOT_Q),
                           (const uint32_t *)(slot + ML_SLOT_KP), krp + bh / H * (FA_KR_SIZE / 2),
                           (const ckb_bf16 *)(slot + ML_SLOT_VP),
                           ao + (bh / H * S * H + bh % H) * VD, (ML_NQB - 1 - it / nh) * BQ, cs,
@@ -702,6 +1057,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t t = 0; t < g__tiles(&oproj); t++)
             g__tile(&oproj, 2, t, pack, &packed);
+        ML_TILES_OFF();
     }
     free(mem);
 }

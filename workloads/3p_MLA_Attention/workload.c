@@ -322,10 +322,12 @@ const ckb_workload ckb_wl_3p_MLA_Attention = {
     .reference = mla_reference,
     .flops = mla_flops,
     .bytes = mla_bytes,
-    /* expert.c: the attention's query and key block sizes and the columns
-     * of B its projection GEMM packs per block. */
-    .nparams = 3,
-    .params = {{"BQ", 64, 2, {64, 128}},
-               {"BK", 64, 2, {64, 256}},
-               {"GNC", 128, 3, {64, 128, 256}}},
+    /* expert.c: the attention's query and key block sizes, the columns of
+     * B its projection GEMM packs per block and the k depth of its AMX
+     * slices. */
+    .nparams = 4,
+    .params = {{"BQ", 128, 2, {64, 128}},
+               {"BK", 256, 2, {128, 256}},
+               {"GNC", 256, 2, {128, 256}},
+               {"GKC", 128, 2, {128, 256}}},
 };
