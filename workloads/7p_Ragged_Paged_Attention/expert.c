@@ -405,14 +405,17 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
                                                               int64_t wp, float *alpha)
 {
     const __m512 c2 = _mm512_set1_ps(RA_C2);
+    float m_old[16], m_new[16]; /* a row that is done keeps m: both 0, alpha 1 */
+    __m512 sums[RA_RS];
     for (int r = 0; r < rows; r++) {
         const int64_t row = rt + r;
         const float *s = sc->s + r * BK;
         ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * BK * RA_PE);
         int64_t c = sc->n[row] - j0;
         c = c < 0 ? 0 : c > w16 ? w16 : c;
+        sums[r] = _mm512_setzero_ps();
         if (c == 0) {
-            alpha[r] = 1.0f;
+            m_old[r] = m_new[r] = 0.0f;
             memset(pr, 0, (size_t)wp * RA_PE);
             continue;
         }
@@ -421,20 +424,18 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
             __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
             mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
         }
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx) * RA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
+        float mo = sc->m[row], mn = _mm512_reduce_max_ps(mx) * RA_C2;
+        if (mn < mo)
+            mn = mo;
+        m_old[r] = mo, m_new[r] = mn, sc->m[row] = mn;
+        __m512 mv = _mm512_set1_ps(mn);
         for (int64_t k = 0; k < wp; k += 16) {
             __m512 e = _mm512_setzero_ps();
             if (k < c) {
                 e = ra__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
                 if (k + 16 > c)
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
-                sum = _mm512_add_ps(sum, e);
+                sums[r] = _mm512_add_ps(sums[r], e);
             }
             __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
 #if MMA == 1
@@ -443,9 +444,18 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
             _mm256_store_si256((__m256i *)(pr + k), eb);
 #endif
         }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+    /* alpha = 2^(m_old - m_new) for all rows at once: exactly 1 where the
+     * max stayed, 0 on a row's first block (m_old = -inf, clamped to a
+     * power that underflows) */
+    const __mmask16 rm = rows >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1);
+    const __m512 mo = _mm512_maskz_loadu_ps(rm, m_old), mn = _mm512_maskz_loadu_ps(rm, m_new);
+    __m512 a = ra__exp2(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
+    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(mo, mn, _CMP_EQ_OQ), _mm512_set1_ps(1.0f));
+    _mm512_mask_storeu_ps(alpha, rm, a);
+    for (int r = 0; r < rows; r++) {
+        __m512 *l = (__m512 *)(sc->l + 16 * (rt + r));
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sums[r]);
     }
 }
 
