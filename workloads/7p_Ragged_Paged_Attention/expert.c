@@ -18,27 +18,51 @@
  * in cost (a decode window over a long cache against a short prefill); they
  * go out heaviest first (dynamic), which balances them over the threads.
  *
- * Both matmuls run on AVX-512 BF16 (vdpbf16ps) with f32 accumulation:
- *   - q k^T broadcasts a pair of q values against K packed per block as
- *     [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the
- *     page rows), 4 query rows x up to 64 keys a tile;
- *   - P v broadcasts a pair of probabilities (bf16, as JAX's P is) against
- *     V packed as [key pair][d][2], 4 rows x 64 d.
+ * Both matmuls run on AMX tiles (MMA=2, the default where the compiler
+ * targets AMX), 16 query rows a tile, bf16 operands, f32 accumulators:
+ *   - q k^T: A = 16 rows of q x 32 d (row-major bf16 is A's layout), B = 16
+ *     d pairs of K packed per block as [key group of 16][d pair][16 keys]
+ *     (a 16 x 16 dword transpose of the page rows: B's VNNI layout), up to
+ *     64 keys (4 accumulator tiles) per pass;
+ *   - P v: A = 16 rows of P (bf16, as JAX's P is) x 32 keys, B = V packed
+ *     as [key pair][d][2], 64 d per pass; the output rows are rescaled by
+ *     the online softmax, loaded into the accumulators and stored back.
+ * Why tiles: with vdpbf16ps at a quarter of the FMA rate on this Xeon, the
+ * matmuls were most of the time; a tile product does 16 x 16 x 32 in one
+ * instruction, so what remains is mostly the softmax (exp, max, bf16
+ * rounding), the K/V packing and reading the pages, which is why the next
+ * block's K/V rows are prefetched while one is computed.
+ * A 16-row tile of token-major rows spans 16 / G window tokens (with G = 8
+ * two; the decode windows have TPS * G >= 32 rows at every size, so whole
+ * tiles), whose causal limits differ: the softmax masks each row to its own
+ * limit (those scores count as -inf: P = 0 there) and a row that is done
+ * for a block keeps its state. Pad rows past an item's last row are zero
+ * queries with that row's limit, computed and never stored. The tile path
+ * needs D and BK multiples of 32 and BQ a multiple of 16; otherwise MMA=2
+ * falls back to 1.
+ * MMA=0 and 1 keep the AVX-512 register-tile kernels, 4 query rows a tile:
+ *   - q k^T broadcasts a pair of q values against the same packed K, 4
+ *     query rows x up to 64 keys a tile;
+ *   - P v broadcasts a pair of probabilities against the same packed V, 4
+ *     rows x 64 d.
  * Without __AVX512BF16__ a portable scalar path computes the same thing one
  * query row at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
- *   BQ  query rows per work item (multiple of 4): reuse of a packed K/V block
- *       against the balance of the items
- *   BK  keys per block (multiple of 16): online-softmax rescale frequency and
- *       the K/V working set
+ *   BQ  query rows per work item (multiple of 4; 16 for tiles): reuse of a
+ *       packed K/V block against the balance of the items
+ *   BK  keys per block (multiple of 16; 32 for tiles): online-softmax
+ *       rescale frequency and the K/V working set
  *   MMA 0: both matmuls on vdpbf16ps as above; 1: K, V and P widened to f32
  *       (exactly: a bf16 is the top half of an f32) when packed, and both
- *       matmuls on f32 FMA, 16 lanes x 1 product where vdpbf16ps does 2.
- *       Which wins is the machine's: on the Xeon this was tuned on, one
- *       vdpbf16ps issues at a quarter of the FMA rate (measured), so FMA
- *       does twice the flops; on a core with full-rate BF16 dot products
- *       MMA=0 halves the instructions.
+ *       matmuls on f32 FMA, 16 lanes x 1 product where vdpbf16ps does 2;
+ *       2: AMX tiles (ra__item's MMA=2 form), the default where the
+ *       compiler targets AMX, else 1. Between 0 and 1 the machine decides:
+ *       on the Xeon this was tuned on, one vdpbf16ps issues at a quarter of
+ *       the FMA rate (measured), so FMA does twice the flops; on a core with
+ *       full-rate BF16 dot products MMA=0 halves the instructions. Tile data
+ *       needs the process's permission (arch_prctl): the evaluation child
+ *       requests it before the sandbox closes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -50,7 +74,7 @@
 #include "ckbench.h"
 
 #ifndef BQ
-#define BQ 64
+#define BQ 256
 #endif
 #ifndef BK
 #define BK 64
@@ -559,6 +583,20 @@ static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages, ckb_
     }
 }
 
+/* Asks for the K and V rows (adjacent: 2 kh and 2 kh + 1) of keys [j0, j0 +
+ * nk) of sequence i into L2 while the block before is computed: the pages
+ * are scattered and a key's rows sit HKV2 * D apart, which the hardware
+ * prefetchers do not follow, so the pack would wait on memory. */
+static inline void ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i,
+                                int64_t kh, int64_t j0, int64_t nk)
+{
+    for (int64_t j = j0; j < j0 + nk; j++) {
+        const char *kv = (const char *)(kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+        for (int64_t b = 0; b < 2 * D * 2; b += 64)
+            _mm_prefetch(kv + b, _MM_HINT_T1);
+    }
+}
+
 #if MMA != 2
 
 /* One work item (see ra__item_setup) in 4-row register tiles. */
@@ -572,6 +610,9 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
         const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
         ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
         for (int64_t rt = 0; rt < padded; rt += RA_R) {
             int64_t tend = 0; /* keys the tile needs in this block */
             for (int r = 0; r < RA_R; r++)
@@ -729,6 +770,9 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
         const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
         ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
         for (int64_t rt = 0; rt < padded; rt += 16) {
             int64_t tend = 0; /* keys the tile needs in this block */
             for (int r = 0; r < 16; r++)
