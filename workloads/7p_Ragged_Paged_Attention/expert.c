@@ -586,9 +586,12 @@ static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages, ckb_
 /* Asks for the K and V rows (adjacent: 2 kh and 2 kh + 1) of keys [j0, j0 +
  * nk) of sequence i into L2 while the block before is computed: the pages
  * are scattered and a key's rows sit HKV2 * D apart, which the hardware
- * prefetchers do not follow, so the pack would wait on memory. */
-static inline void ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i,
-                                int64_t kh, int64_t j0, int64_t nk)
+ * prefetchers do not follow, so the pack would wait on memory. Always
+ * inlined: GCC takes a function whose only effect is prefetching for one
+ * without side effects and drops the call. */
+static inline __attribute__((always_inline)) void
+ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh, int64_t j0,
+             int64_t nk)
 {
     for (int64_t j = j0; j < j0 + nk; j++) {
         const char *kv = (const char *)(kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D);
