@@ -18,27 +18,51 @@
  * in cost (a decode window over a long cache against a short prefill); they
  * go out heaviest first (dynamic), which balances them over the threads.
  *
- * Both matmuls run on AVX-512 BF16 (vdpbf16ps) with f32 accumulation:
- *   - q k^T broadcasts a pair of q values against K packed per block as
- *     [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the
- *     page rows), 4 query rows x up to 64 keys a tile;
- *   - P v broadcasts a pair of probabilities (bf16, as JAX's P is) against
- *     V packed as [key pair][d][2], 4 rows x 64 d.
+ * Both matmuls run on AMX tiles (MMA=2, the default where the compiler
+ * targets AMX), 16 query rows a tile, bf16 operands, f32 accumulators:
+ *   - q k^T: A = 16 rows of q x 32 d (row-major bf16 is A's layout), B = 16
+ *     d pairs of K packed per block as [key group of 16][d pair][16 keys]
+ *     (a 16 x 16 dword transpose of the page rows: B's VNNI layout), up to
+ *     64 keys (4 accumulator tiles) per pass;
+ *   - P v: A = 16 rows of P (bf16, as JAX's P is) x 32 keys, B = V packed
+ *     as [key pair][d][2], 64 d per pass; the output rows are rescaled by
+ *     the online softmax, loaded into the accumulators and stored back.
+ * Why tiles: with vdpbf16ps at a quarter of the FMA rate on this Xeon, the
+ * matmuls were most of the time; a tile product does 16 x 16 x 32 in one
+ * instruction, so what remains is mostly the softmax (exp, max, bf16
+ * rounding), the K/V packing and reading the pages, which is why the next
+ * block's K/V rows are prefetched while one is computed.
+ * A 16-row tile of token-major rows spans 16 / G window tokens (with G = 8
+ * two; the decode windows have TPS * G >= 32 rows at every size, so whole
+ * tiles), whose causal limits differ: the softmax masks each row to its own
+ * limit (those scores count as -inf: P = 0 there) and a row that is done
+ * for a block keeps its state. Pad rows past an item's last row are zero
+ * queries with that row's limit, computed and never stored. The tile path
+ * needs D and BK multiples of 32 and BQ a multiple of 16; otherwise MMA=2
+ * falls back to 1.
+ * MMA=0 and 1 keep the AVX-512 register-tile kernels, 4 query rows a tile:
+ *   - q k^T broadcasts a pair of q values against the same packed K, 4
+ *     query rows x up to 64 keys a tile;
+ *   - P v broadcasts a pair of probabilities against the same packed V, 4
+ *     rows x 64 d.
  * Without __AVX512BF16__ a portable scalar path computes the same thing one
  * query row at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
- *   BQ  query rows per work item (multiple of 4): reuse of a packed K/V block
- *       against the balance of the items
- *   BK  keys per block (multiple of 16): online-softmax rescale frequency and
- *       the K/V working set
+ *   BQ  query rows per work item (multiple of 4; 16 for tiles): reuse of a
+ *       packed K/V block against the balance of the items
+ *   BK  keys per block (multiple of 16; 32 for tiles): online-softmax
+ *       rescale frequency and the K/V working set
  *   MMA 0: both matmuls on vdpbf16ps as above; 1: K, V and P widened to f32
  *       (exactly: a bf16 is the top half of an f32) when packed, and both
- *       matmuls on f32 FMA, 16 lanes x 1 product where vdpbf16ps does 2.
- *       Which wins is the machine's: on the Xeon this was tuned on, one
- *       vdpbf16ps issues at a quarter of the FMA rate (measured), so FMA
- *       does twice the flops; on a core with full-rate BF16 dot products
- *       MMA=0 halves the instructions.
+ *       matmuls on f32 FMA, 16 lanes x 1 product where vdpbf16ps does 2;
+ *       2: AMX tiles (ra__item's MMA=2 form), the default where the
+ *       compiler targets AMX, else 1. Between 0 and 1 the machine decides:
+ *       on the Xeon this was tuned on, one vdpbf16ps issues at a quarter of
+ *       the FMA rate (measured), so FMA does twice the flops; on a core with
+ *       full-rate BF16 dot products MMA=0 halves the instructions. Tile data
+ *       needs the process's permission (arch_prctl): the evaluation child
+ *       requests it before the sandbox closes.
  */
 #include <math.h>
 #include <stdint.h>
@@ -50,12 +74,23 @@
 #include "ckbench.h"
 
 #ifndef BQ
-#define BQ 64
+#define BQ 256
 #endif
 #ifndef BK
 #define BK 64
 #endif
-#ifndef MMA
+#ifndef MMA /* AMX tiles where the compiler targets them, else f32 FMA */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#else
+#define MMA 1
+#endif
+#endif
+/* The tile path needs whole 32-deep tiles (D and BK multiples of 32) and
+ * 16-row query tiles (BQ a multiple of 16); otherwise the FMA path runs. */
+#if MMA == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__) && D % 32 == 0 &&         \
+                  BK % 32 == 0 && BQ % 16 == 0)
+#undef MMA
 #define MMA 1
 #endif
 
@@ -140,6 +175,8 @@ static void ra__zero_padding(int64_t nvalid, ckb_bf16 *out)
 #define RA_BK BK
 #define RA_NV 4                  /* 16-key vectors per q k^T tile */
 #define RA_DC 4                  /* 16-wide d vectors per P v tile */
+#define RA_RS (MMA == 2 ? 16 : RA_R) /* rows of scores and P: a tile's */
+#define RA_PE (MMA == 1 ? 4 : 2)     /* bytes of one P (and packed K/V) value */
 
 /* scale * log2(e): scores go straight to the base-2 domain of ra__exp2. */
 #define RA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
@@ -359,8 +396,8 @@ typedef struct {
 #define RA_SZ_Q RA_ROUND64(BQ * RA_DQ * 4)
 #define RA_SZ_KP RA_ROUND64(BK * RA_DQ * 4)
 #define RA_SZ_VP RA_ROUND64(BK * RA_DO * 4)
-#define RA_SZ_S RA_ROUND64(RA_R * BK * 4)
-#define RA_SZ_P RA_ROUND64(RA_R * BK * 4)
+#define RA_SZ_S RA_ROUND64(RA_RS * BK * 4)
+#define RA_SZ_P RA_ROUND64(RA_RS * BK * 4)
 #define RA_SZ_O RA_ROUND64(BQ * RA_DO * 4)
 #define RA_SZ_M RA_ROUND64(BQ * 4)
 #define RA_SZ_L RA_ROUND64(BQ * 16 * 4)
@@ -381,25 +418,29 @@ static void ra__scratch_carve(char *base, ra__scratch *sc)
     sc->n = (int64_t *)base;
 }
 
-/* Online softmax of the row tile at item row rt against the block of keys
- * from j0, width w16: row r keeps its first n[r] - j0 keys (none when that
- * is <= 0: the row is done, its state stays). Writes P (bf16, zero where
- * masked), updates m and l, returns in alpha how much each row's old
+/* Online softmax of the `rows` rows of the tile at item row rt against the
+ * block of keys from j0, scores over w16 keys: row r keeps its first n[r] -
+ * j0 keys (none when that is <= 0: the row is done, its state stays), the
+ * rest count as -inf. Writes P over wp >= w16 keys (bf16, zero where masked
+ * and past w16), updates m and l, returns in alpha how much each row's old
  * output shrinks. */
-static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, int64_t rt,
-                                                              int64_t j0, int64_t w16,
-                                                              float *alpha)
+static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, const int rows,
+                                                              int64_t rt, int64_t j0, int64_t w16,
+                                                              int64_t wp, float *alpha)
 {
     const __m512 c2 = _mm512_set1_ps(RA_C2);
-    for (int r = 0; r < RA_R; r++) {
+    float m_old[16], m_new[16]; /* a row that is done keeps m: both 0, alpha 1 */
+    __m512 sums[RA_RS];
+    for (int r = 0; r < rows; r++) {
         const int64_t row = rt + r;
         const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * BK * (MMA ? 4 : 2));
+        ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * BK * RA_PE);
         int64_t c = sc->n[row] - j0;
         c = c < 0 ? 0 : c > w16 ? w16 : c;
+        sums[r] = _mm512_setzero_ps();
         if (c == 0) {
-            alpha[r] = 1.0f;
-            memset(pr, 0, (size_t)w16 * (MMA ? 4 : 2));
+            m_old[r] = m_new[r] = 0.0f;
+            memset(pr, 0, (size_t)wp * RA_PE);
             continue;
         }
         __m512 mx = _mm512_set1_ps(-INFINITY);
@@ -407,47 +448,55 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, i
             __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
             mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
         }
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx) * RA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w16; k += 16) {
+        float mo = sc->m[row], mn = _mm512_reduce_max_ps(mx) * RA_C2;
+        if (mn < mo)
+            mn = mo;
+        m_old[r] = mo, m_new[r] = mn, sc->m[row] = mn;
+        __m512 mv = _mm512_set1_ps(mn);
+        for (int64_t k = 0; k < wp; k += 16) {
             __m512 e = _mm512_setzero_ps();
             if (k < c) {
                 e = ra__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
                 if (k + 16 > c)
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
-                sum = _mm512_add_ps(sum, e);
+                sums[r] = _mm512_add_ps(sums[r], e);
             }
             __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
-#if MMA
+#if MMA == 1
             _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
 #else
             _mm256_store_si256((__m256i *)(pr + k), eb);
 #endif
         }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+    /* alpha = 2^(m_old - m_new) for all rows at once: exactly 1 where the
+     * max stayed, 0 on a row's first block (m_old = -inf, clamped to a
+     * power that underflows) */
+    const __mmask16 rm = rows >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1);
+    const __m512 mo = _mm512_maskz_loadu_ps(rm, m_old), mn = _mm512_maskz_loadu_ps(rm, m_new);
+    __m512 a = ra__exp2(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
+    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(mo, mn, _CMP_EQ_OQ), _mm512_set1_ps(1.0f));
+    _mm512_mask_storeu_ps(alpha, rm, a);
+    for (int r = 0; r < rows; r++) {
+        __m512 *l = (__m512 *)(sc->l + 16 * (rt + r));
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sums[r]);
     }
 }
 
 /* K and V of nk keys from position j0 of sequence i, kv head kh, packed;
- * zero past nk up to the next multiple of 16. */
+ * zero past nk up to the next multiple of 16 (MMA=2: of 32, as P v reads
+ * whole 32-key tiles and 0 * stale V could be NaN). */
 static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh,
                      int64_t j0, int64_t nk, ra__scratch *sc)
 {
-    const int64_t nv = (nk + 15) / 16;
+    const int64_t nv = MMA == 2 ? (nk + 31) / 32 * 2 : (nk + 15) / 16;
     for (int64_t g = 0; g < nv; g++) {
         const ckb_bf16 *kr[16];
         for (int jj = 0; jj < 16; jj++) {
             int64_t j = 16 * g + jj;
             kr[jj] = j < nk ? kv_pages + (ra__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
         }
-#if MMA
+#if MMA == 1
         /* pairs first, then each pair split into its two f32 */
         uint32_t pairs[RA_DP * 16] __attribute__((aligned(64)));
         ra__pack_k16(kr, pairs);
@@ -475,19 +524,23 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
     }
 }
 
-/* One work item: item rows [r0, r0 + BQ) of sequence i, kv head kh; item
- * row r is window token r / G, query head kh * G + r % G. */
-static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
-                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
+/* Sets up the state of a work item, item rows [r0, r0 + BQ) of sequence i,
+ * kv head kh (item row r is window token r / G, query head kh * G + r % G):
+ * its rows' queries (zero padded to whole tiles of `tile` rows), limits n,
+ * running max, sum and output. Returns the rows it computes (whole tiles);
+ * *nrows gets the real ones, *kend the most keys any row attends. */
+static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
+                              const int32_t *cu_q_lens, int64_t i, int64_t kh, int64_t r0,
+                              int64_t tile, ra__scratch *sc, int64_t *nrows_out,
+                              int64_t *kend_out)
 {
     const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
-    const int64_t ntiles = (nrows + RA_R - 1) / RA_R;
-    memset(sc->q, 0, (size_t)ntiles * RA_R * (MMA ? RA_DQ : RA_DP) * 4);
-    memset(sc->o, 0, (size_t)ntiles * RA_R * RA_DO * 4);
-    memset(sc->l, 0, (size_t)ntiles * RA_R * 16 * 4);
+    const int64_t padded = (nrows + tile - 1) / tile * tile;
+    memset(sc->q, 0, (size_t)padded * (MMA == 1 ? RA_DQ : RA_DP) * 4);
+    memset(sc->o, 0, (size_t)padded * RA_DO * 4);
+    memset(sc->l, 0, (size_t)padded * 16 * 4);
     int64_t kend = 0;
-    for (int64_t r = 0; r < ntiles * RA_R; r++) {
+    for (int64_t r = 0; r < padded; r++) {
         sc->m[r] = -INFINITY;
         /* pad rows copy the last row's limit: computed, never stored */
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
@@ -496,25 +549,81 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
         if (r >= nrows)
             continue;
         const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G);
-#if MMA
+#if MMA == 1
         for (int64_t d = 0; d < D; d++)
             ((float *)sc->q)[r * RA_DQ + d] = ckb_bf16_to_f32(q[d]);
 #else
         memcpy(sc->q + r * RA_DP, q, (size_t)D * 2);
 #endif
     }
+    *nrows_out = nrows;
+    *kend_out = kend;
+    return padded;
+}
 
+/* Writes the item's rows: the output over the sum, or the uniform row
+ * where a row attends no key. */
+static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages, ckb_bf16 *out,
+                            int64_t i, int64_t kh, int64_t r0, int64_t nrows,
+                            const ra__scratch *sc)
+{
+    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
+        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+        if (sc->n[r] <= 0) {
+            ra__uniform(kv_pages, pages, i, kh, dst);
+            continue;
+        }
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        for (int64_t d = 0; d < D; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * RA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+
+/* Asks for the K and V rows (adjacent: 2 kh and 2 kh + 1) of keys [j0, j0 +
+ * nk) of sequence i into L2 while the block before is computed: the pages
+ * are scattered and a key's rows sit HKV2 * D apart, which the hardware
+ * prefetchers do not follow, so the pack would wait on memory. Always
+ * inlined: GCC takes a function whose only effect is prefetching for one
+ * without side effects and drops the call. */
+static inline __attribute__((always_inline)) void
+ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh, int64_t j0,
+             int64_t nk)
+{
+    for (int64_t j = j0; j < j0 + nk; j++) {
+        const char *kv = (const char *)(kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+        for (int64_t b = 0; b < 2 * D * 2; b += 64)
+            _mm_prefetch(kv + b, _MM_HINT_T1);
+    }
+}
+
+#if MMA != 2
+
+/* One work item (see ra__item_setup) in 4-row register tiles. */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    int64_t nrows, kend;
+    const int64_t padded =
+        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, RA_R, sc, &nrows, &kend);
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
         const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
         ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
-        for (int64_t rt = 0; rt < ntiles * RA_R; rt += RA_R) {
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
+        for (int64_t rt = 0; rt < padded; rt += RA_R) {
             int64_t tend = 0; /* keys the tile needs in this block */
             for (int r = 0; r < RA_R; r++)
                 tend = sc->n[rt + r] > tend ? sc->n[rt + r] : tend;
             if (tend <= j0)
                 continue;
             const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 15) / 16;
-#if MMA
+#if MMA == 1
 #define RA_QK(n) ra__qk_f((const float *)sc->q + rt * RA_DQ, (const float *)sc->kp + v * RA_DQ * 16, sc->s + 16 * v, n)
 #define RA_PV(n) ra__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
 #else
@@ -531,7 +640,7 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
             default: break;
             }
             float alpha[RA_R];
-            ra__softmax(sc, rt, j0, nv * 16, alpha);
+            ra__softmax(sc, RA_R, rt, j0, nv * 16, nv * 16, alpha);
             float *ot = sc->o + rt * RA_DO;
             int c = 0;
             for (; c + RA_DC <= RA_DV; c += RA_DC)
@@ -546,22 +655,161 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 #undef RA_PV
         }
     }
+    ra__item_finish(kv_pages, pages, out, i, kh, r0, nrows, sc);
+}
+#define RA_TILES_ON() ((void)0)
+#define RA_TILES_OFF() ((void)0)
 
-    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
-    for (int64_t r = 0; r < nrows; r++) {
-        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
-        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
-        if (sc->n[r] <= 0) {
-            ra__uniform(kv_pages, pages, i, kh, dst);
-            continue;
+#else /* MMA == 2 */
+
+/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4 A (16 rows of 32
+ * bf16), 5-7 B (16 pairs x 16 columns, VNNI). Per thread, per call. */
+static void ra__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* s[16][16 v0 .. 16 (v0 + n)) = q . K for the 16 query rows at qt (bf16,
+ * stride RA_DP pairs: row-major bf16 is A's layout) and n <= 4 packed key
+ * groups from kt (ra__pack_k16's [d pair][16 keys] is B's layout). */
+static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, const char *kt,
+                                                             float *st, int64_t n)
+{
+    const int64_t kg = RA_DP * 16 * 4; /* bytes of a packed key group */
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t kc = 0; kc < D / 32; kc++) {
+        const char *b = kt + kc * 16 * 64;
+        _tile_loadd(4, qt + kc * 64, RA_DP * 4);
+        _tile_loadd(5, b, 64);
+        _tile_dpbf16ps(0, 4, 5);
+        if (n > 1) {
+            _tile_loadd(6, b + kg, 64);
+            _tile_dpbf16ps(1, 4, 6);
         }
-        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * RA_DO + d)));
-            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        if (n > 2) {
+            _tile_loadd(7, b + 2 * kg, 64);
+            _tile_dpbf16ps(2, 4, 7);
+        }
+        if (n > 3) {
+            _tile_loadd(5, b + 3 * kg, 64);
+            _tile_dpbf16ps(3, 4, 5);
         }
     }
+    _tile_stored(0, st, BK * 4);
+    if (n > 1)
+        _tile_stored(1, st + 16, BK * 4);
+    if (n > 2)
+        _tile_stored(2, st + 32, BK * 4);
+    if (n > 3)
+        _tile_stored(3, st + 48, BK * 4);
 }
+
+/* o[16][16 c0 .. 16 (c0 + n)) += P . V for n <= 4 16-wide d chunks over
+ * nkt 32-key tiles: P bf16 [16][BK] (A), V packed [key pair][RA_DO][2]
+ * (ra__pack_v2's layout is B's). The output rows are loaded into the
+ * accumulators and stored back. */
+static inline __attribute__((always_inline)) void ra__pv_amx(const char *pt, const char *vt,
+                                                             float *oc, int64_t nkt, int64_t n)
+{
+    _tile_loadd(0, oc, RA_DO * 4);
+    if (n > 1)
+        _tile_loadd(1, oc + 16, RA_DO * 4);
+    if (n > 2)
+        _tile_loadd(2, oc + 32, RA_DO * 4);
+    if (n > 3)
+        _tile_loadd(3, oc + 48, RA_DO * 4);
+    for (int64_t kk = 0; kk < nkt; kk++) {
+        const char *b = vt + kk * 16 * RA_DO * 4;
+        _tile_loadd(4, pt + kk * 64, BK * 2);
+        _tile_loadd(5, b, RA_DO * 4);
+        _tile_dpbf16ps(0, 4, 5);
+        if (n > 1) {
+            _tile_loadd(6, b + 64, RA_DO * 4);
+            _tile_dpbf16ps(1, 4, 6);
+        }
+        if (n > 2) {
+            _tile_loadd(7, b + 128, RA_DO * 4);
+            _tile_dpbf16ps(2, 4, 7);
+        }
+        if (n > 3) {
+            _tile_loadd(5, b + 192, RA_DO * 4);
+            _tile_dpbf16ps(3, 4, 5);
+        }
+    }
+    _tile_stored(0, oc, RA_DO * 4);
+    if (n > 1)
+        _tile_stored(1, oc + 16, RA_DO * 4);
+    if (n > 2)
+        _tile_stored(2, oc + 32, RA_DO * 4);
+    if (n > 3)
+        _tile_stored(3, oc + 48, RA_DO * 4);
+}
+
+/* One work item (see ra__item_setup) on AMX tiles, 16 query rows a tile:
+ * with rows token-major a tile spans 16 / G tokens (G >= 16: part of one),
+ * whose causal limits differ, so ra__softmax masks each row to its own
+ * limit (its P is zero past it) and a row past its limit in a whole block
+ * keeps its state. Pad rows (past the item's rows) are zero queries with
+ * the last row's limit: computed, never stored. */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    int64_t nrows, kend;
+    const int64_t padded =
+        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, 16, sc, &nrows, &kend);
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
+        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
+        for (int64_t rt = 0; rt < padded; rt += 16) {
+            int64_t tend = 0; /* keys the tile needs in this block */
+            for (int r = 0; r < 16; r++)
+                tend = sc->n[rt + r] > tend ? sc->n[rt + r] : tend;
+            if (tend <= j0)
+                continue;
+            const int64_t w = tend - j0 < nk ? tend - j0 : nk;
+            const int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
+            const char *qt = (const char *)(sc->q + rt * RA_DP);
+            for (int64_t v = 0; v < nv; v += 4)
+                ra__qk_amx(qt, (const char *)(sc->kp + v * RA_DP * 16), sc->s + 16 * v,
+                           nv - v < 4 ? nv - v : 4);
+            float alpha[16];
+            ra__softmax(sc, 16, rt, j0, nv * 16, w32, alpha);
+            float *ot = sc->o + rt * RA_DO;
+            for (int r = 0; r < 16; r++) {
+                if (alpha[r] == 1.0f)
+                    continue;
+                __m512 al = _mm512_set1_ps(alpha[r]);
+                for (int64_t d = 0; d < RA_DO; d += 16)
+                    _mm512_store_ps(ot + r * RA_DO + d,
+                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * RA_DO + d)));
+            }
+            for (int64_t c0 = 0; c0 < RA_DV; c0 += 4)
+                ra__pv_amx((const char *)sc->p, (const char *)(sc->vp + 32 * c0), ot + 16 * c0,
+                           w32 / 32, RA_DV - c0 < 4 ? RA_DV - c0 : 4);
+        }
+    }
+    ra__item_finish(kv_pages, pages, out, i, kh, r0, nrows, sc);
+}
+#define RA_TILES_ON() ra__tiles_on()
+#define RA_TILES_OFF() _tile_release()
+
+#endif /* MMA == 2 */
 
 /* Cost of item x (sequence x / (HKV * RA_NQB)): the (row, key) pairs it
  * computes, in keys per row summed over its rows. */
@@ -611,12 +859,14 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     {
         ra__scratch sc;
         ra__scratch_carve(mem + order_bytes + (size_t)omp_get_thread_num() * RA_SCRATCH_BYTES, &sc);
+        RA_TILES_ON();
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t it = 0; it < nitems; it++) {
             const int64_t x = order[it];
             ra__item(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, x / (HKV * RA_NQB),
                      x / RA_NQB % HKV, x % RA_NQB * BQ, &sc);
         }
+        RA_TILES_OFF();
         ra__zero_padding(nvalid, out);
     }
     free(mem);

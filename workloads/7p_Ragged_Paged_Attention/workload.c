@@ -340,9 +340,10 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
     .flops = ragged_flops,
     .bytes = ragged_bytes,
     /* expert.c: query rows per work item, keys per block, the matmul
-     * instructions (0: vdpbf16ps, 1: f32 FMA on widened operands). */
+     * instructions (0: vdpbf16ps, 1: f32 FMA on widened operands, 2: AMX
+     * tiles, the FMA path where the compiler does not target AMX). */
     .nparams = 3,
-    .params = {{"BQ", 64, 3, {64, 128, 256}},
-               {"BK", 64, 2, {32, 64}},
-               {"MMA", 1, 2, {0, 1}}},
+    .params = {{"BQ", 256, 3, {64, 128, 256}},
+               {"BK", 64, 2, {64, 128}},
+               {"MMA", 2, 3, {0, 1, 2}}},
 };
