@@ -46,8 +46,12 @@
 #ifndef NCB
 #define NCB 2
 #endif
-#ifndef MMA
+#ifndef MMA /* AMX where the compiler targets it, else f32 FMA */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#else
 #define MMA 1
+#endif
 #endif
 
 #if MR < 1 || MR > 6
@@ -55,6 +59,20 @@
 #endif
 #if NCB < 1
 #error "NCB must be at least 1"
+#endif
+#if MMA < 0 || MMA > 2
+#error "MMA must be 0 (vdpbf16ps), 1 (f32 FMA) or 2 (AMX)"
+#endif
+
+/* AMX tiles when asked for, targeted, and the sizes allow: a tile holds 32
+ * k of a row, and a ragged row block is moved back to end at row M, so M
+ * must hold one whole block (32 rows). Otherwise MMA=2 runs as MMA=1. */
+#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__) && K % 32 == 0 && M >= 32
+#define GM_AMX 1
+#define GM_FMA 0
+#else
+#define GM_AMX 0
+#define GM_FMA (MMA != 0)
 #endif
 
 #define GM_NR 64                          /* columns per panel */
@@ -275,11 +293,112 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
     }
 }
 
+#if GM_AMX
+
+/* The tile shapes, all 16 rows of 64 bytes: 0-3 the 2 x 2 f32 accumulators
+ * (16 x 16), 4-5 A (16 rows x 32 bf16), 6-7 B (16 pairs x 16 columns). The
+ * configuration is per thread: each loads it before its items. */
+static void gm__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+static void gm__tiles_off(void) { _tile_release(); }
+
+/*
+ * Rows [s0, s1) of out[0:16*rt, 0:nr] = a[0:16*rt, 0:K] @ panel, rounded to
+ * bf16 (vcvtneps2bf16: nearest even); rt is 1 or 2 row tiles, a constant at
+ * each call so that the K loop is specialised. All 16*rt rows of a are read
+ * (the caller makes sure they are rows of lhs); only [s0, s1) are written.
+ * Per 32 columns a rt x 2 grid of accumulator tiles runs over all of K, A
+ * tiles loaded straight from lhs (a pair of k is already the layout
+ * tdpbf16ps reads), B tiles from the packed panel (rows GM_NR pairs apart).
+ */
+static inline __attribute__((always_inline)) void
+gm__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp, ckb_bf16 *restrict c,
+              int rt, int64_t s0, int64_t s1, int64_t nr)
+{
+    float buf[32][32] __attribute__((aligned(64)));
+    const ckb_bf16 *a1 = a + 16 * K;
+    for (int64_t v = 0; v < nr; v += 32) {
+        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
+        _tile_zero(0);
+        _tile_zero(1);
+        if (rt == 2) {
+            _tile_zero(2);
+            _tile_zero(3);
+        }
+        for (int64_t kk = 0; kk < K; kk += 32) {
+            _tile_loadd(4, a + kk, K * 2);
+            _tile_loadd(6, b0 + kk / 2 * GM_NR, GM_NR * 4);
+            _tile_loadd(7, b1 + kk / 2 * GM_NR, GM_NR * 4);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+            if (rt == 2) {
+                _tile_loadd(5, a1 + kk, K * 2);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+            }
+        }
+        _tile_stored(0, &buf[0][0], 128);
+        _tile_stored(1, &buf[0][16], 128);
+        if (rt == 2) {
+            _tile_stored(2, &buf[16][0], 128);
+            _tile_stored(3, &buf[16][16], 128);
+        }
+        const int64_t left = nr - v;
+        const __mmask32 m = left >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << left) - 1);
+        for (int64_t r = s0; r < s1; r++) {
+            /* 32 columns in one: the second argument gives the low half */
+            __m512bh y =
+                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][16]), _mm512_load_ps(&buf[r][0]));
+            _mm512_mask_storeu_epi16((void *)(c + r * N + v), m, (__m512i)y);
+        }
+    }
+}
+
+/* One item on AMX: panels [q0, q0 + np) of a group, rows [r0, r0 + nrows).
+ * Row blocks of 32 (16 for a last sliver of up to 16 rows) go past every
+ * panel of the item in turn, so a block of lhs is read from memory once
+ * per item and from L2 after. A block that would run past row M is moved
+ * back to end at M; its rows outside the group are computed, not written. */
+static void gm__item(const ckb_bf16 *lhs, const ckb_bf16 *rhs_g, ckb_bf16 *out, int64_t r0,
+                     int64_t nrows, int64_t q0, int64_t np, uint32_t *bp)
+{
+    gm__pack(rhs_g, q0, np, bp);
+    for (int64_t i = 0; i < nrows; i += 32) {
+        const int64_t rows = nrows - i < 32 ? nrows - i : 32, rb = rows > 16 ? 32 : 16;
+        const int64_t at = r0 + i < M - rb ? r0 + i : M - rb, s0 = r0 + i - at;
+        for (int64_t q = 0; q < np; q++) {
+            const int64_t j = (q0 + q) * GM_NR, nr = N - j < GM_NR ? N - j : GM_NR;
+            const uint32_t *panel = bp + q * GM_KP * GM_NR;
+            if (rb == 32)
+                gm__amx_block(lhs + at * K, panel, out + at * N + j, 2, s0, s0 + rows, nr);
+            else
+                gm__amx_block(lhs + at * K, panel, out + at * N + j, 1, s0, s0 + rows, nr);
+        }
+    }
+}
+
+#else
+
+static void gm__tiles_on(void) {}
+static void gm__tiles_off(void) {}
+
 /* One item: panels [q0, q0 + np) of group g, rows [r0, r0 + nrows). */
 static void gm__item(const ckb_bf16 *lhs, const ckb_bf16 *rhs_g, ckb_bf16 *out, int64_t r0,
                      int64_t nrows, int64_t q0, int64_t np, uint32_t *bp)
 {
-#if MMA
+#if GM_FMA
     gm__pack_f(rhs_g, q0, np, (float *)bp);
 #else
     gm__pack(rhs_g, q0, np, bp);
@@ -288,7 +407,7 @@ static void gm__item(const ckb_bf16 *lhs, const ckb_bf16 *rhs_g, ckb_bf16 *out, 
         const int64_t j = (q0 + q) * GM_NR, nr = N - j < GM_NR ? N - j : GM_NR;
         for (int64_t i = 0; i < nrows; i += MR) {
             const int mr = nrows - i < MR ? (int)(nrows - i) : MR;
-#if MMA
+#if GM_FMA
             gm__ukernel_f(lhs + (r0 + i) * K, (const float *)bp + q * K * GM_NR,
                           out + (r0 + i) * N + j, mr, nr);
 #else
@@ -299,11 +418,13 @@ static void gm__item(const ckb_bf16 *lhs, const ckb_bf16 *rhs_g, ckb_bf16 *out, 
     }
 }
 
+#endif /* GM_AMX */
+
 void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
               ckb_bf16 *out)
 {
     const int nthreads = omp_get_max_threads();
-    const size_t panel_bytes = (size_t)GM_KP * GM_NR * 4 * (MMA ? 2 : 1);
+    const size_t panel_bytes = (size_t)GM_KP * GM_NR * 4 * (GM_FMA ? 2 : 1);
     const size_t bp_bytes = (size_t)NCB * panel_bytes;
     const size_t head = ((size_t)3 * G * sizeof(int64_t) + 63) / 64 * 64;
     char *mem = aligned_alloc(64, head + (size_t)nthreads * bp_bytes);
@@ -325,12 +446,14 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
 #pragma omp parallel num_threads(nthreads)
     {
         uint32_t *bp = (uint32_t *)(mem + head + (size_t)omp_get_thread_num() * bp_bytes);
+        gm__tiles_on();
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t x = 0; x < ngroups * GM_NQB; x++) {
             const int64_t g = order[x / GM_NQB], q0 = x % GM_NQB * NCB;
             const int64_t np = GM_NPANEL - q0 < NCB ? GM_NPANEL - q0 : NCB;
             gm__item(lhs, rhs + g * K * N, out, start[g], count[g], q0, np, bp);
         }
+        gm__tiles_off();
         gm__zero_tail(covered, out);
     }
     free(mem);
