@@ -7,30 +7,48 @@
  * Tiled per group, with no padding: where JAX (and the baseline) computes
  * every group over a static window of CAP rows, this kernel computes each
  * group's rows exactly — an empty group costs nothing, and only the last
- * MR-row sliver of a group is ragged.
- *   - A work item is NCB column panels (NR = 64 columns each) of one group:
- *     its thread packs those panels of rhs[g] into the pair layout vdpbf16ps
- *     reads (lane j of pair p holds rhs[2p][j] low, rhs[2p+1][j] high, the
- *     rows prefetched ahead), then runs every MR-row sliver of the group
- *     past them. lhs needs no packing: two consecutive k of a row already
- *     form a pair, broadcast straight from memory.
- *   - The MR x 64 micro-kernel keeps its f32 tile in zmm registers over all
- *     of K and writes it once as bf16 (vcvtneps2bf16, round to nearest even).
- *   - Items go out heaviest group first (dynamic): the groups are uneven, and
- *     a big group's panels are spread over every thread, so the threads
+ * sliver of a group is ragged.
+ *   - A work item is NCB column panels (64 columns each) of one group.
+ *     Items go out heaviest group first (dynamic): the groups are uneven,
+ *     and a big group's panels are spread over every thread, so the threads
  *     finish together.
+ *   - AMX (MMA=2, the default where the compiler targets it): K goes in
+ *     chunks of KC. The item's thread packs a chunk of rhs[g] into the pair
+ *     layout tdpbf16ps reads as B tiles (dword j of pair p holds rhs[2p][j]
+ *     low, rhs[2p+1][j] high, 16 columns a tile row), then runs every
+ *     32-row block of the group past each 32 columns of it: a 2 x 2 grid of
+ *     16 x 16 f32 accumulator tiles, A tiles loaded straight from lhs (two
+ *     consecutive k of a row are already a pair). Between chunks the
+ *     accumulators wait in a per-thread f32 buffer (the group's rows x the
+ *     item's columns, in L2), so items can be wide and lhs is read few
+ *     times; after the last chunk they are rounded to bf16 (vcvtneps2bf16,
+ *     nearest even). A last sliver of up to 16 rows uses one row of tiles;
+ *     a block that would run past row M is moved back to end at M and its
+ *     rows outside the group are computed but not written, so no tile reads
+ *     or writes out of bounds. Each thread configures its tiles before its
+ *     items and releases them after; the harness grants AMX permission.
+ *     Where AMX is not targeted (or K % 32 != 0, or M < 32) MMA=2 runs as 1.
+ *   - MMA=0/1 (AVX-512): the item's panels are packed whole (all of K) in
+ *     the pair layout vdpbf16ps reads, or widened to f32; every MR-row
+ *     sliver of the group runs past them in an MR x 64 micro-kernel that
+ *     keeps its f32 tile in zmm registers over all of K and writes it once
+ *     as bf16.
  * Sizes are clamped as the baseline's layout clamps them (to [0, CAP], the
  * running offset to M), so no input makes the kernel read or write out of
  * bounds. Without __AVX512BF16__ a portable path computes row by row in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
- *   MR   rows of the micro-kernel tile (MR x 64 accumulators, MR <= 6)
- *   NCB  column panels per work item: packed-B reuse against balance
- *   MMA  0: vdpbf16ps on pair-packed panels as above; 1: the panels widened
- *        to f32 when packed (exactly: a bf16 is the top half of an f32), lhs
- *        widened as it is broadcast, and f32 FMA. Which wins is the
- *        machine's: on the Xeon this was tuned on, one vdpbf16ps issues at a
- *        quarter of the FMA rate (measured), so FMA does twice the flops.
+ *   MMA  2: AMX tiles as above; 1: f32 FMA on operands widened exactly (a
+ *        bf16 is the top half of an f32); 0: vdpbf16ps. On the Xeon this
+ *        was tuned on AMX does ~10x the FMA rate, and one vdpbf16ps issues
+ *        at a quarter of the FMA rate (measured), so FMA beats it.
+ *   NCB  column panels per work item: for AMX, lhs re-reads (N / item
+ *        width) against the accumulator buffer's size and balance; for
+ *        MMA=0/1, packed-panel reuse against balance
+ *   KC   AMX: k per packed chunk (a multiple of 32): fewer accumulator
+ *        round trips against the packed chunk's share of L2
+ *   MR   MMA=0/1: rows of the micro-kernel tile (MR x 64 accumulators,
+ *        MR <= 6)
  */
 #include <stdint.h>
 #include <stdlib.h>
