@@ -174,11 +174,14 @@ const ckb_workload ckb_wl_11p_Megablox_GMM = {
     .reference = gmm_reference,
     .flops = gmm_flops,
     .bytes = gmm_bytes,
-    /* expert.c: micro-kernel rows, column panels (64 wide) per work item,
-     * the matmul instructions (0: vdpbf16ps, 1: f32 FMA on widened
-     * operands). */
-    .nparams = 3,
-    .params = {{"MR", 6, 2, {4, 6}},
-               {"NCB", 2, 2, {1, 2}},
-               {"MMA", 1, 2, {0, 1}}},
+    /* expert.c: the matmul instructions (2: AMX tiles, where targeted,
+     * else the same as 1; 1: f32 FMA on widened operands; 0: vdpbf16ps),
+     * column panels (64 wide) per work item, AMX's k per packed chunk, the
+     * AVX-512 micro-kernel's rows. Only 2 is searched: without AMX it is 1,
+     * and with it FMA is ~8x slower (each FMA config costs minutes). */
+    .nparams = 4,
+    .params = {{"MMA", 2, 1, {2}},
+               {"NCB", 4, 4, {1, 2, 4, 12}},
+               {"KC", 256, 2, {256, 512}},
+               {"MR", 4, 1, {4}}},
 };
