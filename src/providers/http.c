@@ -29,7 +29,9 @@ static void http__global_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-double ckb_http_backoff_base_s(void)
+/* The backoff base: $CKB_RETRY_BASE_MS when set (tests make it short),
+ * else one second. */
+static double http__backoff_base_s(void)
 {
     const char *e = getenv("CKB_RETRY_BASE_MS");
     if (e && *e) {
@@ -148,7 +150,28 @@ static int http__retryable_curl(CURLcode rc)
            rc == CURLE_GOT_NOTHING || rc == CURLE_PARTIAL_FILE;
 }
 
-int ckb_http_post(const ckb_http_request *rq, ckb_http_response *rs)
+typedef struct {
+    const char *url;
+    const char *const *headers; /* "Name: value" lines, NULL-terminated */
+    const char *body;           /* JSON */
+    double timeout_s;           /* per attempt */
+    int max_retries;
+    double backoff_base_s; /* first retry waits about this long, then doubles */
+    const char *secret;    /* scrubbed from every error text; may be NULL */
+} http__request;
+
+typedef struct {
+    ckb_reply_status status; /* OK (a 2xx), HTTP_ERROR, TIMEOUT or TRANSPORT */
+    long code;               /* the last HTTP status, 0 when none came */
+    char *body;              /* the last body, NUL-terminated; caller frees */
+    size_t body_len;
+    int attempts;
+    char error[400]; /* why, when status != OK */
+} http__response;
+
+/* Posts rq->body to rq->url; always fills *rs. Returns 0 when rs->status is
+ * OK. Thread-safe. */
+static int http__post(const http__request *rq, http__response *rs)
 {
     memset(rs, 0, sizeof *rs);
     rs->status = CKB_REPLY_TRANSPORT;
@@ -237,7 +260,7 @@ cleanup:
     return rs->status == CKB_REPLY_OK ? 0 : -1;
 }
 
-void ckb_http_response_free(ckb_http_response *rs)
+static void http__response_free(http__response *rs)
 {
     free(rs->body);
     rs->body = NULL;
@@ -304,7 +327,7 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
     ep->model = strdup(c->model);
     ep->timeout_s = c->timeout_s > 0 ? c->timeout_s : 300.0;
     ep->max_retries = c->max_retries > 0 ? c->max_retries : 0;
-    ep->backoff_base_s = ckb_http_backoff_base_s();
+    ep->backoff_base_s = http__backoff_base_s();
     ep->max_tokens = c->max_tokens > 0 ? c->max_tokens : 8192;
     ep->temperature = c->temperature;
     return 0;
@@ -346,6 +369,36 @@ void ckb_http_state_close(void *state)
     free(state);
 }
 
+/* Turns a finished response into the reply's transport fields (attempts,
+ * http_code) and, when it is not a 2xx, its status and error. Returns 1 when
+ * the body is a 2xx the caller should parse, 0 otherwise. */
+static int http__reply_from(const http__response *rs, const char *provider, ckb_reply *out)
+{
+    out->attempts = rs->attempts;
+    out->http_code = (int)rs->code;
+    if (rs->status == CKB_REPLY_OK)
+        return 1;
+    out->status = rs->status;
+    ckb_provider_set_error(out->error, sizeof out->error, provider, rs->error);
+    return 0;
+}
+
+/* root parsed from body, or NULL with out->status MALFORMED and an error
+ * that quotes the start of the body. */
+static json_object *http__parse_body(const char *body, const char *provider, ckb_reply *out)
+{
+    json_object *root = body && *body ? json_tokener_parse(body) : NULL;
+    if (root && json_object_is_type(root, json_type_object))
+        return root;
+    json_object_put(root);
+    char msg[300];
+    snprintf(msg, sizeof msg, "reply is not the API's JSON: %.200s",
+             body && *body ? body : "(empty body)");
+    out->status = CKB_REPLY_MALFORMED;
+    ckb_provider_set_error(out->error, sizeof out->error, provider, msg);
+    return NULL;
+}
+
 void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char *auth_prefix,
                    const char *extra_header, const char *body, ckb_http_parse_fn parse,
                    ckb_reply *out)
@@ -361,49 +414,23 @@ void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char
     }
     if (extra_header)
         headers[nh++] = extra_header;
-    ckb_http_request rq = {.url = ep->url,
+    http__request rq = {.url = ep->url,
                            .headers = headers,
                            .body = body,
                            .timeout_s = ep->timeout_s,
                            .max_retries = ep->max_retries,
                            .backoff_base_s = ep->backoff_base_s,
                            .secret = ep->api_key};
-    ckb_http_response rs;
-    ckb_http_post(&rq, &rs);
-    if (ckb_http_reply_from(&rs, provider, out)) {
-        json_object *root = ckb_http_parse_body(rs.body, provider, out);
+    http__response rs;
+    http__post(&rq, &rs);
+    if (http__reply_from(&rs, provider, out)) {
+        json_object *root = http__parse_body(rs.body, provider, out);
         if (root)
             parse(root, out);
         json_object_put(root);
     }
-    ckb_http_response_free(&rs);
+    http__response_free(&rs);
     if (auth) /* do not leave the key lying in freed memory */
         memset(auth, 0, strlen(auth));
     free(auth);
 }
-
-int ckb_http_reply_from(const ckb_http_response *rs, const char *provider, ckb_reply *out)
-{
-    out->attempts = rs->attempts;
-    out->http_code = (int)rs->code;
-    if (rs->status == CKB_REPLY_OK)
-        return 1;
-    out->status = rs->status;
-    ckb_provider_set_error(out->error, sizeof out->error, provider, rs->error);
-    return 0;
-}
-
-struct json_object *ckb_http_parse_body(const char *body, const char *provider, ckb_reply *out)
-{
-    json_object *root = body && *body ? json_tokener_parse(body) : NULL;
-    if (root && json_object_is_type(root, json_type_object))
-        return root;
-    json_object_put(root);
-    char msg[300];
-    snprintf(msg, sizeof msg, "reply is not the API's JSON: %.200s",
-             body && *body ? body : "(empty body)");
-    out->status = CKB_REPLY_MALFORMED;
-    ckb_provider_set_error(out->error, sizeof out->error, provider, msg);
-    return NULL;
-}
-

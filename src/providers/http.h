@@ -1,8 +1,8 @@
 /*
- * http.h — one JSON POST with retries, for the HTTP providers (internal to
- * src/providers/). Retries with exponential backoff and jitter on 429, 5xx,
- * timeouts and dropped connections, honouring Retry-After (capped); any
- * other 4xx is final. The API key only ever travels in a header: no error
+ * http.h — what the HTTP providers share (internal to src/providers/): the
+ * endpoint and one chat call, a JSON POST with retries. Retries with
+ * exponential backoff and jitter on 429, 5xx, timeouts and dropped
+ * connections, honouring Retry-After (capped); any other 4xx is final. The API key only ever travels in a header: no error
  * text this module writes contains it.
  */
 #ifndef CKB_PROVIDERS_HTTP_H
@@ -11,34 +11,6 @@
 #include <stddef.h>
 
 #include "providers/provider.h"
-
-typedef struct {
-    const char *url;
-    const char *const *headers; /* "Name: value" lines, NULL-terminated */
-    const char *body;           /* JSON */
-    double timeout_s;           /* per attempt */
-    int max_retries;
-    double backoff_base_s; /* first retry waits about this long, then doubles */
-    const char *secret;    /* scrubbed from every error text; may be NULL */
-} ckb_http_request;
-
-typedef struct {
-    ckb_reply_status status; /* OK (a 2xx), HTTP_ERROR, TIMEOUT or TRANSPORT */
-    long code;               /* the last HTTP status, 0 when none came */
-    char *body;              /* the last body, NUL-terminated; caller frees */
-    size_t body_len;
-    int attempts;
-    char error[400]; /* why, when status != OK */
-} ckb_http_response;
-
-/* Posts rq->body to rq->url; always fills *rs. Returns 0 when rs->status is
- * OK. Thread-safe. */
-int ckb_http_post(const ckb_http_request *rq, ckb_http_response *rs);
-void ckb_http_response_free(ckb_http_response *rs);
-
-/* The backoff base: $CKB_RETRY_BASE_MS when set (tests make it short),
- * else one second. */
-double ckb_http_backoff_base_s(void);
 
 /* What the three HTTP providers share: where, who, which model. */
 typedef struct {
@@ -81,16 +53,6 @@ void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char
 
 /* 1 when url's host is exactly host (scheme and port ignored). */
 int ckb_http_url_host_is(const char *url, const char *host);
-
-/* Turns a finished response into the reply's transport fields (attempts,
- * http_code) and, when it is not a 2xx, its status and error (the API's
- * error.message when the body has one). Returns 1 when the body is a 2xx
- * the caller should parse, 0 otherwise. */
-int ckb_http_reply_from(const ckb_http_response *rs, const char *provider, ckb_reply *out);
-
-/* root parsed from body, or NULL with out->status MALFORMED and an error
- * that quotes the start of the body. */
-struct json_object *ckb_http_parse_body(const char *body, const char *provider, ckb_reply *out);
 
 #include "core/jsonget.h" /* the typed field readers the providers use */
 
