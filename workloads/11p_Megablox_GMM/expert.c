@@ -144,6 +144,16 @@ static inline __mmask16 gm__mask16(int64_t left)
     return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
 }
 
+/* Two consecutive bf16 of a row as one pair (any alignment). */
+static inline int gm__pair(const ckb_bf16 *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+#if !GM_AMX && !GM_FMA /* MMA=0: vdpbf16ps */
+
 /* Packs panels [q0, q0 + np) of one group's rhs (K x N) into
  * bp[q - q0][GM_KP][GM_NR]: pair p of column j as one dword, zero past N
  * and, for an odd K, in the last pair's high half. */
@@ -176,14 +186,6 @@ static void gm__pack(const ckb_bf16 *rhs, int64_t q0, int64_t np, uint32_t *bp)
             _mm512_store_si512(dst + 16, _mm512_permutex2var_epi16(a, hi, b));
         }
     }
-}
-
-/* Two consecutive bf16 of a row as one pair (any alignment). */
-static inline int gm__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
 }
 
 /* out[0:mr, 0:nr] = a[0:mr, 0:K] @ panel, rounded to bf16; a is row 0 of
@@ -236,6 +238,8 @@ static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restr
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
+
+#elif GM_FMA /* MMA=1: f32 FMA */
 
 /* MMA=1: packs panels [q0, q0 + np) of one group's rhs into
  * bf[q - q0][K][GM_NR] f32, zero past N. */
@@ -318,6 +322,8 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
+
+#endif /* the AVX-512 micro-kernels */
 
 #if GM_AMX
 
