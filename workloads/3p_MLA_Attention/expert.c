@@ -173,30 +173,6 @@ static inline void ml__rope(const ckb_bf16 *x, ckb_bf16 *y, const float *cs, int
 #define ML_MAXK_B (KVL > H * VD ? KVL : H * VD)
 #define ML_MAXK (ML_MAXK_A > ML_MAXK_B ? ML_MAXK_A : ML_MAXK_B) /* deepest GEMM */
 
-/* A development aid, off in every evaluated build: with -DML_PROFILE a
- * driver reads the phase times thread 0 records after each barrier. */
-#ifdef ML_PROFILE
-double ml_profile[8];
-#define ML_MARK(i)                                                                             \
-    do {                                                                                       \
-        _Pragma("omp barrier");                                                                \
-        if (omp_get_thread_num() == 0)                                                         \
-            ml_profile[i] = omp_get_wtime();                                                   \
-    } while (0)
-/* ml_profile[i] += the time since ML_SINCE(t) on thread 0 (after a loop's
- * implicit barrier: the loop's time, the other threads' included). */
-#define ML_SINCE(t) const double t = omp_get_wtime()
-#define ML_ADD(i, t)                                                                           \
-    do {                                                                                       \
-        if (omp_get_thread_num() == 0)                                                         \
-            ml_profile[i] += omp_get_wtime() - (t);                                            \
-    } while (0)
-#else
-#define ML_MARK(i) ((void)0)
-#define ML_SINCE(t) ((void)0)
-#define ML_ADD(i, t) ((void)0)
-#endif
-
 #ifdef __AVX512BF16__
 
 #include <immintrin.h>
@@ -980,13 +956,11 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 #pragma omp for schedule(static) nowait
         for (int64_t pos = 0; pos < S; pos++)
             ml__rope_table_row(pos, cs);
-        ML_MARK(0);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = 0; t < n_downs; t++) {
             int64_t jb = t < n_down0 ? 0 : 1;
             g__tile(&down[jb], jb, jb ? t - n_down0 : t, pack, &packed);
         }
-        ML_MARK(1);
         /* Heads (batch row, head) FA_G at a time, in one of two rings. Per
          * group: expand each head's q, k_nope and v from cq and the latent
          * (k_latent read in place: kv's first KVL columns, row stride KVR)
@@ -1014,7 +988,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
             for (int64_t jb = 0; jb < 3 * nh; jb++)
                 first[jb + 1] = first[jb] + g__tiles(&jobs[jb]);
             const int64_t n_exp = first[3 * nh], n_extra = h0 == 0 ? n_kgroups : 0;
-            ML_SINCE(ml_t0);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t t = 0; t < n_exp + n_extra; t++) {
                 if (t >= n_exp) {
@@ -1027,8 +1000,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                     jb++;
                 g__tile(&jobs[jb], 8 + 3 * (h0 + jb / 3) + jb % 3, t - first[jb], pack, &packed);
             }
-            ML_ADD(3, ml_t0);
-            ML_SINCE(ml_t1);
 #pragma omp for schedule(dynamic, 4)
             for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
                 int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
@@ -1038,7 +1009,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
                 fa__pack_v((const ckb_bf16 *)(slot + ML_SLOT_V), (ckb_bf16 *)(slot + ML_SLOT_VP),
                            g);
             }
-            ML_ADD(4, ml_t1);
 #pragma omp for schedule(dynamic, 1) nowait
             for (int64_t it = 0; it < nh * ML_NQB; it++) {
                 int64_t h = it % nh, bh = h0 + h;
@@ -1053,7 +1023,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
         /* The attention loops end without a barrier: the output projection
          * must not read ao before every block of the last group is written. */
 #pragma omp barrier
-        ML_MARK(2);
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t t = 0; t < g__tiles(&oproj); t++)
             g__tile(&oproj, 2, t, pack, &packed);
