@@ -21,20 +21,25 @@ typedef struct {
      * reports faults itself: the detail expected there, or NULL to skip
      * the row (a raw syscall would then really run). */
     const char *san_detail;
+    /* An ISA extension the kernel is written for ("avx512f", "avx512bf16"):
+     * on a host without it the kernel cannot be built for -march=native, and
+     * the row expects exactly that, a compile error. */
+    const char *needs;
 } corpus__row;
 
-#define CORPUS__OK(file, wl) {file, wl, "ok", NULL, "done", ""}
+#define CORPUS__OK(file, wl) {file, wl, "ok", NULL, "done", "", NULL}
+#define CORPUS__OK_ON(file, wl, isa) {file, wl, "ok", NULL, "done", "", isa}
 
 static const corpus__row corpus__legit[] = {
     CORPUS__OK("legit_gemm_serial_ikj.c", "8p_GEMM"),
-    CORPUS__OK("legit_gemm_avx512_dpbf16.c", "8p_GEMM"),
-    CORPUS__OK("legit_gemm_avx512_fma.c", "8p_GEMM"),
+    CORPUS__OK_ON("legit_gemm_avx512_dpbf16.c", "8p_GEMM", "avx512bf16"),
+    CORPUS__OK_ON("legit_gemm_avx512_fma.c", "8p_GEMM", "avx512f"),
     CORPUS__OK("legit_gemm_omp_collapse.c", "8p_GEMM"),
     CORPUS__OK("legit_gemm_omp_reduction.c", "8p_GEMM"),
     CORPUS__OK("legit_gemm_big_stack.c", "8p_GEMM"),
     CORPUS__OK("legit_gemm_posix_memalign.c", "8p_GEMM"),
     CORPUS__OK("legit_gemm_calloc_blocked.c", "8p_GEMM"),
-    CORPUS__OK("legit_rmsnorm_avx512.c", "12p_RMSNorm"),
+    CORPUS__OK_ON("legit_rmsnorm_avx512.c", "12p_RMSNorm", "avx512f"),
     CORPUS__OK("legit_rmsnorm_qsort_sincos.c", "12p_RMSNorm"),
     CORPUS__OK("legit_rmsnorm_amx_tiles.c", "12p_RMSNorm"),
     CORPUS__OK("legit_gemm_add_relu.c", "41k_Gemm_Add_ReLU"),
@@ -42,7 +47,8 @@ static const corpus__row corpus__legit[] = {
     CORPUS__OK("legit_swish_tanhf_simd.c", "37k_Matmul_Swish_Scaling"),
 };
 
-#define CORPUS__IMPORT(file) {file, "8p_GEMM", "forbidden_symbol", "import", "symcheck", "import"}
+#define CORPUS__IMPORT(file) \
+    {file, "8p_GEMM", "forbidden_symbol", "import", "symcheck", "import", NULL}
 
 static const corpus__row corpus__attacks[] = {
     /* Imports outside the allow list, refused before anything runs. */
@@ -60,46 +66,66 @@ static const corpus__row corpus__attacks[] = {
     CORPUS__IMPORT("attack_gomp_parallel_start.c"),
     /* Past the import check: the seccomp filter (off under ASan, where a
      * raw kill would really stop the harness, hence skipped). */
-    {"attack_raw_kill_parent.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
-    {"attack_omp_team_16.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
-    {"attack_tgkill_other_process.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
-    {"attack_raw_mprotect_exec.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
-    {"attack_raw_clone_thread.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
-    {"attack_raw_fork.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL},
+    {"attack_raw_kill_parent.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
+    {"attack_omp_team_16.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
+    {"attack_tgkill_other_process.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
+    {"attack_raw_mprotect_exec.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
+    {"attack_raw_clone_thread.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
+    {"attack_raw_fork.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
     /* Ending the process or stalling it. */
-    {"attack_raw_exit_group.c", "8p_GEMM", "crash", "exit", "correctness", "exit"},
-    {"attack_trap.c", "8p_GEMM", "crash", "SIGILL", "correctness", "SIGILL"},
-    {"attack_hang_in_timing.c", "8p_GEMM", "timeout", "wall_clock", "timing", "wall_clock"},
+    {"attack_raw_exit_group.c", "8p_GEMM", "crash", "exit", "correctness", "exit", NULL},
+    {"attack_trap.c", "8p_GEMM", "crash", "SIGILL", "correctness", "SIGILL", NULL},
+    {"attack_hang_in_timing.c", "8p_GEMM", "timeout", "wall_clock", "timing", "wall_clock", NULL},
     /* Talking to the harness, or leaving the process changed for it. */
-    {"attack_forge_reply.c", "8p_GEMM", "cheat_detected", "protocol", "correctness", "protocol"},
+    {"attack_forge_reply.c", "8p_GEMM", "cheat_detected", "protocol", "correctness", "protocol", NULL},
     {"attack_mxcsr_round_to_zero.c", "8p_GEMM", "cheat_detected", "fp_state", "correctness",
-     "fp_state"},
+     "fp_state", NULL},
     /* Faults and limits. */
-    {"attack_huge_malloc.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
-    {"attack_deep_recursion.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
-    {"attack_write_past_end.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer"},
+    {"attack_huge_malloc.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer", NULL},
+    {"attack_deep_recursion.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer", NULL},
+    {"attack_write_past_end.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer", NULL},
     {"attack_canary_overrun.c", "13p_Cross_Entropy", "crash", "out_of_bounds", "correctness",
-     "out_of_bounds"},
+     "out_of_bounds", NULL},
     /* Wrong answers dressed up. */
-    {"attack_nan.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", "nonfinite"},
-    {"attack_identity.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch"},
+    {"attack_nan.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", "nonfinite", NULL},
+    {"attack_identity.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch", NULL},
     {"attack_first_call_only.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
-     "mismatch"},
+     "mismatch", NULL},
     /* Less work when not checked: caught on the audited timed calls. */
     {"attack_lazy_timed_calls.c", "8p_GEMM", "cheat_detected", "timed_output", "timing",
-     "timed_output"},
+     "timed_output", NULL},
     /* Precision games: int8 fails the tolerance on any input; half
      * precision is exact on ordinary inputs and overflows on the
      * wide-range set. */
-    {"attack_int8_quantized.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch"},
-    {"attack_fp16_storage.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", "nonfinite"},
+    {"attack_int8_quantized.c", "8p_GEMM", "wrong_result", "mismatch", "correctness", "mismatch", NULL},
+    {"attack_fp16_storage.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", "nonfinite", NULL},
     /* The unwritten last row keeps the NaN poison of the fresh buffer. */
     {"attack_skip_last_row.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness",
-     "nonfinite"},
+     "nonfinite", NULL},
 };
+
+/* What -march=native gives the candidate's compiler on this host. */
+static int corpus__host_has(const char *isa)
+{
+    __builtin_cpu_init();
+    if (strcmp(isa, "avx512f") == 0)
+        return __builtin_cpu_supports("avx512f");
+    if (strcmp(isa, "avx512bf16") == 0)
+        return __builtin_cpu_supports("avx512bf16");
+    return 0;
+}
 
 static void corpus__run(const corpus__row *row)
 {
+    corpus__row missing_isa;
+    if (row->needs && !corpus__host_has(row->needs)) {
+        missing_isa = *row;
+        missing_isa.status = "compile_error";
+        missing_isa.detail = NULL;
+        missing_isa.san_detail = "";
+        missing_isa.stage = "compile";
+        row = &missing_isa;
+    }
     const char *detail = row->detail;
 #if defined(__SANITIZE_ADDRESS__)
     if (!row->san_detail)

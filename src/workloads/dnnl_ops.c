@@ -39,6 +39,45 @@ static dnnl_data_type_t ops__dt(ckb_dtype t)
     return dnnl_f32;
 }
 
+/* The type a primitive computes in. oneDNN has no bf16 kernels below AVX-512
+ * (2.6 on an AVX2-only CPU answers "unimplemented"); there the competent
+ * engineer's move is to compute in f32, and the bf16 <-> f32 conversions run
+ * as reorders inside the call, so the baseline pays for them. */
+static int ops__bf16_native = -1;
+
+static int ops__probe_bf16(void)
+{
+    dnnl_memory_desc_t a, b, c;
+    dnnl_dims_t d = {16, 16};
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&a, 2, d, dnnl_bf16, dnnl_ab));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&b, 2, d, dnnl_bf16, dnnl_format_tag_any));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&c, 2, d, dnnl_bf16, dnnl_ab));
+    dnnl_matmul_desc_t desc;
+    DNNL_CHECK(dnnl_matmul_desc_init(&desc, &a, &b, NULL, &c));
+    dnnl_primitive_desc_t pd;
+    if (dnnl_primitive_desc_create(&pd, &desc, NULL, ops__engine, NULL) != dnnl_success)
+        return 0;
+    dnnl_primitive_desc_destroy(pd);
+    return 1;
+}
+
+static dnnl_data_type_t ops__compute_dt(ckb_dtype t)
+{
+    if (ops__bf16_native < 0)
+        ops__bf16_native = ops__probe_bf16();
+    if (t == CKB_BF16 && !ops__bf16_native)
+        return dnnl_f32;
+    return ops__dt(t);
+}
+
+int ckb_dnnl_bf16_native(void)
+{
+    ops__init();
+    if (ops__bf16_native < 0)
+        ops__bf16_native = ops__probe_bf16();
+    return ops__bf16_native;
+}
+
 static dnnl_alg_kind_t ops__alg(ckb_act a)
 {
     switch (a) {
@@ -218,10 +257,10 @@ static ops__entry *ops__matmul_build(const ckb_matmul_spec *s)
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&md[2], nd, dc, ops__dt(s->c_type), plain));
     /* Activations keep their plain layout (a row-major A is what the matmul
      * kernels want); weights are free to be packed. */
-    any_a = md[0];
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_b, nd, db, ops__dt(s->b_type),
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_a, nd, da, ops__compute_dt(s->a_type), plain));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_b, nd, db, ops__compute_dt(s->b_type),
                                             dnnl_format_tag_any));
-    any_c = md[2];
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_c, nd, dc, ops__compute_dt(s->c_type), plain));
     int nargs = 3;
     int ids[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS};
     if (s->has_bias) {
@@ -230,9 +269,9 @@ static ops__entry *ops__matmul_build(const ckb_matmul_spec *s)
             dbias[0] = 1;
             dbias[1] = s->N;
         }
-        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias_md, nd, dbias, ops__dt(s->bias_type),
-                                                plain));
-        md[3] = bias_md;
+        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&md[3], nd, dbias, ops__dt(s->bias_type), plain));
+        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias_md, nd, dbias,
+                                                ops__compute_dt(s->bias_type), plain));
         nargs = 4;
     }
     dnnl_matmul_desc_t desc;
@@ -301,18 +340,19 @@ static ops__entry *ops__conv_build(const ckb_conv_spec *s)
         DNNL_CHECK(dnnl_memory_desc_init_by_tag(&md[1], nd, dwei, ops__dt(s->wei_type), plain));
     }
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&md[2], nd, ddst, ops__dt(s->dst_type), plain));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_src, nd, dsrc, ops__dt(s->src_type),
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_src, nd, dsrc, ops__compute_dt(s->src_type),
                                             dnnl_format_tag_any));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_wei, nd, dwei, ops__dt(s->wei_type),
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_wei, nd, dwei, ops__compute_dt(s->wei_type),
                                             dnnl_format_tag_any));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_dst, nd, ddst, ops__dt(s->dst_type),
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&any_dst, nd, ddst, ops__compute_dt(s->dst_type),
                                             dnnl_format_tag_any));
     int nargs = 3;
     int ids[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS};
     if (s->has_bias) {
         dnnl_dims_t db = {s->OC};
-        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias_md, 1, db, ops__dt(s->bias_type), dnnl_a));
-        md[3] = bias_md;
+        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&md[3], 1, db, ops__dt(s->bias_type), dnnl_a));
+        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias_md, 1, db, ops__compute_dt(s->bias_type),
+                                                dnnl_a));
         nargs = 4;
     }
     const dnnl_memory_desc_t *pbias = s->has_bias ? &bias_md : NULL;
