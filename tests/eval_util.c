@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/proc.h"
@@ -89,6 +90,11 @@ static int eval_util__read_proc(const char *pid, const char *file, char *buf, si
 
 int ckbt_sandboxes_of(int parent)
 {
+    return ckbt_sandbox_pids(parent, NULL, 0);
+}
+
+int ckbt_sandbox_pids(int parent, int *pids, int max)
+{
     DIR *d = opendir("/proc");
     int n = 0;
     struct dirent *e;
@@ -102,8 +108,11 @@ int ckbt_sandboxes_of(int parent)
             continue;
         const char *q = strrchr(stat, ')');
         int ppid = 0;
-        if (q && sscanf(q + 2, "%*c %d", &ppid) == 1 && ppid == parent)
+        if (q && sscanf(q + 2, "%*c %d", &ppid) == 1 && ppid == parent) {
+            if (n < max)
+                pids[n] = atoi(e->d_name);
             n++;
+        }
     }
     if (d)
         closedir(d);

@@ -17,5 +17,7 @@ double ckbt_num(struct json_object *j, const char *key);
 /* Sandboxed processes (`ckbench __sandbox`) whose parent is `parent`: 1 for
  * those orphaned, which no evaluation should ever leave. */
 int ckbt_sandboxes_of(int parent);
+/* The same, with up to max of their pids stored in pids. */
+int ckbt_sandbox_pids(int parent, int *pids, int max);
 
 #endif

@@ -276,6 +276,37 @@ CKBT_TEST(corpus_no_process_survives_an_evaluation, "quick")
     }
 }
 
+/* A sandbox's credentials on the host, read from /proc: never root, no
+ * capability, no way to gain one, its own PID namespace. */
+static void corpus__check_unprivileged(pid_t eval_pid)
+{
+    int pids[4];
+    int n = ckbt_sandbox_pids(eval_pid, pids, 4);
+    for (int i = 0; i < n && i < 4; i++) {
+        char path[64], line[256];
+        snprintf(path, sizeof path, "/proc/%d/status", pids[i]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        unsigned uid = 0, nnp = 0, nspid_fields = 0;
+        unsigned long long capeff = 1;
+        while (fgets(line, sizeof line, f)) {
+            sscanf(line, "Uid: %u", &uid);
+            sscanf(line, "CapEff: %llx", &capeff);
+            sscanf(line, "NoNewPrivs: %u", &nnp);
+            if (strncmp(line, "NSpid:", 6) == 0)
+                for (char *t = strtok(line + 6, " \t\n"); t; t = strtok(NULL, " \t\n"))
+                    nspid_fields++;
+        }
+        fclose(f);
+        CKBT_EXPECT(geteuid() != 0 || uid != 0, "sandbox %d runs as root on the host", pids[i]);
+        CKBT_EXPECT(capeff == 0, "sandbox %d holds capabilities %llx", pids[i], capeff);
+        CKBT_EXPECT(nnp == 1, "sandbox %d may gain privileges (no_new_privs unset)", pids[i]);
+        CKBT_EXPECT(nspid_fields == 2, "sandbox %d is not in a PID namespace of its own",
+                    pids[i]);
+    }
+}
+
 /* SIGTERM or SIGINT of `ckbench eval` in the middle of a call: its
  * sandboxes die with it (PR_SET_PDEATHSIG; PID 1 of their namespace takes
  * everything in it along). */
@@ -298,6 +329,8 @@ CKBT_TEST(corpus_killing_eval_leaves_no_sandbox, "quick")
             usleep(20000);
         }
         CKBT_EXPECT(seen == 2, "signal %d: the evaluation never had its two sandboxes", sigs[k]);
+        if (k == 0)
+            corpus__check_unprivileged(pid);
         kill(pid, sigs[k]);
         int status;
         waitpid(pid, &status, 0);

@@ -190,3 +190,17 @@ CKBT_TEST(eval_every_set_of_a_wide_range_workload_is_wide, "quick")
     CKBT_EXPECT(ckb_widen_exponent(ckb_workload_find("12p"), 5) == 0,
                 "a workload without a wide range was scaled");
 }
+
+/* Every set a kernel sees comes from its workload's own generator, so every
+ * invariant the generator keeps holds on every call: 10p's routing gap
+ * (MOE_MIN_GAP), which element swaps once broke so that an honest kernel
+ * was judged a cheat one run in three. 7 checked sets and 25 timed ones. */
+CKBT_TEST(eval_timed_sets_keep_the_workload_invariants, "quick")
+{
+    int code = -1;
+    json_object *j = ckbt_eval("10p_Sparse_MoE", "legit_moe_plain.c", &code,
+                               "--seeds", "7", "--warmup", "5", "--iters", "20", NULL);
+    CKBT_EXPECT(j && strcmp(ckbt_str(j, "status"), "ok") == 0, "10p plain kernel: status %s (%s)",
+                ckbt_str(j, "status"), ckbt_str(j, "message"));
+    json_object_put(j);
+}

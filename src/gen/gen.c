@@ -9,7 +9,7 @@
 #include "bench/expert.h"
 #include "core/fsutil.h"
 #include "docs/docs.h"
-#include "gen/excl.h"
+#include "core/excl.h"
 #include "gen/refsrc.h"
 #include "gen/sample.h"
 

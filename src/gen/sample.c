@@ -12,7 +12,7 @@
 #include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
-#include "gen/excl.h"
+#include "core/excl.h"
 #include "gen/extract.h"
 #include "gen/sample.h"
 
