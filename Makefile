@@ -22,8 +22,17 @@ TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test test-quick bench clean
+.PHONY: all deps test test-quick bench clean FORCE
 all: $(BUILD)/ckbench $(BUILD)/ckbench-tests
+
+# The commit `ckbench --version` reports ("unknown" outside git). The stamp
+# file changes only when the commit does, so only options.o is rebuilt.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+$(BUILD)/git-commit: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
+$(BUILD)/obj/src/cli/options.o: $(BUILD)/git-commit
+$(BUILD)/obj/src/cli/options.o: CFLAGS_PROJECT += -DCKB_GIT_COMMIT='"$(GIT_COMMIT)"'
 
 deps:
 	@scripts/deps.sh
