@@ -1,7 +1,7 @@
 # ckbench — one build entry.
 #   make            build build/ckbench
 #   make test       install missing packages, build, run the tests (plain, then ASan+UBSan)
-#   make bench      install missing packages, build, run `ckbench bench` on the default suite
+#   make bench      install missing packages, build, run `ckbench bench --resume` into results/
 #   make SAN=1 ...  the same under AddressSanitizer + UBSan, in build-san/
 
 CC      ?= cc
@@ -54,10 +54,13 @@ test: deps
 	$(MAKE) SAN=1 all
 	CKBENCH_BIN=$(CURDIR)/build-san/ckbench build-san/ckbench-tests --tier quick
 
-# The main job of the README: every workload at default size.
+# The main job of the README: every workload at default size, into results/.
+# --resume: a second `make bench` continues a killed run or reprints a
+# finished one; it never deletes results (another size or thread budget in
+# results/ is refused: move it away first).
 bench: deps
 	$(MAKE) all
-	build/ckbench bench
+	build/ckbench bench --out results --resume
 
 clean:
 	rm -rf build build-san

@@ -1,5 +1,6 @@
 #include "bench/suite.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <json-c/json.h>
@@ -334,37 +335,150 @@ static json_object *suite__find(json_object *list, const char *id)
     return NULL;
 }
 
+/* Whether dir exists with anything in it. */
+static int suite__nonempty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)))
+        entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return entries > 0;
+}
+
+/* The results a --resume continues: 0 with *old the parsed results.json
+ * (NULL when there is none yet); -2 after saying why they cannot be
+ * continued by this run (the file is left as it is). */
+static int suite__load_old(const ckb_suite_opts *o, json_object **old)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results.json", o->out_dir);
+    *old = NULL;
+    size_t len;
+    char *text = ckb_read_file(path, &len);
+    if (!text) {
+        if (errno == ENOENT)
+            return 0;
+        fprintf(stderr, "ckbench: cannot resume %s: cannot read %s: %s\n", o->out_dir, path,
+                strerror(errno));
+        return -2;
+    }
+    json_tokener *tok = json_tokener_new();
+    json_object *j = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    /* Trailing bytes after the object are garbage too. */
+    size_t used = jerr == json_tokener_success ? json_tokener_get_parse_end(tok) : 0;
+    json_tokener_free(tok);
+    while (used < len && (text[used] == ' ' || text[used] == '\n' || text[used] == '\t' ||
+                          text[used] == '\r'))
+        used++;
+    json_object *meta = NULL, *list = NULL, *x;
+    const char *why = NULL;
+    if (!j || jerr != json_tokener_success)
+        why = jerr == json_tokener_continue ? "it ends early (truncated)"
+              : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                             : "it is empty";
+    else if (used < len)
+        why = "there are bytes after the JSON object";
+    else if (!json_object_is_type(j, json_type_object) ||
+             !json_object_object_get_ex(j, "metadata", &meta) ||
+             !json_object_is_type(meta, json_type_object) ||
+             !json_object_object_get_ex(j, "workloads", &list) ||
+             !json_object_is_type(list, json_type_array))
+        why = "it has no \"metadata\" object and \"workloads\" array";
+    free(text);
+    if (why) {
+        fprintf(stderr, "ckbench: cannot resume %s: %s is not a complete suite result (%s). It "
+                        "is left as it is: move it away to start afresh, or give another "
+                        "--out\n",
+                o->out_dir, path, why);
+        json_object_put(j);
+        return -2;
+    }
+    /* Results measured another way cannot share one file. */
+    const char *size = json_object_object_get_ex(meta, "size", &x) ? json_object_get_string(x)
+                                                                   : "?";
+    int threads = json_object_object_get_ex(meta, "threads", &x) ? json_object_get_int(x) : -1;
+    int warmup = json_object_object_get_ex(meta, "warmup", &x) ? json_object_get_int(x) : -1;
+    int iters = json_object_object_get_ex(meta, "iters", &x) ? json_object_get_int(x) : -1;
+    if (strcmp(size, ckb_size_name(o->size)) != 0 || threads != o->threads ||
+        warmup != o->warmup || iters != o->iters) {
+        fprintf(stderr, "ckbench: cannot resume %s: its results were measured with --size %s "
+                        "--threads %d --warmup %d --iters %d, and this run asks for --size %s "
+                        "--threads %d --warmup %d --iters %d. Give the same to continue it, or "
+                        "another --out for a new run; nothing was changed\n",
+                o->out_dir, size, threads, warmup, iters, ckb_size_name(o->size), o->threads,
+                o->warmup, o->iters);
+        json_object_put(j);
+        return -2;
+    }
+    *old = j;
+    return 0;
+}
+
+int ckb_suite_check(const ckb_suite_opts *o)
+{
+    if (!o->resume && suite__nonempty(o->out_dir)) {
+        fprintf(stderr, "ckbench: %s exists and is not empty: continue its results with "
+                        "--resume, or choose another --out (nothing was changed)\n",
+                o->out_dir);
+        return -2;
+    }
+    json_object *old = NULL;
+    if (o->resume && suite__load_old(o, &old) != 0)
+        return -2;
+    json_object_put(old);
+    return 0;
+}
+
 int ckb_suite_run(const ckb_suite_opts *o)
 {
-    if (ckb_mkdirs(o->out_dir) != 0) {
-        fprintf(stderr, "ckbench: cannot create %s: %s\n", o->out_dir, strerror(errno));
-        return -1;
+    if (!o->resume && suite__nonempty(o->out_dir)) {
+        fprintf(stderr, "ckbench: %s exists and is not empty: continue its results with "
+                        "--resume, or choose another --out (nothing was changed)\n",
+                o->out_dir);
+        return -2;
     }
     json_object *old = NULL, *old_list = NULL;
-    if (o->resume) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/results.json", o->out_dir);
-        old = json_object_from_file(path);
-        json_object *meta, *x;
-        /* Only results of the same size and thread budget carry over. */
-        if (old && json_object_object_get_ex(old, "metadata", &meta) &&
-            json_object_object_get_ex(meta, "size", &x) &&
-            strcmp(json_object_get_string(x), ckb_size_name(o->size)) == 0 &&
-            json_object_object_get_ex(meta, "threads", &x) && json_object_get_int(x) == o->threads)
-            json_object_object_get_ex(old, "workloads", &old_list);
+    if (o->resume && suite__load_old(o, &old) != 0)
+        return -2;
+    if (old)
+        json_object_object_get_ex(old, "workloads", &old_list);
+    if (ckb_mkdirs(o->out_dir) != 0) {
+        fprintf(stderr, "ckbench: cannot create %s: %s\n", o->out_dir, strerror(errno));
+        json_object_put(old);
+        return -1;
     }
     json_object *root = json_object_new_object();
-    json_object_object_add(root, "metadata", suite__metadata(o));
     json_object *list = json_object_new_array();
+    if (old) {
+        /* A resumed run keeps its metadata, says when it was continued,
+         * and keeps every finished workload, asked for this time or not. */
+        json_object *meta = json_object_object_get(old, "metadata"), *resumed;
+        if (!json_object_object_get_ex(meta, "resumed_at", &resumed) ||
+            !json_object_is_type(resumed, json_type_array)) {
+            resumed = json_object_new_array();
+            json_object_object_add(meta, "resumed_at", resumed);
+        }
+        char when[32];
+        time_t now = time(NULL);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        json_object_array_add(resumed, json_object_new_string(when));
+        json_object_object_add(root, "metadata", json_object_get(meta));
+        for (size_t i = 0; i < json_object_array_length(old_list); i++)
+            json_object_array_add(list, json_object_get(json_object_array_get_idx(old_list, i)));
+    } else {
+        json_object_object_add(root, "metadata", suite__metadata(o));
+    }
     json_object_object_add(root, "workloads", list);
     int tty = isatty(2), rc = 0;
     for (int i = 0; i < o->n; i++) {
         const ckb_workload *w = o->list[i];
-        json_object *prev = suite__find(old_list, w->id);
-        if (prev) {
-            json_object_array_add(list, json_object_get(prev));
+        if (suite__find(old_list, w->id))
             continue;
-        }
         if (tty)
             fprintf(stderr, "\r\033[K[%d/%d] %s ...", i + 1, o->n, w->id);
         else
@@ -383,7 +497,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
         if (!nw && o->n > 0)
             nw = o->list[0];
         json_object *noise;
-        if (old && json_object_object_get_ex(old, "timing_noise", &noise) && old_list)
+        if (old && json_object_object_get_ex(old, "timing_noise", &noise))
             json_object_object_add(root, "timing_noise", json_object_get(noise));
         else if (nw) {
             if (tty)

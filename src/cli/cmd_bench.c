@@ -35,11 +35,14 @@ static int bench__run(const ckb_cli_args *a)
         for (int i = 0; i < ckb_workload_count() && i < 128; i++)
             so.list[so.n++] = ckb_workload_at(i);
     }
+    if (ckb_suite_check(&so) != 0)
+        return 2;
     ckb_machine m;
     if (ckb_cli_machine(o.threads, o.machine, &m) != 0)
         return 1;
     so.machine = &m;
-    return ckb_suite_run(&so) == 0 ? 0 : 1;
+    int rc = ckb_suite_run(&so);
+    return rc == 0 ? 0 : rc == -2 ? 2 : 1;
 }
 
 static const ckb_cli_opt bench__opts[] = {
@@ -47,9 +50,11 @@ static const ckb_cli_opt bench__opts[] = {
     {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads to run (default: all)"},
     CKB_CLI_OPT_THREADS,
     {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0,
-     "where results.json and results.csv go (default: results)"},
+     "where results.json and results.csv go; a new or empty folder unless --resume "
+     "(default: results)"},
     {"resume", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
-     "continue the results in DIR: keep its finished workloads, run the missing ones"},
+     "continue the results in DIR (same size, threads, warm-up and iterations): keep every "
+     "workload it holds, run the missing ones"},
     {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "time the baselines only"},
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
