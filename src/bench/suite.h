@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/strbuf.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -43,5 +44,15 @@ int ckb_suite_check(const ckb_suite_opts *o);
  * bytes, written as 16 hex digits), for a report to check the source it
  * shows is the one that ran. */
 uint64_t ckb_suite_source_hash(const char *text, size_t n);
+
+/* The CSV forms of a results.json object (docs/FORMATS.md), appended to
+ * out: ckbench's own (results.csv: ckb_suite_csv_header), or with jaxbench
+ * set JAXBench's run_all columns and status names exactly
+ * (results-jaxbench.csv: ckb_suite_jaxbench_header). Unmeasured values are
+ * empty fields. */
+struct json_object;
+void ckb_suite_csv(struct json_object *root, int jaxbench, ckb_strbuf *out);
+extern const char ckb_suite_csv_header[];
+extern const char ckb_suite_jaxbench_header[];
 
 #endif /* CKB_SUITE_H */
