@@ -138,6 +138,10 @@ CKBT_TEST(cli_refuses_options_that_do_not_apply, "quick")
     CKBT_EXPECT(rc == 2 && strstr(out, "takes no arguments"), "a stray argument (%d): %.300s",
                 rc, out);
     free(out);
+    rc = cli_run(&out, "generate", "--workloads", "12p", NULL);
+    CKBT_EXPECT(rc == 2 && strstr(out, "--provider is needed (or --resume)"),
+                "a needed option missing (%d): %.300s", rc, out);
+    free(out);
     rc = cli_run(&out, "nonsense", NULL);
     CKBT_EXPECT(rc == 2 && strstr(out, "unknown command 'nonsense'"), "unknown command (%d)", rc);
     free(out);

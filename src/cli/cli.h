@@ -36,6 +36,8 @@ typedef struct {
     double lo, hi;       /* CKB_CLI_INT and CKB_CLI_NUM: the accepted range */
     int repeat;          /* 0: once (a later one wins); N > 1: up to N times, all kept */
     const char *help;    /* one line, defaults included */
+    const char *needed;  /* NULL: optional; "": must be given; "NAME": must be given
+                          * unless --NAME is (the parser enforces it) */
 } ckb_cli_opt;
 
 enum { CKB_CLI_MAX_OPTS = 48, CKB_CLI_MAX_REPEAT = 16, CKB_CLI_MAX_POS = 64 };
@@ -112,16 +114,17 @@ const ckb_workload *ckb_cli_workload(const char *name);
 
 /* Options several commands share, so their help reads the same everywhere. */
 #define CKB_CLI_OPT_SIZE \
-    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0, "small, default or paper (default: default)"}
+    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0, "small, default or paper (default: default)", NULL}
 #define CKB_CLI_OPT_THREADS \
-    {"threads", 0, CKB_CLI_INT, "N", 1, 1024, 0, "the thread budget (default: every core)"}
+    {"threads", 0, CKB_CLI_INT, "N", 1, 1024, 0, "the thread budget (default: every core)", NULL}
 #define CKB_CLI_OPT_WARMUP \
-    {"warmup", 0, CKB_CLI_INT, "N", 0, 100, 0, "warm-up calls before timing (default: 5)"}
-#define CKB_CLI_OPT_ITERS {"iters", 0, CKB_CLI_INT, "N", 1, 400, 0, "timed calls (default: 50)"}
+    {"warmup", 0, CKB_CLI_INT, "N", 0, 100, 0, "warm-up calls before timing (default: 5)", NULL}
+#define CKB_CLI_OPT_ITERS \
+    {"iters", 0, CKB_CLI_INT, "N", 1, 400, 0, "timed calls (default: 50)", NULL}
 #define CKB_CLI_OPT_MACHINE                                                                   \
     {"machine", 0, CKB_CLI_STR, "FILE", 0, 0, 0,                                              \
      "the machine profile to use (default: the one stored for this host and thread budget, " \
-     "measured when missing)"}
+     "measured when missing)", NULL}
 #define CKB_CLI_NOPTS(t) ((int)(sizeof(t) / sizeof *(t)))
 
 /* The commands (one file each). */

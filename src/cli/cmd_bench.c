@@ -47,15 +47,15 @@ static int bench__run(const ckb_cli_args *a)
 
 static const ckb_cli_opt bench__opts[] = {
     CKB_CLI_OPT_SIZE,
-    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads to run (default: all)"},
+    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads to run (default: all)", NULL},
     CKB_CLI_OPT_THREADS,
     {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0,
      "where results.json and results.csv go; a new or empty folder unless --resume "
-     "(default: results)"},
+     "(default: results)", NULL},
     {"resume", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
      "continue the results in DIR (same size, threads, warm-up and iterations): keep every "
-     "workload it holds, run the missing ones"},
-    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "time the baselines only"},
+     "workload it holds, run the missing ones", NULL},
+    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "time the baselines only", NULL},
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
     CKB_CLI_OPT_MACHINE,

@@ -46,17 +46,17 @@ static int eval__run(const ckb_cli_args *a)
 
 static const ckb_cli_opt eval__opts[] = {
     CKB_CLI_OPT_SIZE,
-    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for the correctness check (default: 3)"},
+    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for the correctness check (default: 3)", NULL},
     CKB_CLI_OPT_THREADS,
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
     {"seed", 0, CKB_CLI_U64, "S", 1, 0, 0,
-     "a fixed non-zero seed instead of ones drawn now (reproduces a run)"},
-    {"keep", 0, CKB_CLI_STR, "DIR", 0, 0, 0, "keep the compile folder in DIR"},
+     "a fixed non-zero seed instead of ones drawn now (reproduces a run)", NULL},
+    {"keep", 0, CKB_CLI_STR, "DIR", 0, 0, 0, "keep the compile folder in DIR", NULL},
     {"timeout-scale", 0, CKB_CLI_NUM, "X", 1e-3, 1e6, 0,
-     "multiply every time limit by X (default: 1)"},
+     "multiply every time limit by X (default: 1)", NULL},
     {"define", 0, CKB_CLI_KV, "NAME=VALUE", 0, 0, 8,
-     "a macro for the candidate's compile (an expert's parameters)"},
+     "a macro for the candidate's compile (an expert's parameters)", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 

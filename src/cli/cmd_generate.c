@@ -347,8 +347,8 @@ static int generate__run(const ckb_cli_args *a)
         goto cleanup;
     }
     if (!o.pc.name || !o.workloads) {
-        rc = ckb_cli_usage_error(a, "a new run needs --method, --provider and --workloads (or "
-                                    "--resume RUN)");
+        rc = ckb_cli_usage_error(a, "a new run needs --provider and --workloads (or --resume "
+                                    "RUN)");
         goto cleanup;
     }
     if ((nwl = generate__workloads(o.workloads, wl, 128)) <= 0) {
@@ -398,59 +398,61 @@ cleanup:
 }
 
 static const ckb_cli_opt generate__table[] = {
-    {"method", 0, CKB_CLI_STR, "M", 0, 0, 0, "best-of-n, refine, refine-docs or beam"},
-    {"provider", 0, CKB_CLI_STR, "P", 0, 0, 0, "openai, anthropic, gemini, command or replay"},
+    {"method", 0, CKB_CLI_STR, "M", 0, 0, 0,
+     "best-of-n, refine, refine-docs or beam (default: best-of-n)", NULL},
+    {"provider", 0, CKB_CLI_STR, "P", 0, 0, 0, "openai, anthropic, gemini, command or replay",
+     "resume"},
     {"model", 0, CKB_CLI_STR, "X", 0, 0, 0,
      "the model; required by openai, anthropic and gemini, optional for command (its "
-     "CKB_MODEL) and replay"},
-    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads"},
-    {"budget", 0, CKB_CLI_INT, "N", 1, 100000, 0, "samples per workload (default: 144)"},
+     "CKB_MODEL) and replay", NULL},
+    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads", "resume"},
+    {"budget", 0, CKB_CLI_INT, "N", 1, 100000, 0, "samples per workload (default: 144)", NULL},
     CKB_CLI_OPT_SIZE,
     CKB_CLI_OPT_THREADS,
     {"out", 0, CKB_CLI_STR, "RUN", 0, 0, 0,
-     "the run folder, new or empty (default: runs/<method>-<UTC time>)"},
+     "the run folder, new or empty (default: runs/<method>-<UTC time>)", NULL},
     {"resume", 0, CKB_CLI_STR, "RUN", 0, 0, 0,
      "continue a killed run as it was configured (only --jobs, --concurrency and the "
-     "connection options may be given with it)"},
-    {"jobs", 0, CKB_CLI_INT, "K", 1, 256, 0, "workloads worked on at once (default: 1)"},
-    {"concurrency", 0, CKB_CLI_INT, "N", 1, 256, 0, "model calls at once (default: 4)"},
+     "connection options may be given with it)", NULL},
+    {"jobs", 0, CKB_CLI_INT, "K", 1, 256, 0, "workloads worked on at once (default: 1)", NULL},
+    {"concurrency", 0, CKB_CLI_INT, "N", 1, 256, 0, "model calls at once (default: 4)", NULL},
     {"base-url", 0, CKB_CLI_STR, "U", 0, 0, 0, "the provider's endpoint (an OpenAI-compatible "
-                                               "server, a proxy)"},
+                                               "server, a proxy)", NULL},
     {"command", 0, CKB_CLI_STR, "CMD", 0, 0, 0,
-     "provider command: run with /bin/sh -c, prompt on stdin, reply on stdout"},
-    {"replay", 0, CKB_CLI_STR, "RUN", 0, 0, 0, "provider replay: the run whose replies to give"},
-    {"prices", 0, CKB_CLI_STR, "FILE", 0, 0, 0, "a price table (docs/FORMATS.md) for cost_usd"},
-    {"max-retries", 0, CKB_CLI_INT, "N", 0, 100, 0, "provider retries (default: 5)"},
-    {"timeout", 0, CKB_CLI_NUM, "S", 0.001, 1e9, 0, "seconds per model call (default: 300)"},
+     "provider command: run with /bin/sh -c, prompt on stdin, reply on stdout", NULL},
+    {"replay", 0, CKB_CLI_STR, "RUN", 0, 0, 0, "provider replay: the run whose replies to give", NULL},
+    {"prices", 0, CKB_CLI_STR, "FILE", 0, 0, 0, "a price table (docs/FORMATS.md) for cost_usd", NULL},
+    {"max-retries", 0, CKB_CLI_INT, "N", 0, 100, 0, "provider retries (default: 5)", NULL},
+    {"timeout", 0, CKB_CLI_NUM, "S", 0.001, 1e9, 0, "seconds per model call (default: 300)", NULL},
     {"temperature", 0, CKB_CLI_NUM, "T", 0, 100, 0,
-     "sampling temperature (default: the provider's)"},
-    {"max-tokens", 0, CKB_CLI_INT, "N", 1, 1000000, 0, "reply token limit (default: 8192)"},
+     "sampling temperature (default: the provider's)", NULL},
+    {"max-tokens", 0, CKB_CLI_INT, "N", 1, 1000000, 0, "reply token limit (default: 8192)", NULL},
     {"chains", 0, CKB_CLI_INT, "C", 1, 10000, 0,
      "refine: chains; C x T must be the budget (two of --budget/--chains/--turns set the "
-     "third)"},
-    {"turns", 0, CKB_CLI_INT, "T", 1, 10000, 0, "refine: turns per chain (default: 8)"},
-    {"beam-width", 0, CKB_CLI_INT, "W", 1, 16, 0, "beam: beam width (default: 3)"},
+     "third)", NULL},
+    {"turns", 0, CKB_CLI_INT, "T", 1, 10000, 0, "refine: turns per chain (default: 8)", NULL},
+    {"beam-width", 0, CKB_CLI_INT, "W", 1, 16, 0, "beam: beam width (default: 3)", NULL},
     {"beam-candidates", 0, CKB_CLI_INT, "K", 1, 64, 0,
-     "beam: candidates per beam element (default: 6)"},
-    {"seed", 0, CKB_CLI_U64, "S", 0, 0, 0, "a fixed seed for the evaluations (default: drawn)"},
+     "beam: candidates per beam element (default: 6)", NULL},
+    {"seed", 0, CKB_CLI_U64, "S", 0, 0, 0, "a fixed seed for the evaluations (default: drawn)", NULL},
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
-    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for each correctness check (default: 3)"},
+    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for each correctness check (default: 3)", NULL},
     {"timeout-scale", 0, CKB_CLI_NUM, "X", 0.01, 1e6, 0,
-     "multiply every evaluation time limit by X (default: 1)"},
+     "multiply every evaluation time limit by X (default: 1)", NULL},
     {"docs-target", 0, CKB_CLI_STR, "T", 0, 0, 0,
-     "documentation target for refine-docs and beam (default: chosen by the host)"},
-    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "do not time the expert for % of expert"},
-    {"quiet", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "no progress lines"},
+     "documentation target for refine-docs and beam (default: chosen by the host)", NULL},
+    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "do not time the expert for % of expert", NULL},
+    {"quiet", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "no progress lines", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 
 const ckb_cli_cmd ckb_cmd_generate = {
     .name = "generate", .args = "", .min_pos = 0, .max_pos = 0,
     .summary = "a generation method on a sample budget per workload, into a run folder",
-    .about = "A new run needs --method, --provider and --workloads (and --model for the HTTP\n"
-             "providers); `ckbench generate --resume RUN` continues a killed run where its\n"
-             "records stop. The run folder holds config.json, records.jsonl, best/ and\n"
-             "summary.json (docs/FORMATS.md). API keys come from the environment.\n",
+    .about = "A new run needs --provider and --workloads (and --model for the HTTP providers);\n"
+             "`ckbench generate --resume RUN` continues a killed run where its records stop.\n"
+             "The run folder holds config.json, records.jsonl, best/ and summary.json\n"
+             "(docs/FORMATS.md). API keys come from the environment.\n",
     .opts = generate__table, .nopts = CKB_CLI_NOPTS(generate__table), .run = generate__run,
 };

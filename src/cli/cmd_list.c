@@ -97,7 +97,7 @@ const ckb_cli_cmd ckb_cmd_list = {
 
 static const ckb_cli_opt describe__opts[] = {
     {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,
-     "the size whose dims the generated header shows (default: default)"},
+     "the size whose dims the generated header shows (default: default)", NULL},
 };
 
 const ckb_cli_cmd ckb_cmd_describe = {

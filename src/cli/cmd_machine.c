@@ -45,9 +45,9 @@ static int machine__run(const ckb_cli_args *a)
 static const ckb_cli_opt machine__opts[] = {
     CKB_CLI_OPT_THREADS,
     {"out", 0, CKB_CLI_STR, "PATH", 0, 0, 0,
-     "where the profile is stored (default: ~/.cache/ckbench/, keyed by host and threads)"},
+     "where the profile is stored (default: ~/.cache/ckbench/, keyed by host and threads)", NULL},
     {"force", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
-     "measure again even when a stored profile fits this CPU and thread budget"},
+     "measure again even when a stored profile fits this CPU and thread budget", NULL},
 };
 
 const ckb_cli_cmd ckb_cmd_machine = {

@@ -66,13 +66,13 @@ static int prompt__run(const ckb_cli_args *a)
 
 static const ckb_cli_opt prompt__opts[] = {
     {"method", 0, CKB_CLI_STR, "M", 0, 0, 0,
-     "best-of-n, refine, refine-docs or beam (default: best-of-n)"},
+     "best-of-n, refine, refine-docs or beam (default: best-of-n)", NULL},
     {"docs", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
-     "include the documentation blocks (refine-docs and beam always do)"},
+     "include the documentation blocks (refine-docs and beam always do)", NULL},
     CKB_CLI_OPT_SIZE,
     CKB_CLI_OPT_THREADS,
     {"docs-target", 0, CKB_CLI_STR, "T", 0, 0, 0,
-     "the documentation target: x86-avx512 or generic-c (default: chosen by the host)"},
+     "the documentation target: x86-avx512 or generic-c (default: chosen by the host)", NULL},
 };
 
 const ckb_cli_cmd ckb_cmd_prompt = {

@@ -37,7 +37,7 @@ static int report__run(const ckb_cli_args *a)
 
 static const ckb_cli_opt report__opts[] = {
     {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0, "where report.md and report.html go (default: the "
-                                           "first PATH's folder)"},
+                                           "first PATH's folder)", NULL},
 };
 
 const ckb_cli_cmd ckb_cmd_report = {

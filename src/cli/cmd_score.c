@@ -67,14 +67,14 @@ cleanup:
 }
 
 static const ckb_cli_opt score__opts[] = {
-    {"json", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "print score.json instead of the tables"},
+    {"json", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "print score.json instead of the tables", NULL},
     {"out", 0, CKB_CLI_STR, "FILE", 0, 0, 0,
-     "where score.json goes (default: RUN/score.json for one run, ./score.json for several)"},
-    {"verbose", 'v', CKB_CLI_FLAG, NULL, 0, 0, 0, "add the per-workload tables"},
+     "where score.json goes (default: RUN/score.json for one run, ./score.json for several)", NULL},
+    {"verbose", 'v', CKB_CLI_FLAG, NULL, 0, 0, 0, "add the per-workload tables", NULL},
     {"p", 0, CKB_CLI_NUM, "X", 0, 1e9, CKB_SCORE_MAX_P,
-     "a fast_p speedup threshold beside 1, 1.5 and 2, e.g. --p 3"},
+     "a fast_p speedup threshold beside 1, 1.5 and 2, e.g. --p 3", NULL},
     {"n", 0, CKB_CLI_INT, "N", 1, 1000000, CKB_SCORE_MAX_N,
-     "a fast_p sample count beside 1, 8, 32 and the budget, e.g. --n 16"},
+     "a fast_p sample count beside 1, 8, 32 and the budget, e.g. --n 16", NULL},
 };
 
 const ckb_cli_cmd ckb_cmd_score = {

@@ -25,7 +25,7 @@ static const ckb_cli_opt tune__opts[] = {
     CKB_CLI_OPT_THREADS,
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
-    {"dry-run", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "list the grid without timing anything"},
+    {"dry-run", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "list the grid without timing anything", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 

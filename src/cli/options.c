@@ -53,8 +53,9 @@ static void options__synopsis(const ckb_cli_cmd *c, FILE *f, const char *lead)
             snprintf(word, sizeof word, "%s", c->args);
         } else {
             const ckb_cli_opt *o = &c->opts[i];
-            snprintf(word, sizeof word, "[--%s%s%s]%s", o->name, o->metavar ? " " : "",
-                     o->metavar ? o->metavar : "", o->repeat > 1 ? "..." : "");
+            snprintf(word, sizeof word, "%s--%s%s%s%s%s", o->needed ? "" : "[", o->name,
+                     o->metavar ? " " : "", o->metavar ? o->metavar : "", o->needed ? "" : "]",
+                     o->repeat > 1 ? "..." : "");
         }
         int len = (int)strlen(word);
         if (col + 1 + len > 88 && col > indent) {
@@ -100,10 +101,13 @@ void ckb_cli_print_help(const ckb_cli_cmd *c, FILE *f)
     for (int i = 0; i < c->nopts; i++) {
         const ckb_cli_opt *o = &c->opts[i];
         options__spec(o, spec, sizeof spec);
-        if (o->repeat > 1)
-            snprintf(help, sizeof help, "%s (may be given up to %d times)", o->help, o->repeat);
-        else
-            snprintf(help, sizeof help, "%s", o->help);
+        size_t used = (size_t)snprintf(help, sizeof help, "%s", o->help);
+        if (o->repeat > 1 && used < sizeof help)
+            used += (size_t)snprintf(help + used, sizeof help - used,
+                                     " (may be given up to %d times)", o->repeat);
+        if (o->needed && used < sizeof help)
+            snprintf(help + used, sizeof help - used, " (needed%s%s)",
+                     o->needed[0] ? " unless --" : "", o->needed);
         fprintf(f, "  %-24s", spec);
         if (strlen(spec) > 23)
             fprintf(f, "\n  %-24s", "");
@@ -189,6 +193,8 @@ static int options__check(const ckb_cli_args *a, const ckb_cli_opt *o, const cha
     }
     return 0;
 }
+
+static int options__find(const ckb_cli_cmd *c, const char *name);
 
 /* Says why an option not in this command's table was refused. */
 static void options__refuse(const ckb_cli_args *a, const char *arg)
@@ -285,6 +291,14 @@ int ckb_cli_parse(const ckb_cli_cmd *c, int argc, char **argv, ckb_cli_args *a)
             a->value[i][0] = v;
         }
         a->given[i]++;
+    }
+    for (int i = 0; i < c->nopts; i++) {
+        const char *unless = c->opts[i].needed;
+        if (!unless || a->given[i] || (unless[0] && a->given[options__find(c, unless)]))
+            continue;
+        if (unless[0])
+            return ckb_cli_usage_error(a, "--%s is needed (or --%s)", c->opts[i].name, unless);
+        return ckb_cli_usage_error(a, "--%s is needed", c->opts[i].name);
     }
     for (int i = optind; i < argc; i++) {
         if (a->npos == c->max_pos || a->npos == CKB_CLI_MAX_POS) {
