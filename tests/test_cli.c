@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/fsutil.h"
 #include "core/proc.h"
+#include "core/strbuf.h"
 #include "harness.h"
 
 /* Runs ckbench with the arguments (NULL-terminated); returns the exit
@@ -185,4 +187,36 @@ CKBT_TEST(cli_generate_refine_shape_must_match_the_budget, "quick")
     CKBT_EXPECT(rc == 2 && strstr(out, "--model"), "openai without --model exits 2 (%d): %.300s",
                 rc, out);
     free(out);
+}
+
+/* README's command-line block is `ckbench --help`'s synopsis, line for line. */
+CKBT_TEST(cli_readme_block_is_the_help_synopsis, "quick")
+{
+    char *help;
+    int rc = cli_run(&help, "--help", NULL);
+    CKBT_EXPECT(rc == 0, "ckbench --help exits 0");
+    char *readme = ckb_read_file("README.md", NULL);
+    CKBT_EXPECT(readme != NULL, "README.md readable from the test's folder");
+    char *sec = readme ? strstr(readme, "## The command line") : NULL;
+    char *block = sec ? strstr(sec, "```\n") : NULL;
+    char *end = block ? strstr(block + 4, "```") : NULL;
+    CKBT_EXPECT(end != NULL, "README has a code block under 'The command line'");
+    if (end) {
+        /* The synopsis lines of the help: "  ckbench ..." and their continuations. */
+        ckb_strbuf want = {0};
+        for (char *save = NULL, *l = strtok_r(help, "\n", &save); l;
+             l = strtok_r(NULL, "\n", &save)) {
+            char first = l[strspn(l, " ")];
+            if (strncmp(l, "  ckbench ", 10) == 0 ||
+                (strncmp(l, "   ", 3) == 0 && (first == '[' || first == '-')))
+                ckb_strbuf_printf(&want, "%s\n", l + 2);
+        }
+        size_t n = (size_t)(end - (block + 4));
+        CKBT_EXPECT(want.data && strlen(want.data) == n && strncmp(want.data, block + 4, n) == 0,
+                    "README block:\n%.*s\nckbench --help:\n%s", (int)n, block + 4,
+                    want.data ? want.data : "");
+        ckb_strbuf_free(&want);
+    }
+    free(readme);
+    free(help);
 }
