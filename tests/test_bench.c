@@ -213,6 +213,20 @@ CKBT_TEST(bench_resume_refuses_a_broken_results_json, "quick")
         CKBT_EXPECT(after && strcmp(after, broken[i]) == 0, "case %d: the file is untouched", i);
         free(after);
     }
+    /* A results.csv without its results.json is not overwritten either. */
+    char out[512], path[600], *text;
+    snprintf(out, sizeof out, "%s/csv-only", ckbt_tmpdir());
+    ckb_mkdirs(out);
+    snprintf(path, sizeof path, "%s/results.csv", out);
+    write_text(path, "mine\n");
+    int rc = bench_argv(&text, "--size", "small", "--threads", "1", "--workloads", "12p", "--out",
+                        out, "--resume", NULL);
+    CKBT_EXPECT(rc == 2 && strstr(text, "no results.json"), "csv only: exit 2 (%d): %.300s", rc,
+                text);
+    free(text);
+    char *after = ckb_read_file(path, NULL);
+    CKBT_EXPECT(after && strcmp(after, "mine\n") == 0, "csv only: the file is untouched");
+    free(after);
 }
 
 CKBT_TEST(bench_resume_with_a_subset_keeps_the_other_workloads, "full")

@@ -363,8 +363,22 @@ static int suite__load_old(const ckb_suite_opts *o, json_object **old)
     size_t len;
     char *text = ckb_read_file(path, &len);
     if (!text) {
-        if (errno == ENOENT)
+        if (errno == ENOENT) {
+            /* No results to continue; CSVs without their results.json would
+             * be overwritten by a fresh run, so they are not taken over. */
+            char csv[1100];
+            for (int k = 0; k < 2; k++) {
+                snprintf(csv, sizeof csv, "%s/%s", o->out_dir,
+                         k ? "results-jaxbench.csv" : "results.csv");
+                if (access(csv, F_OK) == 0) {
+                    fprintf(stderr, "ckbench: cannot resume %s: it has %s but no results.json "
+                                    "to continue; move them away, or give another --out\n",
+                            o->out_dir, csv);
+                    return -2;
+                }
+            }
             return 0;
+        }
         fprintf(stderr, "ckbench: cannot resume %s: cannot read %s: %s\n", o->out_dir, path,
                 strerror(errno));
         return -2;
