@@ -194,11 +194,34 @@ static int options__check(const ckb_cli_args *a, const ckb_cli_opt *o, const cha
     return 0;
 }
 
-static int options__find(const ckb_cli_cmd *c, const char *name);
+static int options__find(const ckb_cli_cmd *c, const char *name)
+{
+    for (int i = 0; i < c->nopts; i++)
+        if (strcmp(c->opts[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* The option's index; a name not in the table is a bug in the command. */
+static int options__index(const ckb_cli_args *a, const char *name, const char *file, int line)
+{
+    int i = options__find(a->cmd, name);
+    if (i < 0) {
+        fprintf(stderr, "%s:%d: ckbench %s has no option --%s\n", file, line, a->cmd->name,
+                name);
+        abort();
+    }
+    return i;
+}
+#define OPTIONS__INDEX(a, name) options__index(a, name, __FILE__, __LINE__)
 
 /* Says why an option not in this command's table was refused. */
 static void options__refuse(const ckb_cli_args *a, const char *arg)
 {
+    if (strncmp(arg, "--", 2) != 0) {
+        ckb_cli_usage_error(a, "unknown option %s", arg);
+        return;
+    }
     char name[64];
     snprintf(name, sizeof name, "%s", arg + 2);
     name[strcspn(name, "=")] = '\0';
@@ -294,7 +317,7 @@ int ckb_cli_parse(const ckb_cli_cmd *c, int argc, char **argv, ckb_cli_args *a)
     }
     for (int i = 0; i < c->nopts; i++) {
         const char *unless = c->opts[i].needed;
-        if (!unless || a->given[i] || (unless[0] && a->given[options__find(c, unless)]))
+        if (!unless || a->given[i] || (unless[0] && a->given[OPTIONS__INDEX(a, unless)]))
             continue;
         if (unless[0])
             return ckb_cli_usage_error(a, "--%s is needed (or --%s)", c->opts[i].name, unless);
@@ -314,26 +337,6 @@ int ckb_cli_parse(const ckb_cli_cmd *c, int argc, char **argv, ckb_cli_args *a)
     return 0;
 }
 
-static int options__find(const ckb_cli_cmd *c, const char *name)
-{
-    for (int i = 0; i < c->nopts; i++)
-        if (strcmp(c->opts[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
-/* The option's index; a name not in the table is a bug in the command. */
-static int options__index(const ckb_cli_args *a, const char *name, const char *file, int line)
-{
-    int i = options__find(a->cmd, name);
-    if (i < 0) {
-        fprintf(stderr, "%s:%d: ckbench %s has no option --%s\n", file, line, a->cmd->name,
-                name);
-        abort();
-    }
-    return i;
-}
-#define OPTIONS__INDEX(a, name) options__index(a, name, __FILE__, __LINE__)
 
 int ckb_cli_given(const ckb_cli_args *a, const char *name)
 {
