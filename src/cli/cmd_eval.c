@@ -46,7 +46,8 @@ static int eval__run(const ckb_cli_args *a)
 
 static const ckb_cli_opt eval__opts[] = {
     CKB_CLI_OPT_SIZE,
-    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for the correctness check (default: 3)", NULL},
+    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for the correctness check (default: 3)",
+     NULL},
     CKB_CLI_OPT_THREADS,
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
