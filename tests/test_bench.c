@@ -519,22 +519,22 @@ CKBT_TEST(bench_csv_forms_from_results_json, "quick")
     const char *jax_want =
         "workload,variant,status,timing_method,median_ms,mean_ms,std_ms,min_ms,xla_flops,tflops,"
         "utilization_pct,output_shape,error\n"
-        "8p_GEMM,baseline,success,in_sandbox_monotonic,2.0,2.0,0.1,1.9,2000000000,1.0,50.0,"
+        "8p_GEMM,baseline,success,trusted_clock_kernel_stamps,2.0,2.0,0.1,1.9,2000000000,1.0,50.0,"
         "\"[256, 512]\",\n"
-        "8p_GEMM,optimized,error,in_sandbox_monotonic,,,,,2000000000,,,\"[256, 512]\","
+        "8p_GEMM,optimized,error,trusted_clock_kernel_stamps,,,,,2000000000,,,\"[256, 512]\","
         "\"wrong_result: output, \"\"C\"\" wrong\"\n"
-        "12p_RMSNorm,baseline,disturbed,in_sandbox_monotonic,,,,,1000,,,[],timing disturbed by "
+        "12p_RMSNorm,baseline,disturbed,trusted_clock_kernel_stamps,,,,,1000,,,[],timing disturbed by "
         "other work on the machine: not a figure (see results.json)\n";
     CKBT_EXPECT(jax.data && strcmp(jax.data, jax_want) == 0, "JAXBench form:\n%s\nwanted:\n%s",
                 jax.data ? jax.data : "", jax_want);
     const char *own_want =
         "name,variant,status,timing_method,median_ms,mean_ms,std_ms,min_ms,flops,gflops,"
         "pct_of_peak,output_shape,speedup,bound,timing_disturbed,error\n"
-        "8p_GEMM,baseline,ok,in_sandbox_monotonic,2.0000,2.0000,0.1000,1.9000,2e+09,1000.00,"
+        "8p_GEMM,baseline,ok,trusted_clock_kernel_stamps,2.0000,2.0000,0.1000,1.9000,2e+09,1000.00,"
         "50.00,[256 512],,compute,false,\"\"\n"
-        "8p_GEMM,expert,wrong_result,in_sandbox_monotonic,,,,,2e+09,,,[256 512],,compute,,"
+        "8p_GEMM,expert,wrong_result,trusted_clock_kernel_stamps,,,,,2e+09,,,[256 512],,compute,,"
         "\"output, \"\"C\"\" wrong\"\n"
-        "12p_RMSNorm,baseline,ok,in_sandbox_monotonic,1.0000,1.0000,0.0000,1.0000,1000,0.00,0.00,"
+        "12p_RMSNorm,baseline,ok,trusted_clock_kernel_stamps,1.0000,1.0000,0.0000,1.0000,1000,0.00,0.00,"
         "[],,,true,\"\"\n";
     CKBT_EXPECT(own.data && strcmp(own.data, own_want) == 0, "ckbench form:\n%s\nwanted:\n%s",
                 own.data ? own.data : "", own_want);

@@ -82,7 +82,7 @@ void ckb_suite_csv(json_object *root, int jaxbench, ckb_strbuf *out)
             const char *err = k ? ckb_json_str(v, "error") : ckb_json_str(e, "error");
             double median = ckb_json_num(v, "median_ms");
             if (!jaxbench) {
-                ckb_strbuf_printf(out, "%s,%s,%s,in_sandbox_monotonic",
+                ckb_strbuf_printf(out, "%s,%s,%s,trusted_clock_kernel_stamps",
                                   ckb_json_str(e, "workload"), variants[k], status ? status : "");
                 csv__num(out, "%.4f", median);
                 csv__num(out, "%.4f", ckb_json_num(v, "mean_ms"));
@@ -113,7 +113,7 @@ void ckb_suite_csv(json_object *root, int jaxbench, ckb_strbuf *out)
             else if (!ok)
                 snprintf(why, sizeof why, "%s%s%s", status ? status : "error",
                          err && *err ? ": " : "", err ? err : "");
-            ckb_strbuf_printf(out, "%s,%s,%s,in_sandbox_monotonic", ckb_json_str(e, "workload"),
+            ckb_strbuf_printf(out, "%s,%s,%s,trusted_clock_kernel_stamps", ckb_json_str(e, "workload"),
                               k ? "optimized" : "baseline",
                               shown ? "success" : ok ? "disturbed" : "error");
             double m = shown ? 1 : NAN;
