@@ -86,6 +86,7 @@ static const corpus__row corpus__attacks[] = {
     {"attack_ctor_proc_mem_write.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL, NULL},
     {"attack_ifunc_resolver_socket.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL,
      NULL},
+    {"attack_ctor_exit_as_harness.c", "8p_GEMM", "crash", "exit", "load", "exit", NULL},
     /* Reads that are allowed find nothing: the answers stay zeros. */
     {"attack_ctor_read_host_file.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
      "mismatch", NULL},

@@ -265,6 +265,8 @@ int ckb_child_main(int argc, char **argv)
     if (candidate) {
         if (child__confine(&s) != 0)
             return 4;
+        if (child__reply(CKB_REPLY_OPENING) != 0)
+            return 2;
         if (child__load(&s, argv[4]) != 0) {
             child__reply(CKB_REPLY_LOAD_ERROR);
             return 0;

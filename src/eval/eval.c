@@ -49,6 +49,8 @@ void ckb_eval_opts_default(ckb_eval_opts *o)
 typedef struct {
     ckb_sandbox sb;
     int started;
+    int opened;    /* it is about to open (or has opened) the candidate: from then on
+                      the candidate's code, not ours, decides how it ends */
     int out_fd;
     void *out;
     ckb_proto_header *h;
@@ -292,12 +294,16 @@ static void eval__child_died(eval__ctx *c, eval__proc *p, int wait_rc)
                    *err ? ": " : "", err);
         return;
     }
-    if (sb->exit_code == 2 || sb->exit_code == 4 || (sb->exit_code >= 120 && sb->exit_code <= 127))
+    /* Only before the candidate is opened can an exit code be the
+     * sandbox's own set-up failing; after it, a candidate could exit with
+     * any code. */
+    if (!p->opened &&
+        (sb->exit_code == 2 || sb->exit_code == 4 || (sb->exit_code >= 120 && sb->exit_code <= 127)))
         eval__fail(c, CKB_ST_HARNESS_ERROR, "sandbox",
                    "the sandbox failed to set up (exit code %d)%s%s%s%s", sb->exit_code,
                    p->h && p->h->msg[0] ? ": " : "", p->h ? p->h->msg : "", *err ? ": " : "",
                    err);
-    else if (sb->exit_code == 3)
+    else if (!p->opened && sb->exit_code == 3)
         eval__fail(c, CKB_ST_RESOURCE_LIMIT, "memory",
                    "the sandbox could not map the workload's buffers");
     else if (strstr(err, "AddressSanitizer") || strstr(err, "runtime error"))
@@ -351,6 +357,10 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
     }
     p->started = 1;
     int ready = ckb_sandbox_wait(&p->sb, 60.0 * c->o->timeout_scale);
+    if (ready == CKB_REPLY_OPENING && runs_candidate) {
+        p->opened = 1;
+        ready = ckb_sandbox_wait(&p->sb, 60.0 * c->o->timeout_scale);
+    }
     if (ready == CKB_REPLY_LOAD_ERROR && runs_candidate) {
         eval__fail(c, CKB_ST_COMPILE_ERROR, "load", "the shared object does not load: %s",
                    p->h->msg);

@@ -43,6 +43,8 @@ enum {
 
 /* Replies (sandbox -> trusted side). */
 enum {
+    CKB_REPLY_OPENING = 'O', /* confined, about to open the candidate: from here on
+                                how the process ends is the candidate's doing */
     CKB_REPLY_READY = 'R',
     CKB_REPLY_LOAD_ERROR = 'L',
     CKB_REPLY_DONE = 'D', /* two bytes: 'D' and the call's sequence number */
