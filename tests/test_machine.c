@@ -77,11 +77,11 @@ CKBT_TEST(machine_measure_is_plausible_on_one_thread, "full")
                 m.f32_gflops);
     CKBT_EXPECT(m.f32_gflops_1t == m.f32_gflops && m.bf16_gflops_1t == m.bf16_gflops,
                 "one thread: the 1t figures are the figures");
-    if (strstr(m.isa, "avx512_bf16") && ckb_machine_has_bf16_kernel())
-        CKBT_EXPECT(m.bf16_gflops >= m.f32_gflops, "bf16 %g < f32 %g on a BF16 CPU",
-                    m.bf16_gflops, m.f32_gflops);
-    else
-        CKBT_EXPECT(m.bf16_gflops > 0, "bf16 falls back to f32: %g", m.bf16_gflops);
+    /* Which unit is faster is the CPU's business (vdpbf16ps runs at half
+     * the f32 FMA rate on some BF16 CPUs): expect only what the probe found. */
+    CKBT_EXPECT(m.bf16_gflops > 0, "bf16 %g GFLOP/s", m.bf16_gflops);
+    CKBT_EXPECT(m.bf16_amx_gflops == 0 || strstr(m.isa, "amx_bf16"),
+                "AMX %g measured on a CPU without amx_bf16 ('%s')", m.bf16_amx_gflops, m.isa);
     CKBT_EXPECT(m.bw_gbs > 0.5, "bandwidth %g GB/s", m.bw_gbs);
     CKBT_EXPECT(m.measured_at[0] && m.compiler[0], "stamped: '%s' '%s'", m.measured_at,
                 m.compiler);
