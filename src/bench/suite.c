@@ -17,6 +17,7 @@
 #include "core/strbuf.h"
 #include "eval/compile.h"
 #include "eval/eval.h"
+#include "machine/isa.h"
 #include "workloads/dnnl_ops.h"
 
 static json_object *suite__variant(const char *status, const ckb_stats *s, double flops,
@@ -205,8 +206,16 @@ static json_object *suite__metadata(const ckb_suite_opts *o)
         "median of per-call monotonic-clock times inside the sandbox; baseline and "
         "candidate interleaved in one process"));
     json_object_object_add(m, "compiler", json_object_new_string(ckb_compiler_version()));
-    json_object_object_add(m, "compile_flags", json_object_new_string(
-        "-O3 -march=native -fopenmp -shared -fPIC -std=gnu11"));
+    /* the flags compile.c uses: -march follows the ISA level in force */
+    const char *march[CKB_ISA_MAX_FLAGS];
+    int nmarch = ckb_isa_march(ckb_isa_level(), march);
+    char flags[512] = "-O3";
+    for (int i = 0; i < nmarch; i++)
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " %s", march[i]);
+    snprintf(flags + strlen(flags), sizeof flags - strlen(flags),
+             " -fopenmp -shared -fPIC -std=gnu11");
+    json_object_object_add(m, "compile_flags", json_object_new_string(flags));
+    json_object_object_add(m, "isa_level", json_object_new_string(ckb_isa_name(ckb_isa_level())));
     json_object_object_add(m, "onednn_version", json_object_new_string(ckb_dnnl_version()));
     json_object_object_add(m, "onednn_isa", json_object_new_string(ckb_dnnl_isa()));
     json_object_object_add(m, "machine", ckb_machine_to_json(o->machine));

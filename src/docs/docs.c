@@ -15,11 +15,12 @@
 
 #include "core/digest.h"
 #include "core/fsutil.h"
+#include "machine/isa.h"
 
 const char *ckb_docs_default_target(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") ? "x86-avx512" : "generic-c";
+    /* the ISA level in force: CKBENCH_ISA can hide what the CPU has */
+    return ckb_isa_level() >= CKB_ISA_AVX512BF16 ? "x86-avx512" : "generic-c";
 }
 
 static const char *const docs__kinds[] = {"hardware", "api", "example", "rules"};
@@ -404,8 +405,7 @@ static void docs__machine(ckb_machine *m)
     ckb_machine_probe(threads, &probe);
     char path[1024];
     ckb_machine_default_path(threads, path, sizeof path);
-    if (ckb_machine_load(path, &stored) == 0 && strcmp(stored.cpu, probe.cpu) == 0 &&
-        strcmp(stored.isa, probe.isa) == 0 && stored.cores == probe.cores)
+    if (ckb_machine_load(path, &stored) == 0 && ckb_machine_same_host(&stored, &probe))
         *m = stored;
     else
         *m = probe;

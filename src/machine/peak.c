@@ -12,10 +12,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__AVX512F__) || defined(__AVX2__)
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Every kernel is compiled for its own ISA (target attributes), whatever
+ * -march built ckbench, and the one run is chosen at run time by the ISA
+ * level in force: CKBENCH_ISA can hide a unit the CPU has. */
+#define PEAK__X86 1
 #include <immintrin.h>
 #endif
 
+#include "machine/isa.h"
 #include "machine/profile.h"
 
 enum {
@@ -59,10 +64,10 @@ enum {
  * that depends on every instruction, so the compiler must keep them all. */
 typedef float (*peak__kernel)(long iters);
 
-#if defined(__AVX512F__)
-enum { PEAK__F32_FLOP = PEAK__ACC * 16 * 2 }; /* 16 lanes, multiply + add */
+#if PEAK__X86
+enum { PEAK__F32_512_FLOP = PEAK__ACC * 16 * 2 }; /* 16 lanes, multiply + add */
 
-__attribute__((noinline)) static float peak__f32(long iters)
+__attribute__((noinline, target("avx512f"))) static float peak__f32_512(long iters)
 {
     __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-6f);
     /* opaque to the optimiser: no folding of the chain into a closed form */
@@ -72,11 +77,11 @@ __attribute__((noinline)) static float peak__f32(long iters)
         PEAK__STEP16(_mm512_fmadd_ps);
     return _mm512_reduce_add_ps(PEAK__SUM16(_mm512_add_ps));
 }
-#elif defined(__AVX2__) && defined(__FMA__)
-/* 16 ymm registers: 12 accumulators + the two operands, no spills */
-enum { PEAK__F32_ACC = 12 /* PEAK__DECL12 */, PEAK__F32_FLOP = PEAK__F32_ACC * 8 * 2 };
 
-__attribute__((noinline)) static float peak__f32(long iters)
+/* 16 ymm registers: 12 accumulators + the two operands, no spills */
+enum { PEAK__F32_256_FLOP = 12 /* PEAK__DECL12 */ * 8 * 2 };
+
+__attribute__((noinline, target("avx2,fma"))) static float peak__f32_256(long iters)
 {
     __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-6f);
     __asm__("" : "+x"(x), "+x"(y));
@@ -89,11 +94,16 @@ __attribute__((noinline)) static float peak__f32(long iters)
         r += out[k];
     return r;
 }
+#define PEAK__PORTABLE_TARGET __attribute__((target("no-avx")))
 #else
-/* Portable: whatever the compiler makes of independent multiply-adds. */
+#define PEAK__PORTABLE_TARGET
+#endif
+
+/* Portable: whatever the compiler makes of independent multiply-adds
+ * without AVX (SSE on x86-64). */
 enum { PEAK__F32_ACC = 8, PEAK__F32_FLOP = PEAK__F32_ACC * 2 };
 
-__attribute__((noinline)) static float peak__f32(long iters)
+__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__f32_portable(long iters)
 {
     volatile float vx = 0.999999f, vy = 1e-6f;
     float x = vx, y = vy, a[PEAK__F32_ACC], r = 0;
@@ -106,12 +116,11 @@ __attribute__((noinline)) static float peak__f32(long iters)
         r += a[k];
     return r;
 }
-#endif
 
-#if defined(__AVX512BF16__)
+#if PEAK__X86
 enum { PEAK__BF16_FLOP = PEAK__ACC * 16 * 2 * 2 }; /* 16 lanes x 2 pairs x (mul + add) */
 
-__attribute__((noinline)) static float peak__bf16(long iters)
+__attribute__((noinline, target("avx512f,avx512bf16"))) static float peak__bf16(long iters)
 {
     /* small products: the sums stay far from overflow for any iters */
     __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
@@ -124,12 +133,12 @@ __attribute__((noinline)) static float peak__bf16(long iters)
 }
 #endif
 
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#if PEAK__X86
 /* 4 accumulator tiles of 16 x 16 f32 fed by 2 + 2 operand tiles of 16 rows
  * x 32 bf16: each tdpbf16ps is 16 x 16 x 32 multiply-adds. */
 enum { PEAK__AMX_FLOP = 4 * 16 * 16 * 32 * 2 };
 
-__attribute__((noinline)) static float peak__amx(long iters)
+__attribute__((noinline, target("amx-tile,amx-bf16"))) static float peak__amx(long iters)
 {
     uint8_t cfg[64];
     memset(cfg, 0, sizeof cfg);
@@ -246,13 +255,20 @@ static double peak__measure(peak__kernel kernel, double flop_per_iter, int threa
 
 double ckb_machine_peak_f32(int threads)
 {
-    return peak__measure(peak__f32, PEAK__F32_FLOP, threads);
+#if PEAK__X86
+    ckb_isa level = ckb_isa_level();
+    if (level >= CKB_ISA_AVX512)
+        return peak__measure(peak__f32_512, PEAK__F32_512_FLOP, threads);
+    if (level >= CKB_ISA_AVX2)
+        return peak__measure(peak__f32_256, PEAK__F32_256_FLOP, threads);
+#endif
+    return peak__measure(peak__f32_portable, PEAK__F32_FLOP, threads);
 }
 
 int ckb_machine_has_bf16_kernel(void)
 {
-#if defined(__AVX512BF16__)
-    return 1;
+#if PEAK__X86
+    return ckb_isa_level() >= CKB_ISA_AVX512BF16;
 #else
     return 0;
 #endif
@@ -260,21 +276,22 @@ int ckb_machine_has_bf16_kernel(void)
 
 double ckb_machine_peak_bf16_amx(int threads)
 {
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-    if (peak__amx_permitted())
+#if PEAK__X86
+    if (ckb_isa_level() >= CKB_ISA_AMX && peak__amx_permitted())
         return peak__measure(peak__amx, PEAK__AMX_FLOP, threads);
 #endif
     (void)threads;
     return 0.0;
 }
 
-double ckb_machine_peak_bf16(int threads)
+double ckb_machine_peak_bf16_dot(int threads)
 {
-#if defined(__AVX512BF16__)
-    return peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
-#else
-    return ckb_machine_peak_f32(threads);
+#if PEAK__X86
+    if (ckb_isa_level() >= CKB_ISA_AVX512BF16)
+        return peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
 #endif
+    (void)threads;
+    return 0.0;
 }
 
 /* Array length (elements) per triad array: >= 8 x L3 each and >= 256 MiB in

@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include "core/fsutil.h"
+#include "machine/isa.h"
 
 /* Bumped when a field changes meaning: an older file is then re-measured. */
-enum { PROFILE__FORMAT = 1 };
+enum { PROFILE__FORMAT = 2 }; /* 2: isa_level, the bf16 dot apart, L2/L3 bandwidth */
 
 /* A single-thread peak this far below its share of the N-thread one (or the
  * reverse) means a vCPU was descheduled during one of the two runs. */
@@ -26,8 +27,8 @@ enum { PROFILE__RETRIES = 2 };
 
 /* The ISA features that decide which kernels can run, in this order. */
 static const char *const profile__features[] = {
-    "avx2",        "fma",         "avx512f",     "avx512bw",  "avx512vl", "avx512_bf16",
-    "avx512_vnni", "avx512_fp16", "avx_vnni",    "amx_tile",  "amx_bf16", "amx_int8",
+    "avx2",        "fma",         "avx512f",  "avx512dq", "avx512cd", "avx512bw", "avx512vl",
+    "avx512_bf16", "avx512_vnni", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8",
 };
 
 static void profile__trim(char *s)
@@ -54,8 +55,9 @@ static int profile__has_word(const char *flags, const char *word)
     return 0;
 }
 
-/* Model name and ISA features of the first processor in /proc/cpuinfo. */
-static void profile__cpuinfo(ckb_machine *m)
+/* Model name and ISA features of the first processor in /proc/cpuinfo,
+ * the features above `level` left out. */
+static void profile__cpuinfo(ckb_machine *m, ckb_isa level)
 {
     snprintf(m->cpu, sizeof m->cpu, "unknown");
     m->isa[0] = '\0';
@@ -78,7 +80,8 @@ static void profile__cpuinfo(ckb_machine *m)
         } else if (!got_flags && strcmp(key, "flags") == 0) {
             size_t len = 0;
             for (size_t i = 0; i < sizeof profile__features / sizeof *profile__features; i++) {
-                if (!profile__has_word(val, profile__features[i]))
+                if (!profile__has_word(val, profile__features[i]) ||
+                    !ckb_isa_feature_allowed(profile__features[i], level))
                     continue;
                 int w = snprintf(m->isa + len, sizeof m->isa - len, "%s%s", len ? " " : "",
                                  profile__features[i]);
@@ -147,7 +150,9 @@ static void profile__caches(ckb_machine *m)
 void ckb_machine_probe(int threads, ckb_machine *m)
 {
     memset(m, 0, sizeof *m);
-    profile__cpuinfo(m);
+    ckb_isa level = ckb_isa_level();
+    profile__cpuinfo(m, level);
+    snprintf(m->isa_level, sizeof m->isa_level, "%s", ckb_isa_name(level));
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     m->cores = n > 0 ? (int)n : 1;
     m->threads = threads;
@@ -170,12 +175,15 @@ static int profile__scales(double nt, double one, int threads, int cores)
 }
 
 /* The bf16 roof: the fastest unit a kernel (and oneDNN) can use, the
- * vdpbf16ps dot or AMX tiles; *amx gets the AMX figure (0 without AMX). */
+ * vdpbf16ps dot or AMX tiles, else f32 FMA after conversion; *amx gets the
+ * AMX figure (0 without AMX). */
 static double profile__bf16(int threads, double *amx)
 {
-    double dot = ckb_machine_peak_bf16(threads);
+    double dot = ckb_machine_peak_bf16_dot(threads);
     *amx = ckb_machine_peak_bf16_amx(threads);
-    return dot > 0 && *amx > dot ? *amx : dot;
+    if (dot <= 0 && *amx <= 0)
+        return ckb_machine_peak_f32(threads);
+    return *amx > dot ? *amx : dot;
 }
 
 int ckb_machine_measure(int threads, ckb_machine *out)
@@ -237,6 +245,7 @@ json_object *ckb_machine_to_json(const ckb_machine *m)
     json_object_object_add(j, "format", json_object_new_int(PROFILE__FORMAT));
     json_object_object_add(j, "cpu", json_object_new_string(m->cpu));
     json_object_object_add(j, "isa", json_object_new_string(m->isa));
+    json_object_object_add(j, "isa_level", json_object_new_string(m->isa_level));
     json_object_object_add(j, "cores", json_object_new_int(m->cores));
     json_object_object_add(j, "threads", json_object_new_int(m->threads));
     json_object_object_add(j, "l1d_bytes", json_object_new_int64(m->l1d));
@@ -336,6 +345,7 @@ int ckb_machine_load(const char *path, ckb_machine *out)
         goto cleanup;
     if (profile__get_str(j, "cpu", m.cpu, sizeof m.cpu) != 0 ||
         profile__get_str(j, "isa", m.isa, sizeof m.isa) != 0 ||
+        profile__get_str(j, "isa_level", m.isa_level, sizeof m.isa_level) != 0 ||
         profile__get_str(j, "measured_at", m.measured_at, sizeof m.measured_at) != 0 ||
         profile__get_str(j, "compiler", m.compiler, sizeof m.compiler) != 0)
         goto cleanup;
@@ -376,7 +386,14 @@ void ckb_machine_default_path(int threads, char *buf, size_t n)
 {
     if (!buf || n == 0)
         return;
-    snprintf(buf, n, "%s/machine-%dt.json", ckb_cache_dir(), threads);
+    snprintf(buf, n, "%s/machine-%dt-%s.json", ckb_cache_dir(), threads,
+             ckb_isa_name(ckb_isa_level()));
+}
+
+int ckb_machine_same_host(const ckb_machine *a, const ckb_machine *b)
+{
+    return a->threads == b->threads && a->cores == b->cores && strcmp(a->cpu, b->cpu) == 0 &&
+           strcmp(a->isa, b->isa) == 0 && strcmp(a->isa_level, b->isa_level) == 0;
 }
 
 int ckb_machine_get(int threads, const char *path, ckb_machine *out)
@@ -390,8 +407,7 @@ int ckb_machine_get(int threads, const char *path, ckb_machine *out)
     }
     ckb_machine here, m;
     ckb_machine_probe(threads, &here);
-    if (ckb_machine_load(path, &m) == 0 && m.threads == threads && m.cores == here.cores &&
-        strcmp(m.cpu, here.cpu) == 0 && strcmp(m.isa, here.isa) == 0) {
+    if (ckb_machine_load(path, &m) == 0 && ckb_machine_same_host(&m, &here)) {
         *out = m;
         return 0;
     }

@@ -19,7 +19,9 @@ struct json_object;
 
 typedef struct {
     char cpu[128];          /* model name from /proc/cpuinfo */
-    char isa[128];          /* e.g. "avx512f avx512bw avx512vl avx512_bf16 avx512_vnni fma" */
+    char isa[128];          /* e.g. "avx512f avx512bw avx512vl avx512_bf16 avx512_vnni fma":
+                               the features usable at isa_level */
+    char isa_level[16];     /* the ISA level in force (machine/isa.h, CKBENCH_ISA) */
     int cores;              /* online CPUs */
     int threads;            /* the thread budget this profile was measured with */
     int64_t l1d, l2, l3;    /* bytes per instance, from sysfs; 0 when unknown */
@@ -33,10 +35,10 @@ typedef struct {
     char compiler[64];      /* __VERSION__ of the compiler that built ckbench */
 } ckb_machine;
 
-/* Fills the facts that need no measurement (cpu, isa, cores, caches,
- * compiler; threads as given); the figures and measured_at are zero. Fast:
- * reads /proc and sysfs. These facts identify the machine a cached profile
- * belongs to. */
+/* Fills the facts that need no measurement (cpu, isa, isa_level, cores,
+ * caches, compiler; threads as given); the figures and measured_at are zero.
+ * Fast: reads /proc and sysfs. These facts identify the machine a cached
+ * profile belongs to; features above the ISA level in force are left out. */
 void ckb_machine_probe(int threads, ckb_machine *out);
 
 /* Fills *out with this machine's facts and measures its peaks with exactly
@@ -56,12 +58,18 @@ int ckb_machine_save(const ckb_machine *m, const char *path);
  * holds an implausible figure (then *out is unspecified). */
 int ckb_machine_load(const char *path, ckb_machine *out);
 
-/* The default path: $XDG_CACHE_HOME/ckbench/machine-<threads>t.json, else
- * ~/.cache/ckbench/machine-<threads>t.json. Writes into buf (truncated to n). */
+/* The default path: $XDG_CACHE_HOME/ckbench/machine-<threads>t-<level>.json,
+ * else ~/.cache/ckbench/machine-<threads>t-<level>.json, where level is the ISA
+ * level in force (so CKBENCH_ISA=avx2 keeps a profile of its own). Writes into
+ * buf (truncated to n). */
 void ckb_machine_default_path(int threads, char *buf, size_t n);
 
+/* Whether profile a was measured on the host b describes: same CPU model,
+ * ISA features and level, online cores and thread budget. */
+int ckb_machine_same_host(const ckb_machine *a, const ckb_machine *b);
+
 /* Loads the profile at path (or the default path when NULL) if it matches
- * `threads` and this CPU (model, ISA, online cores); otherwise measures,
+ * `threads` and this CPU (ckb_machine_same_host); otherwise measures,
  * saves, and says so on stderr ("measuring this machine (once)..."). A
  * profile that cannot be saved is still returned, with a warning.
  * 0 on success; -1 when the measurement failed. */
@@ -81,18 +89,19 @@ double ckb_machine_ridge(const ckb_machine *m);
  * the best of a few repetitions, or a negative value when it could not run.
  */
 
-/* Peak f32 FMA throughput in GFLOP/s (AVX-512, else AVX2+FMA, else scalar). */
+/* Peak f32 FMA throughput in GFLOP/s with the widest vectors the ISA level
+ * in force allows (AVX-512, else AVX2+FMA, else plain C without AVX). */
 double ckb_machine_peak_f32(int threads);
-/* Peak bf16 dot throughput (vdpbf16ps) in GFLOP/s; without AVX512-BF16 in
- * the build, the f32 figure. */
-double ckb_machine_peak_bf16(int threads);
-/* AMX tdpbf16ps alone; 0 where the build or the CPU has no AMX, or Linux
- * refuses the tile state. */
+/* Peak bf16 dot throughput (vdpbf16ps) in GFLOP/s; 0 below the avx512bf16
+ * level (the CPU lacks it, or CKBENCH_ISA hides it). */
+double ckb_machine_peak_bf16_dot(int threads);
+/* AMX tdpbf16ps alone; 0 below the amx level, or when Linux refuses the
+ * tile state. */
 double ckb_machine_peak_bf16_amx(int threads);
 /* Triad bandwidth in GB/s over arrays of at least 8 x l3 bytes each (l3 may
  * be 0: unknown) and 256 MiB in all, capped to a quarter of the RAM. */
 double ckb_machine_bandwidth(int threads, int64_t l3);
-/* Whether the build measures bf16 with vdpbf16ps (not the f32 fallback). */
+/* Whether bf16 is measured with vdpbf16ps at the ISA level in force. */
 int ckb_machine_has_bf16_kernel(void);
 
 #endif /* CKB_MACHINE_PROFILE_H */
