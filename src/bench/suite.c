@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,11 @@
 #include "eval/compile.h"
 #include "eval/eval.h"
 #include "machine/isa.h"
+#include "machine/roofline.h"
 #include "workloads/dnnl_ops.h"
 
 static json_object *suite__variant(const char *status, const ckb_stats *s, double flops,
-                                   double peak)
+                                   const ckb_roof *roof)
 {
     json_object *v = json_object_new_object();
     json_object_object_add(v, "status", json_object_new_string(status));
@@ -32,8 +34,9 @@ static json_object *suite__variant(const char *status, const ckb_stats *s, doubl
         json_object_object_add(v, "min_ms", json_object_new_double(s->min));
         double g = flops / (s->median * 1e-3) / 1e9;
         json_object_object_add(v, "gflops", json_object_new_double(g));
-        if (peak > 0)
-            json_object_object_add(v, "pct_of_peak", json_object_new_double(100.0 * g / peak));
+        if (roof->compute_gflops > 0)
+            json_object_object_add(v, "pct_of_peak",
+                                   json_object_new_double(ckb_roof_pct(roof, g)));
     }
     return v;
 }
@@ -84,8 +87,6 @@ static void suite__source(json_object *x, const char *path)
     free(text);
 }
 
-static double suite__peak(const ckb_suite_opts *o) { return o->machine->bf16_gflops; }
-
 /* Runs one workload: the expert against the baseline, or the baseline alone. */
 static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *w)
 {
@@ -95,8 +96,11 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     eo.threads = o->threads;
     eo.warmup = o->warmup;
     eo.iters = o->iters;
-    eo.peak_gflops = suite__peak(o);
-    eo.bw_gbs = o->machine->bw_gbs;
+    /* the workload's roofs: % of peak, bound and the plausibility check */
+    ckb_roof roof;
+    ckb_roof_for_workload(o->machine, w, o->size, &roof);
+    eo.peak_gflops = roof.compute_gflops;
+    eo.bw_gbs = roof.mem_gbs;
     char expert[512];
     ckb_expert_config cfg;
     int has_expert = o->use_expert && ckb_expert_path(w, expert, sizeof expert);
@@ -124,14 +128,20 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     suite__shape(w, o->size, shape, sizeof shape);
     json_object_object_add(e, "output_shape", json_object_new_string(shape));
 
-    double peak = suite__peak(o);
+    json_object_object_add(e, "roof", ckb_roof_to_json(&roof));
+    double rms = ckb_roof_ms(&roof, r.flops, r.bytes);
+    const char *bound = ckb_roof_bound(&roof, r.flops, r.bytes);
+    if (isfinite(rms))
+        json_object_object_add(e, "roofline_ms", json_object_new_double(rms));
+    if (bound)
+        json_object_object_add(e, "bound", json_object_new_string(bound));
     int base_ok = rc == 0 && r.base.n > 0;
     json_object_object_add(e, "baseline",
                            suite__variant(base_ok ? "ok" : "error", base_ok ? &r.base : NULL,
-                                          r.flops, peak));
+                                          r.flops, &roof));
     if (has_expert) {
         json_object *x = suite__variant(ckb_status_name(r.status),
-                                        r.status == CKB_ST_OK ? &r.cand : NULL, r.flops, peak);
+                                        r.status == CKB_ST_OK ? &r.cand : NULL, r.flops, &roof);
         json_object *params = json_object_new_object();
         for (int i = 0; i < cfg.n; i++)
             json_object_object_add(params, w->params[i].name,
@@ -294,7 +304,7 @@ static int suite__write(const ckb_suite_opts *o, json_object *root)
     return rc;
 }
 
-static void suite__table(json_object *root, double peak)
+static void suite__table(json_object *root)
 {
     json_object *list, *x;
     json_object_object_get_ex(root, "workloads", &list);
@@ -312,6 +322,9 @@ static void suite__table(json_object *root, double peak)
         double best = ems > 0 ? ems : bms;
         double flops = json_object_object_get_ex(e, "flops", &x) ? json_object_get_double(x) : 0;
         double g = best > 0 ? flops / (best * 1e-3) / 1e9 : 0;
+        ckb_roof roof;
+        ckb_roof_from_json(json_object_object_get(e, "roof"), &roof);
+        double pct = ckb_roof_pct(&roof, g);
         const char *st = ex && json_object_object_get_ex(ex, "status", &x) ? json_object_get_string(x)
                          : b && json_object_object_get_ex(b, "status", &x) ? json_object_get_string(x)
                                                                            : "?";
@@ -322,7 +335,7 @@ static void suite__table(json_object *root, double peak)
         }
         printf("%-58s %11.2f %11s %8s %9.1f %7.1f %7s\n",
                json_object_get_string(json_object_object_get(e, "workload")), bms, ebuf, sbuf, g,
-               peak > 0 ? 100.0 * g / peak : 0, st);
+               isfinite(pct) ? pct : 0, st);
     }
     json_object *noise;
     if (json_object_object_get_ex(root, "timing_noise", &noise) &&
@@ -403,7 +416,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
     }
     if (tty)
         fprintf(stderr, "\r\033[K");
-    suite__table(root, suite__peak(o));
+    suite__table(root);
     printf("\nresults: %s/results.json, %s/results.csv\n", o->out_dir, o->out_dir);
     json_object_put(root);
     json_object_put(old);

@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "eval/eval.h"
+#include "machine/roofline.h"
 
 int ckb_cmd_eval(int argc, char **argv)
 {
@@ -32,11 +33,16 @@ int ckb_cmd_eval(int argc, char **argv)
     eo.timeout_scale = o.timeout_scale;
     eo.defines = o.defines;
     eo.ndefines = o.ndefines;
-    eo.peak_gflops = m.bf16_gflops;
-    eo.bw_gbs = m.bw_gbs;
+    /* the workload's roofs (machine/roofline.h): % of peak, bound and the
+     * plausibility check all divide by these */
+    ckb_roof roof;
+    ckb_roof_for_workload(&m, w, o.size, &roof);
+    eo.peak_gflops = roof.compute_gflops;
+    eo.bw_gbs = roof.mem_gbs;
     ckb_eval_result r;
     int rc = ckb_eval_run(w, o.positional[1], &eo, &r);
     json_object *j = ckb_eval_result_json(w, &eo, &r);
+    json_object_object_add(j, "roof", ckb_roof_to_json(&roof));
     printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);

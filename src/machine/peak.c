@@ -294,6 +294,139 @@ double ckb_machine_peak_bf16_dot(int threads)
     return 0.0;
 }
 
+/* ---- cache bandwidth: a streaming read over a buffer that fits a level --- */
+
+/* A reader sums n floats (n a multiple of 128) with enough independent
+ * accumulators that the loads, not the adds, bind. */
+typedef float (*peak__reader)(const float *p, size_t n);
+
+#if PEAK__X86
+__attribute__((noinline, target("avx512f"))) static float peak__read_512(const float *p, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+           a7 = a0;
+    for (size_t i = 0; i < n; i += 128) {
+        a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+        a4 = _mm512_add_ps(a4, _mm512_load_ps(p + i + 64));
+        a5 = _mm512_add_ps(a5, _mm512_load_ps(p + i + 80));
+        a6 = _mm512_add_ps(a6, _mm512_load_ps(p + i + 96));
+        a7 = _mm512_add_ps(a7, _mm512_load_ps(p + i + 112));
+    }
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    return _mm512_reduce_add_ps(a0);
+}
+
+__attribute__((noinline, target("avx2"))) static float peak__read_256(const float *p, size_t n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+           a7 = a0;
+    for (size_t i = 0; i < n; i += 64) {
+        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+        a4 = _mm256_add_ps(a4, _mm256_load_ps(p + i + 32));
+        a5 = _mm256_add_ps(a5, _mm256_load_ps(p + i + 40));
+        a6 = _mm256_add_ps(a6, _mm256_load_ps(p + i + 48));
+        a7 = _mm256_add_ps(a7, _mm256_load_ps(p + i + 56));
+    }
+    a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                       _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+    float out[8], r = 0;
+    _mm256_storeu_ps(out, a0);
+    for (int k = 0; k < 8; k++)
+        r += out[k];
+    return r;
+}
+#endif
+
+__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__read_portable(const float *p,
+                                                                                 size_t n)
+{
+    float a[8] = {0}, r = 0;
+    for (size_t i = 0; i < n; i += 8)
+        for (int k = 0; k < 8; k++)
+            a[k] += p[i + k];
+    for (int k = 0; k < 8; k++)
+        r += a[k];
+    return r;
+}
+
+enum { PEAK__CACHE_REPS = 7 };
+#define PEAK__CACHE_TARGET_S 0.01 /* one repetition: many passes over the buffer */
+
+double ckb_machine_read_bandwidth(int threads, int64_t bytes_per_thread)
+{
+    peak__reader rd = peak__read_portable;
+#if PEAK__X86
+    ckb_isa level = ckb_isa_level();
+    if (level >= CKB_ISA_AVX512)
+        rd = peak__read_512;
+    else if (level >= CKB_ISA_AVX2)
+        rd = peak__read_256;
+#endif
+    if (threads < 1 || bytes_per_thread < 4096)
+        return -1.0;
+    size_t n = (size_t)bytes_per_thread / sizeof(float) / 128 * 128;
+    size_t bytes = n * sizeof(float);
+    double t0 = 0, tbest = 0;
+    long passes = 1;
+    int team = 0, failed = 0;
+    volatile float sink = 0;
+    /* One team throughout; each thread streams a buffer it allocated and
+     * touched itself, so it sits in that core's caches (and NUMA node). */
+#pragma omp parallel num_threads(threads)
+    {
+        float *buf = aligned_alloc(64, bytes);
+        if (buf)
+            for (size_t i = 0; i < n; i++)
+                buf[i] = 1.0f;
+        else {
+#pragma omp atomic write
+            failed = 1;
+        }
+        float r = buf ? rd(buf, n) : 0; /* warm the level */
+#pragma omp barrier
+#pragma omp master
+        {
+            team = omp_get_num_threads();
+            /* passes for about PEAK__CACHE_TARGET_S, timed on this thread */
+            double c0 = peak__now();
+            r += buf ? rd(buf, n) : 0;
+            double t = peak__now() - c0;
+            passes = t > 0 ? (long)(PEAK__CACHE_TARGET_S / t) : 1000;
+            if (passes < 1)
+                passes = 1;
+        }
+        for (int rep = 0; rep < PEAK__CACHE_REPS; rep++) {
+#pragma omp barrier
+#pragma omp master
+            t0 = peak__now();
+#pragma omp barrier
+            for (long k = 0; buf && k < passes; k++)
+                r += rd(buf, n);
+#pragma omp barrier
+#pragma omp master
+            {
+                double t = peak__now() - t0;
+                if (t > 0 && (tbest == 0 || t < tbest))
+                    tbest = t;
+            }
+        }
+#pragma omp critical(peak__sink)
+        sink = sink + r;
+        free(buf);
+    }
+    (void)sink;
+    if (failed || team != threads || !(tbest > 0))
+        return -1.0;
+    return (double)threads * (double)passes * (double)bytes / tbest * 1e-9;
+}
+
 /* Array length (elements) per triad array: >= 8 x L3 each and >= 256 MiB in
  * all, so no cache level holds a useful part; at most a quarter of the RAM
  * for the three, so a small machine does not swap. */

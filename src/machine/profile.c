@@ -174,16 +174,33 @@ static int profile__scales(double nt, double one, int threads, int cores)
     return nt >= PROFILE__SCALING_MIN * expect * one;
 }
 
-/* The bf16 roof: the fastest unit a kernel (and oneDNN) can use, the
- * vdpbf16ps dot or AMX tiles, else f32 FMA after conversion; *amx gets the
- * AMX figure (0 without AMX). */
-static double profile__bf16(int threads, double *amx)
+static double profile__max3(double a, double b, double c)
 {
-    double dot = ckb_machine_peak_bf16_dot(threads);
+    double m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* The units for `threads`: f32 FMA, the bf16 dot and AMX (0 where the ISA
+ * level has none). 0 on success. */
+static int profile__units(int threads, double *f32, double *dot, double *amx)
+{
+    *f32 = ckb_machine_peak_f32(threads);
+    *dot = ckb_machine_peak_bf16_dot(threads);
     *amx = ckb_machine_peak_bf16_amx(threads);
-    if (dot <= 0 && *amx <= 0)
-        return ckb_machine_peak_f32(threads);
-    return *amx > dot ? *amx : dot;
+    return *f32 > 0 && *dot >= 0 && *amx >= 0 ? 0 : -1;
+}
+
+/* Bytes per thread for a streaming read that stays in L2 (half of one, a
+ * core's own) and in L3 (half of it shared by the team, and at least twice
+ * an L2 so that L2 does not hold it); 0 when the size is unknown. */
+static int64_t profile__l2_buffer(const ckb_machine *m) { return m->l2 > 0 ? m->l2 / 2 : 0; }
+
+static int64_t profile__l3_buffer(const ckb_machine *m, int threads)
+{
+    if (m->l3 <= 0)
+        return 0;
+    int64_t b = m->l3 / 2 / threads;
+    return b > 2 * m->l2 ? b : 2 * m->l2;
 }
 
 int ckb_machine_measure(int threads, ckb_machine *out)
@@ -193,38 +210,43 @@ int ckb_machine_measure(int threads, ckb_machine *out)
     if (threads < 1 || !out)
         goto cleanup;
     ckb_machine_probe(threads, &m);
-    m.f32_gflops_1t = ckb_machine_peak_f32(1);
-    double amx;
-    m.bf16_gflops_1t = profile__bf16(1, &amx);
-    if (m.f32_gflops_1t <= 0 || m.bf16_gflops_1t <= 0)
+    double dot1, amx1;
+    if (profile__units(1, &m.f32_gflops_1t, &dot1, &amx1) != 0)
         goto cleanup;
+    m.bf16_gflops_1t = profile__max3(m.f32_gflops_1t, dot1, amx1);
     if (threads == 1) {
         m.f32_gflops = m.f32_gflops_1t;
-        m.bf16_gflops = m.bf16_gflops_1t;
-        m.bf16_amx_gflops = amx;
+        m.bf16_dot_gflops = dot1;
+        m.bf16_amx_gflops = amx1;
     } else {
         /* a descheduled vCPU shows as a team at single-thread speed: redo it */
         for (int tries = 0; tries <= PROFILE__RETRIES; tries++) {
-            double f = ckb_machine_peak_f32(threads), b = profile__bf16(threads, &amx);
-            if (f <= 0 || b <= 0)
+            double f, d, a;
+            if (profile__units(threads, &f, &d, &a) != 0)
                 goto cleanup;
-            if (amx > m.bf16_amx_gflops)
-                m.bf16_amx_gflops = amx;
             if (f > m.f32_gflops)
                 m.f32_gflops = f;
-            if (b > m.bf16_gflops)
-                m.bf16_gflops = b;
+            if (d > m.bf16_dot_gflops)
+                m.bf16_dot_gflops = d;
+            if (a > m.bf16_amx_gflops)
+                m.bf16_amx_gflops = a;
             if (profile__scales(m.f32_gflops, m.f32_gflops_1t, threads, m.cores) &&
-                profile__scales(m.bf16_gflops, m.bf16_gflops_1t, threads, m.cores))
+                profile__scales(m.bf16_dot_gflops, dot1, threads, m.cores))
                 break;
         }
         if (!profile__scales(m.f32_gflops, m.f32_gflops_1t, threads, m.cores) ||
-            !profile__scales(m.bf16_gflops, m.bf16_gflops_1t, threads, m.cores))
+            !profile__scales(m.bf16_dot_gflops, dot1, threads, m.cores))
             fprintf(stderr,
                     "ckbench: warning: %d threads reach only %.2fx the single-thread f32 peak "
                     "(%.1f vs %.1f GFLOP/s); a core may be busy or descheduled\n",
                     threads, m.f32_gflops / m.f32_gflops_1t, m.f32_gflops, m.f32_gflops_1t);
     }
+    m.bf16_gflops = profile__max3(m.f32_gflops, m.bf16_dot_gflops, m.bf16_amx_gflops);
+    int64_t b2 = profile__l2_buffer(&m), b3 = profile__l3_buffer(&m, threads);
+    m.l2_gbs = b2 > 0 ? ckb_machine_read_bandwidth(threads, b2) : 0;
+    m.l3_gbs = b3 > 0 ? ckb_machine_read_bandwidth(threads, b3) : 0;
+    if (m.l2_gbs < 0 || m.l3_gbs < 0)
+        goto cleanup;
     m.bw_gbs = ckb_machine_bandwidth(threads, m.l3);
     if (m.bw_gbs <= 0)
         goto cleanup;
@@ -253,7 +275,10 @@ json_object *ckb_machine_to_json(const ckb_machine *m)
     json_object_object_add(j, "l3_bytes", json_object_new_int64(m->l3));
     json_object_object_add(j, "f32_gflops", json_object_new_double(m->f32_gflops));
     json_object_object_add(j, "bf16_gflops", json_object_new_double(m->bf16_gflops));
+    json_object_object_add(j, "bf16_dot_gflops", json_object_new_double(m->bf16_dot_gflops));
     json_object_object_add(j, "bf16_amx_gflops", json_object_new_double(m->bf16_amx_gflops));
+    json_object_object_add(j, "l2_gbs", json_object_new_double(m->l2_gbs));
+    json_object_object_add(j, "l3_gbs", json_object_new_double(m->l3_gbs));
     json_object_object_add(j, "bw_gbs", json_object_new_double(m->bw_gbs));
     json_object_object_add(j, "f32_gflops_1t", json_object_new_double(m->f32_gflops_1t));
     json_object_object_add(j, "bf16_gflops_1t", json_object_new_double(m->bf16_gflops_1t));
@@ -328,6 +353,17 @@ static int profile__get_pos(json_object *o, const char *key, double *dst)
     return isfinite(*dst) && *dst > 0 ? 0 : -1;
 }
 
+/* A finite number >= 0. */
+static int profile__get_nonneg(json_object *o, const char *key, double *dst)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) ||
+        !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+        return -1;
+    *dst = json_object_get_double(v);
+    return isfinite(*dst) && *dst >= 0 ? 0 : -1;
+}
+
 int ckb_machine_load(const char *path, ckb_machine *out)
 {
     int rc = -1;
@@ -365,14 +401,13 @@ int ckb_machine_load(const char *path, ckb_machine *out)
         profile__get_pos(j, "f32_gflops_1t", &m.f32_gflops_1t) != 0 ||
         profile__get_pos(j, "bf16_gflops_1t", &m.bf16_gflops_1t) != 0)
         goto cleanup;
-    /* Required: a profile from before AMX was measured has a bf16 roof that
-     * oneDNN's AMX kernels exceed, so it is measured again. */
-    json_object *amx;
-    if (!json_object_object_get_ex(j, "bf16_amx_gflops", &amx) ||
-        !(json_object_is_type(amx, json_type_double) || json_object_is_type(amx, json_type_int)) ||
-        !(json_object_get_double(amx) >= 0))
+    /* Required, 0 allowed (no such unit, or the cache size unknown): a
+     * profile without them is of an older format and is measured again. */
+    if (profile__get_nonneg(j, "bf16_amx_gflops", &m.bf16_amx_gflops) != 0 ||
+        profile__get_nonneg(j, "bf16_dot_gflops", &m.bf16_dot_gflops) != 0 ||
+        profile__get_nonneg(j, "l2_gbs", &m.l2_gbs) != 0 ||
+        profile__get_nonneg(j, "l3_gbs", &m.l3_gbs) != 0)
         goto cleanup;
-    m.bf16_amx_gflops = json_object_get_double(amx);
     *out = m;
     rc = 0;
 cleanup:

@@ -26,10 +26,13 @@ typedef struct {
     int threads;            /* the thread budget this profile was measured with */
     int64_t l1d, l2, l3;    /* bytes per instance, from sysfs; 0 when unknown */
     double f32_gflops;      /* peak f32 FMA throughput, all `threads` */
-    double bf16_gflops;     /* peak bf16 matmul throughput: AMX tiles (tdpbf16ps) where the
-                               CPU has them, else the vdpbf16ps dot, else = f32 */
-    double bf16_amx_gflops; /* AMX tdpbf16ps alone; 0 without AMX */
-    double bw_gbs;          /* memory bandwidth (STREAM-triad-like, arrays >> L3) */
+    double bf16_dot_gflops; /* vdpbf16ps dot alone; 0 below the avx512bf16 level */
+    double bf16_amx_gflops; /* AMX tdpbf16ps alone; 0 below the amx level */
+    double bf16_gflops;     /* the roof for bf16 work: the fastest of f32 FMA (after a
+                               conversion), the bf16 dot and AMX (machine/roofline.h) */
+    double l2_gbs, l3_gbs;  /* streaming-read bandwidth from a buffer that fits L2, L3
+                               (all `threads`); 0 when the level's size is unknown */
+    double bw_gbs;          /* DRAM bandwidth (STREAM-triad-like, arrays >> L3) */
     double f32_gflops_1t, bf16_gflops_1t; /* single-thread peaks, to detect a missing core */
     char measured_at[32];   /* ISO 8601 UTC */
     char compiler[64];      /* __VERSION__ of the compiler that built ckbench */
@@ -79,8 +82,9 @@ int ckb_machine_get(int threads, const char *path, ckb_machine *out);
  * owns it and releases it with json_object_put. */
 struct json_object *ckb_machine_to_json(const ckb_machine *m);
 
-/* The roofline's ridge point: bf16 peak / bandwidth, in FLOP per byte
- * (0 when the bandwidth is unknown). */
+/* The DRAM roofline's ridge point for bf16 work: the bf16 roof / DRAM
+ * bandwidth, in FLOP per byte (0 when the bandwidth is unknown). The
+ * per-workload roof, with the cache levels, is machine/roofline.h's. */
 double ckb_machine_ridge(const ckb_machine *m);
 
 /*
@@ -101,6 +105,10 @@ double ckb_machine_peak_bf16_amx(int threads);
 /* Triad bandwidth in GB/s over arrays of at least 8 x l3 bytes each (l3 may
  * be 0: unknown) and 256 MiB in all, capped to a quarter of the RAM. */
 double ckb_machine_bandwidth(int threads, int64_t l3);
+/* Streaming-read bandwidth in GB/s: each of `threads` threads reads its own
+ * buffer of bytes_per_thread over and over (size it to fit the level to
+ * measure); the widest loads the ISA level allows. */
+double ckb_machine_read_bandwidth(int threads, int64_t bytes_per_thread);
 /* Whether bf16 is measured with vdpbf16ps at the ISA level in force. */
 int ckb_machine_has_bf16_kernel(void);
 
