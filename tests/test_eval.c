@@ -147,11 +147,12 @@ CKBT_TEST(eval_flags_a_kernel_faster_than_the_roofline, "quick")
     m.f32_gflops = m.bf16_gflops = m.f32_gflops_1t = m.bf16_gflops_1t = 0.001;
     m.bw_gbs = 0.001;
     snprintf(m.measured_at, sizeof m.measured_at, "2026-01-01T00:00:00Z");
-    snprintf(path, sizeof path, "%s/ckbench/machine-%dt.json", cache, threads);
-    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "cannot write %s", path);
     const char *old = getenv("XDG_CACHE_HOME");
     char *saved = old ? strdup(old) : NULL;
     setenv("XDG_CACHE_HOME", cache, 1);
+    /* where `ckbench eval` looks: the file name carries the ISA level */
+    ckb_machine_default_path(threads, path, sizeof path);
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "cannot write %s", path);
     int code = -1;
     json_object *j = ckbt_eval("8p_GEMM", "gemm_plain.c", &code, "--warmup", "1", "--iters", "3",
                                NULL);

@@ -27,6 +27,10 @@ static ckb_machine fake_profile(void)
     m.f32_gflops = 1.0 / 3.0 * 1000;
     m.bf16_gflops = 987.654321012345678;
     m.bw_gbs = 31.400000000000002;
+    m.bf16_dot_gflops = 123.456789012345678;
+    m.bf16_amx_gflops = 0;
+    m.l2_gbs = 1.0 / 7.0 * 1000;
+    m.l3_gbs = 0; /* unknown L3 */
     m.f32_gflops_1t = 2.0 / 7.0 * 500;
     m.bf16_gflops_1t = 0.1 + 0.2;
     snprintf(m.measured_at, sizeof m.measured_at, "2025-01-02T03:04:05Z");
@@ -50,6 +54,11 @@ static void expect_same(const ckb_machine *a, const ckb_machine *b)
     CKBT_EXPECT(a->bf16_gflops == b->bf16_gflops, "bf16 %.17g vs %.17g", a->bf16_gflops,
                 b->bf16_gflops);
     CKBT_EXPECT(a->bw_gbs == b->bw_gbs, "bw %.17g vs %.17g", a->bw_gbs, b->bw_gbs);
+    CKBT_EXPECT(a->bf16_dot_gflops == b->bf16_dot_gflops && a->bf16_amx_gflops == b->bf16_amx_gflops,
+                "dot %.17g vs %.17g, AMX %.17g vs %.17g", a->bf16_dot_gflops, b->bf16_dot_gflops,
+                a->bf16_amx_gflops, b->bf16_amx_gflops);
+    CKBT_EXPECT(a->l2_gbs == b->l2_gbs && a->l3_gbs == b->l3_gbs, "L2 %.17g vs %.17g, L3 %.17g vs %.17g",
+                a->l2_gbs, b->l2_gbs, a->l3_gbs, b->l3_gbs);
     CKBT_EXPECT(a->f32_gflops_1t == b->f32_gflops_1t, "f32 1t %.17g vs %.17g", a->f32_gflops_1t,
                 b->f32_gflops_1t);
     CKBT_EXPECT(a->bf16_gflops_1t == b->bf16_gflops_1t, "bf16 1t %.17g vs %.17g",
@@ -75,10 +84,11 @@ static void expect_plausible_1t(const ckb_machine *m)
 {
     ckb_isa level = ckb_isa_level();
     printf("    cpu '%s' isa '%s' level %s cores %d l1d %lld l2 %lld l3 %lld\n"
-           "    f32 %.1f bf16 %.1f (AMX %.1f) GFLOP/s, bw %.1f GB/s, ridge %.1f FLOP/B\n",
+           "    f32 %.1f dot %.1f AMX %.1f -> bf16 roof %.1f GFLOP/s; L2 %.1f L3 %.1f DRAM %.1f "
+           "GB/s, ridge %.1f FLOP/B\n",
            m->cpu, m->isa, m->isa_level, m->cores, (long long)m->l1d, (long long)m->l2,
-           (long long)m->l3, m->f32_gflops, m->bf16_gflops, m->bf16_amx_gflops, m->bw_gbs,
-           ckb_machine_ridge(m));
+           (long long)m->l3, m->f32_gflops, m->bf16_dot_gflops, m->bf16_amx_gflops,
+           m->bf16_gflops, m->l2_gbs, m->l3_gbs, m->bw_gbs, ckb_machine_ridge(m));
     CKBT_EXPECT(strcmp(m->isa_level, ckb_isa_name(level)) == 0, "isa_level '%s', in force %s",
                 m->isa_level, ckb_isa_name(level));
     CKBT_EXPECT(m->threads == 1 && m->cores >= 1, "threads %d cores %d", m->threads, m->cores);
@@ -89,6 +99,19 @@ static void expect_plausible_1t(const ckb_machine *m)
     /* Which unit is faster is the CPU's business (vdpbf16ps runs at half
      * the f32 FMA rate on some BF16 CPUs): expect only what the probe found. */
     CKBT_EXPECT(m->bf16_gflops > 0, "bf16 %g GFLOP/s", m->bf16_gflops);
+    /* the bf16 roof is the fastest unit measured, f32 FMA included */
+    CKBT_EXPECT(m->bf16_gflops >= m->f32_gflops && m->bf16_gflops >= m->bf16_dot_gflops &&
+                    m->bf16_gflops >= m->bf16_amx_gflops,
+                "bf16 roof %g below a unit (f32 %g, dot %g, AMX %g)", m->bf16_gflops,
+                m->f32_gflops, m->bf16_dot_gflops, m->bf16_amx_gflops);
+    CKBT_EXPECT((m->bf16_dot_gflops > 0) == (level >= CKB_ISA_AVX512BF16),
+                "dot %g at level %s", m->bf16_dot_gflops, ckb_isa_name(level));
+    /* cache levels of known size are measured, and read faster than DRAM
+     * is streamed (a factor of several on any CPU; half is the floor) */
+    CKBT_EXPECT(m->l2 <= 0 || m->l2_gbs > 0.5 * m->bw_gbs, "L2 %g GB/s, DRAM %g", m->l2_gbs,
+                m->bw_gbs);
+    CKBT_EXPECT(m->l3 <= 0 || m->l3_gbs > 0.5 * m->bw_gbs, "L3 %g GB/s, DRAM %g", m->l3_gbs,
+                m->bw_gbs);
     CKBT_EXPECT(ckb_machine_has_bf16_kernel() == (level >= CKB_ISA_AVX512BF16),
                 "the bf16 dot is measured iff the level (%s) has it", ckb_isa_name(level));
     CKBT_EXPECT(m->bf16_amx_gflops == 0 || level >= CKB_ISA_AMX,
@@ -268,6 +291,8 @@ CKBT_TEST(machine_load_refuses_broken_files, "quick")
         json_object *value;
     } edits[] = {
         {"format", json_object_new_int(999)},
+        {"format", json_object_new_int(1)}, /* before the roofline model: re-measured */
+        {"l2_gbs", json_object_new_double(-1.0)},
         {"threads", json_object_new_string("2")},
         {"threads", json_object_new_int(0)},
         {"bf16_gflops", json_object_new_double(0.0)},
@@ -284,11 +309,15 @@ CKBT_TEST(machine_load_refuses_broken_files, "quick")
         CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "%s edited (#%zu) accepted",
                     edits[i].key, i);
     }
-    json_object *j = ckb_machine_to_json(&m);
-    json_object_object_del(j, "compiler");
-    CKBT_EXPECT(write_text(path, json_object_to_json_string(j)) == 0, "write");
-    json_object_put(j);
-    CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "a missing field accepted");
+    /* a missing field; the last four are what a format-1 profile lacks */
+    const char *drop[] = {"compiler", "isa_level", "bf16_dot_gflops", "l2_gbs", "l3_gbs"};
+    for (size_t i = 0; i < sizeof drop / sizeof *drop; i++) {
+        json_object *j = ckb_machine_to_json(&m);
+        json_object_object_del(j, drop[i]);
+        CKBT_EXPECT(write_text(path, json_object_to_json_string(j)) == 0, "write");
+        json_object_put(j);
+        CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "%s missing: accepted", drop[i]);
+    }
 }
 
 CKBT_TEST(machine_default_path_follows_xdg, "quick")

@@ -95,15 +95,40 @@ __attribute__((noinline, target("avx2,fma"))) static float peak__f32_256(long it
     return r;
 }
 #define PEAK__PORTABLE_TARGET __attribute__((target("no-avx")))
+
+/* Portable on x86-64: the SSE2 every x86-64 has, 4 lanes, a multiply and an
+ * add (no FMA), which is what the auto-vectoriser makes of plain C at the
+ * x86-64-v2 of CKBENCH_ISA=portable. GCC vector types, not intrinsics: the
+ * intrinsics carry the build's -march and do not inline into a no-avx
+ * function. */
+typedef float peak__v4 __attribute__((vector_size(16)));
+enum { PEAK__F32_128_FLOP = 12 * 4 * 2 };
+
+#define PEAK__V4(v) ((peak__v4){(v), (v), (v), (v)})
+#define PEAK__MULADD128(a, x, y) ((a) * (x) + (y))
+#define PEAK__ADD128(a, b) ((a) + (b))
+
+__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__f32_128(long iters)
+{
+    /* -ffp-contract would fuse a*x+y into an FMA where the target has one;
+     * no-avx has none, so these stay a multiply and an add */
+    peak__v4 x = PEAK__V4(0.999999f), y = PEAK__V4(1e-6f);
+    __asm__("" : "+x"(x), "+x"(y));
+    PEAK__DECL12(peak__v4, PEAK__V4);
+    for (long i = 0; i < iters; i++)
+        PEAK__STEP12(PEAK__MULADD128);
+    peak__v4 t = PEAK__SUM12(PEAK__ADD128);
+    return t[0] + t[1] + t[2] + t[3];
+}
 #else
 #define PEAK__PORTABLE_TARGET
 #endif
 
-/* Portable: whatever the compiler makes of independent multiply-adds
- * without AVX (SSE on x86-64). */
+/* Portable elsewhere: whatever the compiler makes of independent
+ * multiply-adds. */
 enum { PEAK__F32_ACC = 8, PEAK__F32_FLOP = PEAK__F32_ACC * 2 };
 
-__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__f32_portable(long iters)
+__attribute__((noinline, unused)) PEAK__PORTABLE_TARGET static float peak__f32_portable(long iters)
 {
     volatile float vx = 0.999999f, vy = 1e-6f;
     float x = vx, y = vy, a[PEAK__F32_ACC], r = 0;
@@ -261,8 +286,10 @@ double ckb_machine_peak_f32(int threads)
         return peak__measure(peak__f32_512, PEAK__F32_512_FLOP, threads);
     if (level >= CKB_ISA_AVX2)
         return peak__measure(peak__f32_256, PEAK__F32_256_FLOP, threads);
-#endif
+    return peak__measure(peak__f32_128, PEAK__F32_128_FLOP, threads);
+#else
     return peak__measure(peak__f32_portable, PEAK__F32_FLOP, threads);
+#endif
 }
 
 int ckb_machine_has_bf16_kernel(void)
@@ -342,10 +369,24 @@ __attribute__((noinline, target("avx2"))) static float peak__read_256(const floa
         r += out[k];
     return r;
 }
+
+/* SSE2: 16-byte loads, as plain C vectorised for x86-64-v2 makes them. */
+__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__read_128(const float *p,
+                                                                            size_t n)
+{
+    const peak__v4 *v = (const peak__v4 *)p; /* p is 64-byte aligned */
+    peak__v4 a0 = PEAK__V4(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (size_t i = 0; i < n / 4; i += 8) {
+        a0 += v[i], a1 += v[i + 1], a2 += v[i + 2], a3 += v[i + 3];
+        a4 += v[i + 4], a5 += v[i + 5], a6 += v[i + 6], a7 += v[i + 7];
+    }
+    a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+    return a0[0] + a0[1] + a0[2] + a0[3];
+}
 #endif
 
-__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__read_portable(const float *p,
-                                                                                 size_t n)
+__attribute__((noinline, unused)) PEAK__PORTABLE_TARGET static float
+peak__read_portable(const float *p, size_t n)
 {
     float a[8] = {0}, r = 0;
     for (size_t i = 0; i < n; i += 8)
@@ -361,13 +402,13 @@ enum { PEAK__CACHE_REPS = 7 };
 
 double ckb_machine_read_bandwidth(int threads, int64_t bytes_per_thread)
 {
-    peak__reader rd = peak__read_portable;
 #if PEAK__X86
     ckb_isa level = ckb_isa_level();
-    if (level >= CKB_ISA_AVX512)
-        rd = peak__read_512;
-    else if (level >= CKB_ISA_AVX2)
-        rd = peak__read_256;
+    peak__reader rd = level >= CKB_ISA_AVX512 ? peak__read_512
+                      : level >= CKB_ISA_AVX2 ? peak__read_256
+                                              : peak__read_128;
+#else
+    peak__reader rd = peak__read_portable;
 #endif
     if (threads < 1 || bytes_per_thread < 4096)
         return -1.0;
