@@ -106,6 +106,10 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     int has_expert = o->use_expert && ckb_expert_path(w, expert, sizeof expert);
     if (has_expert) {
         ckb_expert_config_load(w, o->size, o->threads, &cfg);
+        /* tuned values are per host: say so when this one has none */
+        if (!cfg.tuned && w->nparams > 0)
+            fprintf(stderr, "%sckbench: %s: the expert runs %s; `ckbench tune %s` tunes it here\n",
+                    isatty(2) ? "\r\033[K" : "", w->id, cfg.note, w->id);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
     } else {
@@ -148,6 +152,11 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
                                    json_object_new_int64(cfg.values[i]));
         json_object_object_add(x, "params", params);
         json_object_object_add(x, "tuned", json_object_new_boolean(cfg.tuned));
+        char host[200];
+        ckb_expert_host(host, sizeof host);
+        json_object_object_add(x, "tuned_for_host", json_object_new_string(host));
+        if (!cfg.tuned)
+            json_object_object_add(x, "untuned_reason", json_object_new_string(cfg.note));
         suite__source(x, expert);
         if (r.status != CKB_ST_OK)
             json_object_object_add(x, "error", json_object_new_string(r.message));

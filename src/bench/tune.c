@@ -133,8 +133,9 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         perror("ckbench: cannot store the tuned values");
         return -1;
     }
-    char path[512];
+    char path[512], host[200];
     ckb_expert_tuned_path(w, path, sizeof path);
-    printf("stored in %s\n", path);
+    ckb_expert_host(host, sizeof host);
+    printf("stored in %s for %s/%dt on '%s'\n", path, ckb_size_name(o->size), o->threads, host);
     return 0;
 }
