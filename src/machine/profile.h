@@ -1,13 +1,16 @@
 /*
- * profile.h — what this machine can do, measured once (DESIGN §5, §6): the
- * f32 FMA and bf16 dot peaks for a thread budget, the memory bandwidth, and
- * the facts they depend on (CPU model, ISA, caches). Every result divides by
- * these figures for GFLOP/s, % of peak and the roofline, so a profile is
- * cached per thread budget and re-measured only when the CPU changes.
+ * profile.h — what this machine can do, measured once (DESIGN §5, §6): for a
+ * thread budget, the peak of each compute unit the ISA level in force has
+ * (f32 FMA, the bf16 dot, AMX), the streaming-read bandwidth of L2 and L3,
+ * the DRAM bandwidth, and the facts they depend on (CPU model, ISA features
+ * and level, caches). Every result divides by a roof made from these
+ * (machine/roofline.h) for % of peak and the roofline, so a profile is
+ * cached per host (CPU, ISA level, thread budget) and re-measured only when
+ * that changes or its format is older.
  *
  * The peaks are best-case figures (best of a few repetitions of a loop that
- * no real kernel beats), the bandwidth is STREAM-triad-like over arrays far
- * larger than the last-level cache.
+ * no real kernel beats); the DRAM bandwidth is STREAM-triad-like over arrays
+ * far larger than the last-level cache.
  */
 #ifndef CKB_MACHINE_PROFILE_H
 #define CKB_MACHINE_PROFILE_H
