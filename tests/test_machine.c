@@ -31,6 +31,7 @@ static ckb_machine fake_profile(void)
     m.bf16_amx_gflops = 0;
     m.l2_gbs = 1.0 / 7.0 * 1000;
     m.l3_gbs = 0; /* unknown L3 */
+    m.bf16_dot_gflops_1t = 61.75;
     m.f32_gflops_1t = 2.0 / 7.0 * 500;
     m.bf16_gflops_1t = 0.1 + 0.2;
     snprintf(m.measured_at, sizeof m.measured_at, "2025-01-02T03:04:05Z");
@@ -57,6 +58,8 @@ static void expect_same(const ckb_machine *a, const ckb_machine *b)
     CKBT_EXPECT(a->bf16_dot_gflops == b->bf16_dot_gflops && a->bf16_amx_gflops == b->bf16_amx_gflops,
                 "dot %.17g vs %.17g, AMX %.17g vs %.17g", a->bf16_dot_gflops, b->bf16_dot_gflops,
                 a->bf16_amx_gflops, b->bf16_amx_gflops);
+    CKBT_EXPECT(a->bf16_dot_gflops_1t == b->bf16_dot_gflops_1t, "dot 1t %.17g vs %.17g",
+                a->bf16_dot_gflops_1t, b->bf16_dot_gflops_1t);
     CKBT_EXPECT(a->l2_gbs == b->l2_gbs && a->l3_gbs == b->l3_gbs, "L2 %.17g vs %.17g, L3 %.17g vs %.17g",
                 a->l2_gbs, b->l2_gbs, a->l3_gbs, b->l3_gbs);
     CKBT_EXPECT(a->f32_gflops_1t == b->f32_gflops_1t, "f32 1t %.17g vs %.17g", a->f32_gflops_1t,
@@ -309,8 +312,9 @@ CKBT_TEST(machine_load_refuses_broken_files, "quick")
         CKBT_EXPECT(ckb_machine_load(path, &back) == -1, "%s edited (#%zu) accepted",
                     edits[i].key, i);
     }
-    /* a missing field; the last four are what a format-1 profile lacks */
-    const char *drop[] = {"compiler", "isa_level", "bf16_dot_gflops", "l2_gbs", "l3_gbs"};
+    /* a missing field; all but the first are what a format-1 profile lacks */
+    const char *drop[] = {"compiler", "isa_level", "bf16_dot_gflops", "bf16_dot_gflops_1t",
+                          "l2_gbs", "l3_gbs"};
     for (size_t i = 0; i < sizeof drop / sizeof *drop; i++) {
         json_object *j = ckb_machine_to_json(&m);
         json_object_object_del(j, drop[i]);

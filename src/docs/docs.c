@@ -359,7 +359,8 @@ static const char *docs__var(const char *name, size_t len, const ckb_machine *m,
     else if (IS("f32_gflops_1t"))
         docs__figure(buf, n, m->f32_gflops_1t, "GFLOP/s");
     else if (IS("bf16_gflops_1t"))
-        docs__figure(buf, n, m->bf16_gflops_1t, "GFLOP/s");
+        docs__figure(buf, n, m->bf16_dot_gflops_1t > 0 ? m->bf16_dot_gflops_1t : m->bf16_gflops_1t,
+                     "GFLOP/s");
     else if (IS("bw_gbs"))
         docs__figure(buf, n, m->bw_gbs, "GB/s");
     else if (IS("ridge"))

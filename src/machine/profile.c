@@ -214,6 +214,7 @@ int ckb_machine_measure(int threads, ckb_machine *out)
     if (profile__units(1, &m.f32_gflops_1t, &dot1, &amx1) != 0)
         goto cleanup;
     m.bf16_gflops_1t = profile__max3(m.f32_gflops_1t, dot1, amx1);
+    m.bf16_dot_gflops_1t = dot1;
     if (threads == 1) {
         m.f32_gflops = m.f32_gflops_1t;
         m.bf16_dot_gflops = dot1;
@@ -282,6 +283,7 @@ json_object *ckb_machine_to_json(const ckb_machine *m)
     json_object_object_add(j, "bw_gbs", json_object_new_double(m->bw_gbs));
     json_object_object_add(j, "f32_gflops_1t", json_object_new_double(m->f32_gflops_1t));
     json_object_object_add(j, "bf16_gflops_1t", json_object_new_double(m->bf16_gflops_1t));
+    json_object_object_add(j, "bf16_dot_gflops_1t", json_object_new_double(m->bf16_dot_gflops_1t));
     json_object_object_add(j, "measured_at", json_object_new_string(m->measured_at));
     json_object_object_add(j, "compiler", json_object_new_string(m->compiler));
     return j;
@@ -405,6 +407,7 @@ int ckb_machine_load(const char *path, ckb_machine *out)
      * profile without them is of an older format and is measured again. */
     if (profile__get_nonneg(j, "bf16_amx_gflops", &m.bf16_amx_gflops) != 0 ||
         profile__get_nonneg(j, "bf16_dot_gflops", &m.bf16_dot_gflops) != 0 ||
+        profile__get_nonneg(j, "bf16_dot_gflops_1t", &m.bf16_dot_gflops_1t) != 0 ||
         profile__get_nonneg(j, "l2_gbs", &m.l2_gbs) != 0 ||
         profile__get_nonneg(j, "l3_gbs", &m.l3_gbs) != 0)
         goto cleanup;

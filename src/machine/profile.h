@@ -36,7 +36,9 @@ typedef struct {
     double l2_gbs, l3_gbs;  /* streaming-read bandwidth from a buffer that fits L2, L3
                                (all `threads`); 0 when the level's size is unknown */
     double bw_gbs;          /* DRAM bandwidth (STREAM-triad-like, arrays >> L3) */
-    double f32_gflops_1t, bf16_gflops_1t; /* single-thread peaks, to detect a missing core */
+    double f32_gflops_1t, bf16_gflops_1t; /* single-thread peaks (bf16: the roof, the
+                                             fastest unit), to detect a missing core */
+    double bf16_dot_gflops_1t;            /* the bf16 dot on one thread; 0 without it */
     char measured_at[32];   /* ISO 8601 UTC */
     char compiler[64];      /* __VERSION__ of the compiler that built ckbench */
 } ckb_machine;

@@ -73,6 +73,7 @@ static void results__machine(json_object *m, ckb_machine *out)
     out->bw_gbs = (v = ckb_json_num(m, "bw_gbs")) > 0 ? v : 0;
     out->f32_gflops_1t = (v = ckb_json_num(m, "f32_gflops_1t")) > 0 ? v : 0;
     out->bf16_gflops_1t = (v = ckb_json_num(m, "bf16_gflops_1t")) > 0 ? v : 0;
+    out->bf16_dot_gflops_1t = (v = ckb_json_num(m, "bf16_dot_gflops_1t")) > 0 ? v : 0;
 }
 
 static void results__variant(json_object *v, double flops, const ckb_roof *roof,
