@@ -134,21 +134,27 @@ CKBT_TEST(machine_measure_is_plausible_on_one_thread, "full")
     expect_plausible_1t(&m);
 }
 
-/* Sets CKBENCH_ISA (NULL: unsets it) and returns the old value, to restore. */
-static char *set_isa(const char *v)
+/* Sets CKBENCH_ISA (NULL: unsets it). */
+static void put_isa(const char *v)
 {
-    const char *old = getenv("CKBENCH_ISA");
-    char *keep = old ? strdup(old) : NULL;
     if (v)
         setenv("CKBENCH_ISA", v, 1);
     else
         unsetenv("CKBENCH_ISA");
+}
+
+/* Sets CKBENCH_ISA and returns the old value (owned), for restore_isa. */
+static char *set_isa(const char *v)
+{
+    const char *old = getenv("CKBENCH_ISA");
+    char *keep = old ? strdup(old) : NULL;
+    put_isa(v);
     return keep;
 }
 
 static void restore_isa(char *old)
 {
-    set_isa(old);
+    put_isa(old);
     free(old);
 }
 
@@ -201,7 +207,7 @@ CKBT_TEST(machine_isa_switch_lowers_everything, "quick")
     ckb_machine_default_path(2, native_path, sizeof native_path);
 
     for (int lv = 0; lv < CKB_ISA_COUNT; lv++) {
-        set_isa(ckb_isa_name((ckb_isa)lv));
+        put_isa(ckb_isa_name((ckb_isa)lv));
         ckb_isa got = ckb_isa_level();
         CKBT_EXPECT(got == ((ckb_isa)lv < host ? (ckb_isa)lv : host), "CKBENCH_ISA=%s: %s",
                     ckb_isa_name((ckb_isa)lv), ckb_isa_name(got));
@@ -232,7 +238,7 @@ CKBT_TEST(machine_isa_switch_lowers_everything, "quick")
                            got >= CKB_ISA_AVX512BF16 ? "x86-avx512" : "generic-c") == 0,
                     "docs target %s at %s", ckb_docs_default_target(), ckb_isa_name(got));
     }
-    set_isa("not-a-level");
+    put_isa("not-a-level");
     CKBT_EXPECT(ckb_isa_level() == host, "an unknown CKBENCH_ISA is ignored");
     restore_isa(old);
 }
