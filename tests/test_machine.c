@@ -97,7 +97,8 @@ static void expect_plausible_1t(const ckb_machine *m)
     CKBT_EXPECT(m->threads == 1 && m->cores >= 1, "threads %d cores %d", m->threads, m->cores);
     CKBT_EXPECT(m->f32_gflops > 1 && m->f32_gflops < 1000, "f32 per thread: %g GFLOP/s",
                 m->f32_gflops);
-    CKBT_EXPECT(m->f32_gflops_1t == m->f32_gflops && m->bf16_gflops_1t == m->bf16_gflops,
+    CKBT_EXPECT(m->f32_gflops_1t == m->f32_gflops && m->bf16_gflops_1t == m->bf16_gflops &&
+                    m->bf16_dot_gflops_1t == m->bf16_dot_gflops,
                 "one thread: the 1t figures are the figures");
     /* Which unit is faster is the CPU's business (vdpbf16ps runs at half
      * the f32 FMA rate on some BF16 CPUs): expect only what the probe found. */
