@@ -191,16 +191,20 @@ static int profile__units(int threads, double *f32, double *dot, double *amx)
 }
 
 /* Bytes per thread for a streaming read that stays in L2 (half of one, a
- * core's own) and in L3 (half of it shared by the team, and at least twice
- * an L2 so that L2 does not hold it); 0 when the size is unknown. */
+ * core's own) and in L3 (a quarter of it, shared by the team: a shared L3
+ * is rarely all ours; half of this host's 32 MiB read at DRAM speed from one
+ * thread); 0 when the size is unknown. With many threads an L3 share can be
+ * as small as an L2 and the figure then leans towards L2's: too high a roof
+ * is safe (a % of peak a little low), too low one is not (the evaluator's
+ * plausibility check would call an honest kernel too fast). */
 static int64_t profile__l2_buffer(const ckb_machine *m) { return m->l2 > 0 ? m->l2 / 2 : 0; }
 
 static int64_t profile__l3_buffer(const ckb_machine *m, int threads)
 {
     if (m->l3 <= 0)
         return 0;
-    int64_t b = m->l3 / 2 / threads;
-    return b > 2 * m->l2 ? b : 2 * m->l2;
+    int64_t b = m->l3 / 4 / threads;
+    return b > 16384 ? b : 16384;
 }
 
 int ckb_machine_measure(int threads, ckb_machine *out)
