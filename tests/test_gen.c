@@ -4,6 +4,7 @@
  * the prompt holds (a broken kernel, then a fixed one, then a faster one),
  * the run folder, resume after a SIGKILL, and the run lock.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -686,8 +687,8 @@ CKBT_TEST(gen_timing_lock_is_machine_wide, "quick")
 
 CKBT_TEST(gen_reference_source_of_every_workload, "quick")
 {
-    /* Every workload's prompt carries its reference and the helpers it
-     * calls: each called function of the file is defined above it. */
+    /* Every workload's shown text carries its reference and the helpers it
+     * calls: the reference matmul is shown where it is called. */
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
         char err[512] = "";
@@ -698,5 +699,100 @@ CKBT_TEST(gen_reference_source_of_every_workload, "quick")
             CKBT_EXPECT(strstr(src, "float *ckb_ref_matmul(const ckb_bf16 *A"),
                         "%s: the reference matmul it calls is shown", w->id);
         free(src);
+    }
+}
+
+CKBT_TEST(gen_shown_file_is_what_the_prompt_shows, "quick")
+{
+    /* workloads/<id>/shown.md is embedded at build time and the prompt
+     * carries it byte for byte. */
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/workloads/%s/shown.md", ckb_home(), w->id);
+        char *disk = ckb_read_file(path, NULL);
+        const char *built = ckb_gen_shown(w);
+        CKBT_EXPECT(disk && built && strcmp(disk, built) == 0,
+                    "%s: the embedded text is %s", w->id,
+                    !disk ? "there but not the file (missing)" : !built ? "missing" :
+                            "not the file's bytes (rebuild?)");
+        ckb_gen_task t = {.w = w, .size = CKB_SIZE_SMALL, .threads = 2, .reference = built};
+        ckb_gen_prompt p;
+        ckb_gen_prompt_oneshot(&t, &p);
+        CKBT_EXPECT(disk && strstr(p.msgs[1].content, disk),
+                    "%s: the prompt holds shown.md verbatim", w->id);
+        ckb_gen_prompt_free(&p);
+        free(disk);
+    }
+}
+
+/* 1 when name is a dim of w or a tensor index (T_...): the prompt's
+ * convention paragraph explains those. */
+static int gen_convention_name(const ckb_workload *w, const char *name)
+{
+    for (int i = 0; i < w->ndims; i++)
+        if (strcmp(w->dims[i].name, name) == 0)
+            return 1;
+    return strncmp(name, "T_", 2) == 0;
+}
+
+/* Checks that `name`, a constant of the code, is explained in prose. */
+static void gen_expect_explained(const ckb_workload *w, const char *prose, const char *name)
+{
+    if (gen_convention_name(w, name))
+        return;
+    if (strncmp(name, "OP_", 3) == 0) {
+        CKBT_EXPECT(strstr(prose, "`OP_*`"), "%s: %s: the OP_* names are explained", w->id,
+                    name);
+        return;
+    }
+    const char *p = prose;
+    size_t n = strlen(name);
+    int found = 0;
+    for (; (p = strstr(p, name)) && !found; p++)
+        found = (p == prose || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                !(isalnum((unsigned char)p[n]) || p[n] == '_');
+    CKBT_EXPECT(found, "%s: the constant %s of its reference is not explained before the code",
+                w->id, name);
+}
+
+CKBT_TEST(gen_shown_constants_are_explained, "quick")
+{
+    /* Every named constant of a shown reference (#define, enum members that
+     * are neither a dim nor a tensor index) is named in the text above the
+     * code, which holds an Inputs paragraph; no generator leftover remains. */
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        const char *text = ckb_gen_shown(w);
+        const char *code = text ? strstr(text, "```c\n") : NULL;
+        CKBT_EXPECT(code, "%s: no C block in shown.md", w->id);
+        if (!code)
+            continue;
+        char *prose = strndup(text, (size_t)(code - text));
+        CKBT_EXPECT(strstr(prose, "\nInputs ("), "%s: an Inputs paragraph", w->id);
+        CKBT_EXPECT(!strstr(code, "STREAM_") && !strstr(code, "_SPREAD") &&
+                        !strstr(code, "MIN_GAP") && !strstr(code, "MAX_LABEL_LOGIT") &&
+                        !strstr(code, "_create_inputs"),
+                    "%s: input-generator names in the shown code", w->id);
+        for (const char *p = code; (p = strstr(p, "#define ")); p++) {
+            char name[96];
+            if (sscanf(p + 8, "%95[A-Za-z0-9_]", name) == 1)
+                gen_expect_explained(w, prose, name);
+        }
+        for (const char *p = code; (p = strstr(p, "enum {")); p++) {
+            const char *end = strchr(p, '}');
+            for (const char *q = p + 6; end && q < end;) {
+                char name[96];
+                while (q < end && !(isalpha((unsigned char)*q) || *q == '_'))
+                    q++;
+                if (q >= end || sscanf(q, "%95[A-Za-z0-9_]", name) != 1)
+                    break;
+                gen_expect_explained(w, prose, name);
+                q = strchr(q, ',');
+                if (!q)
+                    break;
+            }
+        }
+        free(prose);
     }
 }

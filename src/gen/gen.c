@@ -71,7 +71,6 @@ int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int wit
     t->reference = ckb_gen_reference_source(w, err, errlen);
     if (!t->reference)
         return -1;
-    t->readme = ckb_gen_readme_intro(w);
     if (with_docs) {
         ckb_strbuf sb = {0};
         if (ckb_docs_for_workload(w, docs_target, &sb, NULL, err, errlen) != 0) {
@@ -87,7 +86,6 @@ int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int wit
 void ckb_gen_task_free(ckb_gen_task *t)
 {
     free((char *)t->reference);
-    free((char *)t->readme);
     free((char *)t->docs);
     memset(t, 0, sizeof *t);
 }

@@ -73,8 +73,6 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
     int64_t dims[CKB_MAX_DIMS];
     ckb_workload_dims(w, t->size, dims);
     ckb_strbuf_printf(sb, "## The workload: %s\n\n%s\n\n", w->id, w->summary);
-    if (t->readme)
-        ckb_strbuf_printf(sb, "%s\n\n", t->readme);
     ckb_strbuf_printf(sb, "Dims (size %s):", ckb_size_name(t->size));
     for (int i = 0; i < w->ndims; i++)
         ckb_strbuf_printf(sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
@@ -98,12 +96,13 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
     ckb_strbuf_printf(
         sb,
         "\n## The semantics to reproduce\n\n"
-        "The plain reference below is the exact computation (its rounding to bf16 included). "
-        "It is written against the harness's calling convention: its enums index the dims "
-        "and the tensors, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the "
-        "tensor `name` (your parameter of that name); the helpers it calls are shown above "
-        "it.\n```c\n%s```\n",
-        t->reference ? t->reference : "/* reference source unavailable */\n");
+        "Below: what the workload computes, its inputs and the plain reference in C, written "
+        "against the harness's calling convention: its enums index the dims and the "
+        "tensors, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the tensor "
+        "`name` (your parameter of that name); the helpers it calls are shown above it. The "
+        "reference fixes the semantics, its bf16 rounding points included; the judge is the "
+        "baseline's output (see the rules), which matches it within the tolerance.\n\n%s",
+        t->reference ? t->reference : "(the workload's description is unavailable)\n");
 }
 
 static void prompt__docs(ckb_strbuf *sb, const ckb_gen_task *t)

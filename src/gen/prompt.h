@@ -1,7 +1,8 @@
 /*
  * prompt.h — the messages a model gets (DESIGN §7): a preamble (the task
  * and the rules the evaluator enforces), the workload (dims, tensors, the
- * signature, the README's formula, the reference source), optionally the
+ * signature, the judge and its tolerance, the sizes it is compiled at, the
+ * thread budget and the host's roofs, then its shown.md verbatim), optionally the
  * documentation blocks, and per method the previous kernel with the
  * feedback of its evaluation, or a beam step's plan request and plan.
  *
@@ -22,8 +23,7 @@ typedef struct {
     const ckb_workload *w;
     ckb_size size;
     int threads;
-    const char *reference; /* the reference source (refsrc.h) */
-    const char *readme;    /* the README's formula part, or NULL */
+    const char *reference; /* workloads/<id>/shown.md as embedded (refsrc.h) */
     const char *docs;      /* documentation blocks, or NULL: none in the prompt */
 } ckb_gen_task;
 
