@@ -796,3 +796,76 @@ CKBT_TEST(gen_shown_constants_are_explained, "quick")
         free(prose);
     }
 }
+
+CKBT_TEST(gen_prompt_states_judge_sizes_threads_roofs, "quick")
+{
+    /* Next to the signature: the judge (the baseline), this workload's
+     * atol/rtol, the dims it is compiled at, the thread budget and the
+     * host's compute roof (the fastest unit) and bandwidth. */
+    const ckb_workload *w = ckb_workload_find("12p");
+    ckb_gen_task t = {.w = w, .size = CKB_SIZE_SMALL, .threads = 3,
+                      .reference = ckb_gen_shown(w)};
+    ckb_machine_probe(3, &t.machine);
+    t.machine.f32_gflops = 347;
+    t.machine.bf16_gflops = 171;
+    t.machine.bw_gbs = 25;
+    t.measured = 1;
+    ckb_gen_prompt p;
+    ckb_gen_prompt_oneshot(&t, &p);
+    const char *sys = p.msgs[0].content;
+    const char *sig = strstr(sys, "void workload(");
+    char tol[128];
+    snprintf(tol, sizeof tol, "atol = %g, rtol = %g", ckb_workload_atol(w), ckb_workload_rtol(w));
+    CKBT_EXPECT(sig && strstr(sig, "The judge: the BASELINE's output"), "the judge after the "
+                                                                       "signature:\n%s", sys);
+    CKBT_EXPECT(strstr(sys, tol) && strstr(tol, "rtol = 0.02"), "12p's own tolerance (%s)", tol);
+    CKBT_EXPECT(strstr(sys, "at size `small` only: B=2 S=64 D=1024"), "the dims compiled at");
+    CKBT_EXPECT(strstr(sys, "Threads: 3"), "the thread budget");
+    CKBT_EXPECT(strstr(sys, "compute 347 GFLOP/s, from f32 FMA") && strstr(sys, "memory 25 GB/s"),
+                "the roof is the faster unit (f32 FMA here), and the bandwidth:\n%s", sys);
+    ckb_gen_prompt_free(&p);
+    /* The roof is the profile's fastest unit for the suite's bf16 work. */
+    ckb_machine m = {0};
+    const char *unit = NULL;
+    m.f32_gflops = 460, m.bf16_gflops = 5910, m.bf16_amx_gflops = 5910;
+    CKBT_EXPECT(ckb_gen_compute_roof(&m, &unit) == 5910 && strstr(unit, "AMX"), "AMX: %s", unit);
+    m.bf16_amx_gflops = 0, m.bf16_gflops = 700;
+    CKBT_EXPECT(ckb_gen_compute_roof(&m, &unit) == 700 && strstr(unit, "vdpbf16ps"), "dot: %s",
+                unit);
+    m.bf16_gflops = 171;
+    CKBT_EXPECT(ckb_gen_compute_roof(&m, &unit) == 460 && strstr(unit, "f32 FMA"), "FMA: %s",
+                unit);
+    /* Unmeasured: no figure is made up. */
+    t.measured = 0;
+    ckb_gen_prompt_oneshot(&t, &p);
+    CKBT_EXPECT(strstr(p.msgs[0].content, "not measured yet"), "an unmeasured host says so");
+    ckb_gen_prompt_free(&p);
+}
+
+CKBT_TEST(gen_shown_hash_is_ckbench_h, "quick")
+{
+    /* 38k's dropout mask: ckb_hash64 and ckb_uniform are shown exactly as
+     * include/ckbench.h defines them (constants included). */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/include/ckbench.h", ckb_home());
+    char *h = ckb_read_file(path, NULL);
+    const char *a = h ? strstr(h, "static inline uint64_t ckb_hash64") : NULL;
+    const char *b = a ? strstr(a, "static inline float ckb_uniform") : NULL;
+    const char *e = b ? strstr(b, "\n}\n") : NULL;
+    CKBT_EXPECT(e, "ckbench.h defines ckb_hash64 then ckb_uniform");
+    if (e) {
+        char *defs = strndup(a, (size_t)(e + 3 - a));
+        for (int i = 0; i < ckb_workload_count(); i++) {
+            const ckb_workload *w = ckb_workload_at(i);
+            const char *s = ckb_gen_shown(w);
+            const char *code = strstr(s, "```c\n");
+            if (code && (strstr(code, "ckb_uniform(") || strstr(code, "ckb_hash64(")))
+                CKBT_EXPECT(strstr(s, defs), "%s uses ckb_hash64: its definition is shown",
+                            w->id);
+        }
+        CKBT_EXPECT(strstr(ckb_gen_shown(ckb_workload_find("38k")), "0x94d049bb133111ebull"),
+                    "38k shows the constants");
+        free(defs);
+    }
+    free(h);
+}

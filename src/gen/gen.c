@@ -71,6 +71,7 @@ int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int wit
     t->reference = ckb_gen_reference_source(w, err, errlen);
     if (!t->reference)
         return -1;
+    ckb_gen_machine(threads, &t->machine, &t->measured);
     if (with_docs) {
         ckb_strbuf sb = {0};
         if (ckb_docs_for_workload(w, docs_target, &sb, NULL, err, errlen) != 0) {

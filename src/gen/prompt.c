@@ -29,12 +29,64 @@ static void prompt__set(ckb_gen_prompt *p, char *system, char *user)
     p->n = 2;
 }
 
-/* The task and the rules, true to what src/eval enforces. */
+double ckb_gen_compute_roof(const ckb_machine *m, const char **unit)
+{
+    const char *u = "f32 FMA (bf16 converted to f32 while packing)";
+    double roof = m->f32_gflops;
+    if (m->bf16_gflops > roof) {
+        roof = m->bf16_gflops;
+        u = m->bf16_amx_gflops > 0 && m->bf16_amx_gflops >= m->bf16_gflops
+                ? "AMX tiles (tdpbf16ps)"
+                : "the AVX-512 BF16 dot (vdpbf16ps)";
+    }
+    if (unit)
+        *unit = u;
+    return roof > 0 ? roof : 0;
+}
+
+void ckb_gen_machine(int threads, ckb_machine *m, int *measured)
+{
+    ckb_machine probe, stored;
+    char path[1024];
+    ckb_machine_probe(threads, &probe);
+    ckb_machine_default_path(threads, path, sizeof path);
+    *measured = ckb_machine_load(path, &stored) == 0 && strcmp(stored.cpu, probe.cpu) == 0 &&
+                strcmp(stored.isa, probe.isa) == 0 && stored.cores == probe.cores &&
+                stored.threads == threads;
+    *m = *measured ? stored : probe;
+}
+
+/* The host in one line: CPU, the vector ISA that matters, what it lacks. */
+static void prompt__host(ckb_strbuf *sb, const ckb_machine *m)
+{
+    const char *isa = m->isa;
+    int avx512 = strstr(isa, "avx512f") != NULL, bf16 = strstr(isa, "avx512_bf16") != NULL;
+    int amx = strstr(isa, "amx_bf16") != NULL, avx2 = strstr(isa, "avx2") != NULL;
+    ckb_strbuf_printf(sb, "%s, %d CPUs; ", m->cpu[0] ? m->cpu : "unknown CPU", m->cores);
+    if (amx)
+        ckb_strbuf_printf(sb, "AVX-512 with BF16 and AMX (tiles)");
+    else if (bf16)
+        ckb_strbuf_printf(sb, "AVX-512 with BF16 (vdpbf16ps), no AMX");
+    else if (avx512)
+        ckb_strbuf_printf(sb, "AVX-512 without BF16, no AMX");
+    else if (avx2)
+        ckb_strbuf_printf(sb, "AVX2%s, no AVX-512 (512-bit intrinsics do not compile), no AMX",
+                          strstr(isa, "fma") ? " and FMA" : "");
+    else
+        ckb_strbuf_printf(sb, "no AVX2");
+}
+
+/* The task and the rules, true to what src/eval enforces, and next to the
+ * signature the facts a kernel is judged and timed by: the judge and its
+ * tolerance, the dims it is compiled at, the threads, the host's roofs. */
 static char *prompt__preamble(const ckb_gen_task *t)
 {
     ckb_strbuf sb = {0};
     const ckb_workload *w = t->w;
+    const ckb_machine *m = &t->machine;
     char *sig = ckb_workload_signature(w);
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, t->size, dims);
     ckb_strbuf_printf(
         &sb,
         "You write fast CPU kernels in C. Your kernel replaces the baseline of one workload "
@@ -44,26 +96,66 @@ static char *prompt__preamble(const ckb_gen_task *t)
         "- Reply with ONE complete C file in a ```c fenced block. It defines exactly\n"
         "    %s\n"
         "  (the tensors in this order, inputs first; every tensor is contiguous, row-major, "
-        "64-byte aligned; inputs are read-only).\n"
-        "- It is compiled with `cc -O3 -march=native -fopenmp -shared -fPIC` and a generated "
-        "header force-included: the dims as macros (64-bit, e.g. `#define N 4096L`), the "
-        "constants, and the prototype of workload() - so do not redefine those macros.\n"
+        "64-byte aligned; inputs are read-only).\n",
+        sig);
+    free(sig);
+    ckb_strbuf_printf(&sb,
+                      "- The judge: the BASELINE's output on the same inputs (not the plain "
+                      "reference, which fixes the semantics; the two agree within the "
+                      "tolerance). Every output element must satisfy |got - expected| <= atol "
+                      "+ rtol*|expected| with this workload's atol = %g, rtol = %g",
+                      ckb_workload_atol(w), ckb_workload_rtol(w));
+    if (w->tolerance_reason)
+        ckb_strbuf_printf(&sb, " (why: %s)", w->tolerance_reason);
+    ckb_strbuf_printf(&sb,
+                      "; a NaN or Inf the baseline lacks is wrong. Checked on 3 input sets from "
+                      "seeds drawn at evaluation time, on 4 of the timed calls, and on a fresh "
+                      "set at the end; outputs are poisoned before each call (write every "
+                      "element); memory past the tensors is guarded.\n");
+    ckb_strbuf_printf(&sb, "- Compiled once, at size `%s` only:", ckb_size_name(t->size));
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(&sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
+    ckb_strbuf_printf(
+        &sb,
+        " (the dims are macros of these values; no other size is compiled). It is compiled "
+        "with `cc -O3 -march=native -fopenmp -shared -fPIC` and a generated header "
+        "force-included: the dims as macros (64-bit, e.g. `#define N 4096L`), the constants, "
+        "and the prototype of workload() - so do not redefine those macros.\n"
+        "- Threads: %d (OpenMP's default team is that size; the baseline has the same).\n",
+        t->threads);
+    ckb_strbuf_printf(&sb, "- This host: ");
+    prompt__host(&sb, m);
+    const char *unit = NULL;
+    double roof = t->measured ? ckb_gen_compute_roof(m, &unit) : 0;
+    if (roof > 0) {
+        double flops = w->flops(dims), bytes = w->bytes(dims);
+        double tc = flops / (roof * 1e9), tm = m->bw_gbs > 0 ? bytes / (m->bw_gbs * 1e9) : 0;
+        ckb_strbuf_printf(&sb, ". Roofs for %d threads: compute %.0f GFLOP/s, from %s (",
+                          m->threads, roof, unit);
+        if (strstr(m->isa, "avx512_bf16") || strstr(m->isa, "amx_bf16"))
+            ckb_strbuf_printf(&sb, "f32 FMA %.0f, bf16 unit %.0f GFLOP/s", m->f32_gflops,
+                              m->bf16_gflops);
+        else
+            ckb_strbuf_printf(&sb, "no bf16 arithmetic unit on this host");
+        ckb_strbuf_printf(&sb,
+                          "), memory %.0f GB/s. This workload at this size: %.3g GFLOP and "
+                          "%.3g MB of compulsory traffic, so no kernel beats %.3g ms "
+                          "(%s-bound).\n",
+                          m->bw_gbs, flops / 1e9, bytes / 1e6, 1e3 * (tc > tm ? tc : tm),
+                          tc > tm ? "compute" : "memory");
+    } else {
+        ckb_strbuf_printf(&sb, ". Its roofs are not measured yet (`ckbench machine`).\n");
+    }
+    ckb_strbuf_printf(
+        &sb,
         "- You may include the C standard headers, <immintrin.h>, <omp.h> and \"ckbench.h\" "
         "(ckb_bf16 = uint16_t raw bf16 bits; ckb_bf16_to_f32, ckb_f32_to_bf16 (round to "
         "nearest even), ckb_hash64, ckb_uniform). malloc/free and libm are allowed.\n"
         "- Forbidden (the build is rejected or the run killed): I/O, files, sockets, "
         "processes, signals, timers, syscalls, dlopen; state kept between calls (static or "
         "global caches of inputs or results); reading anything but the arguments.\n"
-        "- Threads: %d (OpenMP's default team is that size). The machine: -march=native, "
-        "AVX-512 where the CPU has it.\n"
-        "- Correctness: every output element is compared with the baseline's on several "
-        "random input sets: |got - expected| <= atol + rtol*|expected| with atol = %g, "
-        "rtol = %g; a NaN or Inf the baseline lacks is wrong. Outputs are poisoned before "
-        "the call: write every element. Memory past the tensors is guarded.\n"
         "- Then it is timed (median of many calls) against the baseline in the same "
-        "process.\n",
-        sig, t->threads, ckb_workload_atol(w), ckb_workload_rtol(w));
-    free(sig);
+        "process.\n");
     return ckb_strbuf_take(&sb);
 }
 
@@ -88,8 +180,6 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
             ckb_strbuf_printf(sb, "%s%s", r ? "][" : "", w->dims[x->shape[r]].name);
         ckb_strbuf_printf(sb, "]\n");
     }
-    if (w->tolerance_reason)
-        ckb_strbuf_printf(sb, "Tolerance note: %s\n", w->tolerance_reason);
     char *hdr = ckb_workload_candidate_header(w, t->size);
     ckb_strbuf_printf(sb, "\nThe header force-included into your file:\n```c\n%s```\n", hdr);
     free(hdr);

@@ -13,6 +13,7 @@
 #define CKB_GEN_PROMPT_H
 
 #include "core/strbuf.h"
+#include "machine/profile.h"
 #include "providers/provider.h"
 #include "workloads/workload.h"
 
@@ -25,7 +26,23 @@ typedef struct {
     int threads;
     const char *reference; /* workloads/<id>/shown.md as embedded (refsrc.h) */
     const char *docs;      /* documentation blocks, or NULL: none in the prompt */
+    ckb_machine machine;   /* this host: its facts always, its figures when measured */
+    int measured;          /* 1: machine holds a stored profile's figures (roofs) */
 } ckb_gen_task;
+
+/* The compute roof of m for the suite's work (bf16 operands, f32
+ * accumulation), in GFLOP/s, and the unit that reaches it (*unit, static
+ * text): the fastest unit the host has (AMX tiles, the AVX-512 BF16 dot, or
+ * f32 FMA on operands converted while packing). 0 when m holds no figures.
+ * SEAM: the roofline model of src/machine (being written elsewhere) will
+ * own this choice; the prompt and the feedback ask here and nowhere else,
+ * so this body is the one line to replace by its call. */
+double ckb_gen_compute_roof(const ckb_machine *m, const char **unit);
+
+/* The machine facts of `threads` for a prompt: the stored profile when it
+ * belongs to this CPU (*measured = 1), else what a probe reads (no
+ * figures, *measured = 0). Never measures. */
+void ckb_gen_machine(int threads, ckb_machine *m, int *measured);
 
 /* A kernel already evaluated: its code (NULL: none yet, start from the
  * reference), the record's status and its eval object (may be NULL). */
