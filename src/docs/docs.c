@@ -18,8 +18,15 @@
 
 const char *ckb_docs_default_target(void)
 {
+    /* The target whose examples teach this host's fastest path: AVX-512 BF16
+     * where the CPU has it, else AVX2 + FMA (f32 FMA on operands converted
+     * while packing), else portable C. */
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") ? "x86-avx512" : "generic-c";
+    if (__builtin_cpu_supports("avx512bf16"))
+        return "x86-avx512";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "x86-avx2";
+    return "generic-c";
 }
 
 static const char *const docs__kinds[] = {"hardware", "api", "example", "rules"};
