@@ -40,7 +40,7 @@ static const char usage[] =
     "                               a generation method on a sample budget per workload,\n"
     "                               into a run folder (records.jsonl, best/, summary.json)\n"
     "  generate --resume RUN        continue a killed run where its records stop\n"
-    "  prompt WORKLOAD [--method M] [--docs] [--size S]\n"
+    "  prompt WORKLOAD [--method M] [--docs] [--size S] [--feedback EVAL.json]\n"
     "                               print exactly what a model gets for the first sample\n"
     "\n"
     "A WORKLOAD is its id (8p_GEMM) or its number (8p). Threads default to every core.\n"

@@ -254,7 +254,69 @@ static const char *prompt__str(json_object *o, const char *k)
     return o && json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : NULL;
 }
 
-void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
+/* One side's timing: the median and the spread of its calls. */
+static void prompt__timing_side(ckb_strbuf *sb, const char *who, json_object *t)
+{
+    ckb_strbuf_printf(sb, "%s %.4g ms (median of %d calls; min %.4g, max %.4g, std %.3g ms)",
+                      who, prompt__num(t, "median_ms"), (int)prompt__num(t, "n"),
+                      prompt__num(t, "min_ms"), prompt__num(t, "max_ms"),
+                      prompt__num(t, "std_ms"));
+}
+
+/* The timing block: disturbed or not, both medians with their spread, and
+ * the profile against the host's roof (ckb_gen_compute_roof: the seam). */
+static void prompt__timing(ckb_strbuf *sb, json_object *eval, const ckb_machine *m)
+{
+    json_object *cand, *base, *dist;
+    if (!eval || !json_object_object_get_ex(eval, "candidate", &cand) ||
+        !json_object_object_get_ex(eval, "baseline", &base))
+        return;
+    double cm = prompt__num(cand, "median_ms"), bm = prompt__num(base, "median_ms");
+    int disturbed = json_object_object_get_ex(eval, "timing_disturbed", &dist) &&
+                    json_object_get_boolean(dist);
+    if (disturbed) {
+        ckb_strbuf_printf(sb,
+                          "Timing: DISTURBED - other work took %.0f%% of the machine's CPU time "
+                          "(other processes %.0f%%, hypervisor steal %.0f%%) even in the least "
+                          "disturbed of %d runs, so these times measure the load, not your "
+                          "kernel: there is no speedup figure to improve on this turn. For the "
+                          "record: ",
+                          prompt__num(eval, "other_processes_pct") +
+                              prompt__num(eval, "steal_pct"),
+                          prompt__num(eval, "other_processes_pct"),
+                          prompt__num(eval, "steal_pct"), (int)prompt__num(eval, "timing_runs"));
+    } else {
+        ckb_strbuf_printf(sb, "Timing: ");
+    }
+    prompt__timing_side(sb, "your kernel", cand);
+    ckb_strbuf_printf(sb, "; ");
+    prompt__timing_side(sb, "baseline", base);
+    if (disturbed) {
+        ckb_strbuf_printf(sb, ".\n");
+        return;
+    }
+    ckb_strbuf_printf(sb, ": speedup %.3gx%s (ratio of medians). A change between turns "
+                          "smaller than the spread of the calls is noise, not a gain.\n",
+                      bm / cm, bm / cm < 1 ? " (slower than the baseline)" : "");
+    double g = prompt__num(eval, "gflops");
+    ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s; arithmetic intensity %.3g FLOP/byte", g,
+                      prompt__num(eval, "arithmetic_intensity"));
+    const char *unit = NULL;
+    double roof = m ? ckb_gen_compute_roof(m, &unit) : 0;
+    double flops = prompt__num(eval, "flops"), bytes = prompt__num(eval, "bytes");
+    if (roof > 0 && m->bw_gbs > 0 && isfinite(flops) && isfinite(bytes)) {
+        double tc = flops / (roof * 1e9), tm = bytes / (m->bw_gbs * 1e9);
+        ckb_strbuf_printf(sb,
+                          "; %.3g%% of this host's compute roof (%.4g GFLOP/s, %s); %s-bound: "
+                          "the roofline allows %.4g ms",
+                          100.0 * g / roof, roof, unit, tc > tm ? "compute" : "memory",
+                          1e3 * (tc > tm ? tc : tm));
+    }
+    ckb_strbuf_printf(sb, ".\n");
+}
+
+void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
+                      const ckb_machine *m)
 {
     const char *detail = prompt__str(eval, "detail"), *msg = prompt__str(eval, "message");
     ckb_strbuf_printf(sb, "Status: %s%s%s%s\n", status, detail ? " (" : "", detail ? detail : "",
@@ -268,10 +330,12 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
         ckb_strbuf_printf(sb, "No reply came back for this request.\n");
         return;
     }
+    json_object *worst = NULL;
+    if (eval)
+        json_object_object_get_ex(eval, "worst", &worst);
     if (strcmp(status, "wrong_result") == 0 || strcmp(status, "nondeterministic") == 0) {
         ckb_strbuf_printf(sb, "Max abs error: %g\n", prompt__num(eval, "max_abs_err"));
-        json_object *worst;
-        if (eval && json_object_object_get_ex(eval, "worst", &worst))
+        if (worst)
             ckb_strbuf_printf(sb,
                               "Worst element: tensor %s, flat index %lld (row-major), got %g, "
                               "expected %g; %lld elements out of tolerance.\n",
@@ -280,50 +344,72 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
                               prompt__num(worst, "expected"),
                               (long long)prompt__num(worst, "bad_elements"));
     }
-    if (strcmp(status, "ok") != 0 && msg && msg[0]) {
+    int call = 0, calls = 0;
+    long long nbad = 0, index = 0;
+    double got = 0, want = 0;
+    char tensor[64] = "";
+    if (detail && strcmp(detail, "timed_output") == 0) {
+        /* The evaluator names the call and the worst element in its message. */
+        if (msg && sscanf(msg,
+                          "correct when checked, but timed call %d of %d gave a wrong %63s "
+                          "%lld elements outside tolerance; worst at index %lld: got %lg, "
+                          "expected %lg",
+                          &call, &calls, tensor, &nbad, &index, &got, &want) == 7) {
+            size_t tl = strlen(tensor);
+            if (tl && tensor[tl - 1] == ':')
+                tensor[tl - 1] = '\0';
+            ckb_strbuf_printf(sb,
+                              "Your kernel was correct on the checked input sets, but timed "
+                              "call %d of %d (each timed call gets different inputs) returned "
+                              "a wrong %s: %lld elements out of tolerance, the worst at flat "
+                              "index %lld (row-major): got %g, expected %g. Every call must "
+                              "compute its answer from its own inputs.\n",
+                              call, calls, tensor, nbad, index, got, want);
+        } else if (worst) {
+            ckb_strbuf_printf(sb, "A timed call returned a wrong output: tensor %s, flat index "
+                                  "%lld, got %g, expected %g.\n",
+                              prompt__str(worst, "tensor"),
+                              (long long)prompt__num(worst, "index"), prompt__num(worst, "got"),
+                              prompt__num(worst, "expected"));
+        }
+    }
+    if (detail && strcmp(detail, "syscall") == 0)
+        ckb_strbuf_printf(sb, "The process was stopped by a system call the sandbox does not "
+                              "allow. Besides a forbidden call in your code, glibc aborting on "
+                              "a corrupted heap (a write past a malloc'd buffer) ends here too: "
+                              "check your scratch buffers' bounds.\n");
+    if (strcmp(status, "ok") != 0 && msg && msg[0] && !call) {
         ckb_strbuf_printf(sb, "%s:\n```\n",
                           strcmp(status, "compile_error") == 0 ? "Compiler output (trimmed)"
                                                                : "Message");
         prompt__trimmed(sb, msg, PROMPT_FEEDBACK_LINES);
         ckb_strbuf_printf(sb, "```\n");
     }
-    json_object *cand, *base;
-    if (eval && json_object_object_get_ex(eval, "candidate", &cand) &&
-        json_object_object_get_ex(eval, "baseline", &base)) {
-        double cm = prompt__num(cand, "median_ms"), bm = prompt__num(base, "median_ms");
-        ckb_strbuf_printf(sb, "Timing: your kernel %.4g ms, baseline %.4g ms (medians): "
-                              "speedup %.3gx%s.\n",
-                          cm, bm, bm / cm, bm / cm < 1 ? " (slower than the baseline)" : "");
-        double g = prompt__num(eval, "gflops"), pct = prompt__num(eval, "pct_of_peak");
-        const char *bound = prompt__str(eval, "bound");
-        ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s", g);
-        if (isfinite(pct))
-            ckb_strbuf_printf(sb, ", %.3g%% of the machine's peak (%.4g GFLOP/s)", pct,
-                              prompt__num(eval, "peak_gflops"));
-        ckb_strbuf_printf(sb, "; arithmetic intensity %.3g FLOP/byte",
-                          prompt__num(eval, "arithmetic_intensity"));
-        if (bound)
-            ckb_strbuf_printf(sb, ", %s-bound: the roofline allows %.4g ms", bound,
-                              prompt__num(eval, "roofline_ms"));
-        ckb_strbuf_printf(sb, ".\n");
-    }
+    prompt__timing(sb, eval, m);
+}
+
+/* The host profile for the feedback's roof, or NULL when not measured. */
+static const ckb_machine *prompt__roofs(const ckb_gen_task *t)
+{
+    return t->measured ? &t->machine : NULL;
 }
 
 /* The previous kernel (or the reference's absence of one) and its feedback. */
-static void prompt__prev(ckb_strbuf *sb, const ckb_gen_prev *prev, const char *title)
+static void prompt__prev(ckb_strbuf *sb, const ckb_gen_task *t, const ckb_gen_prev *prev,
+                         const char *title)
 {
     if (!prev || !prev->code) {
         ckb_strbuf_printf(sb, "\n## %s\n\nNo kernel yet: start from the reference.\n", title);
         if (prev && prev->status) {
             ckb_strbuf_printf(sb, "The previous attempt:\n");
-            ckb_gen_feedback(sb, prev->status, prev->eval);
+            ckb_gen_feedback(sb, prev->status, prev->eval, prompt__roofs(t));
         }
         return;
     }
     ckb_strbuf_printf(sb, "\n## %s\n\n```c\n%s%s```\n\n### Its evaluation\n\n", title,
                       prev->code,
                       prev->code[0] && prev->code[strlen(prev->code) - 1] == '\n' ? "" : "\n");
-    ckb_gen_feedback(sb, prev->status ? prev->status : "ok", prev->eval);
+    ckb_gen_feedback(sb, prev->status ? prev->status : "ok", prev->eval, prompt__roofs(t));
     if (prev->no_code_after)
         ckb_strbuf_printf(sb, "\nYour last reply after this kernel held no C code block.\n");
 }
@@ -333,7 +419,7 @@ void ckb_gen_prompt_refine(const ckb_gen_task *t, const ckb_gen_prev *prev, ckb_
     ckb_strbuf sb = {0};
     prompt__docs(&sb, t);
     prompt__workload(&sb, t);
-    prompt__prev(&sb, prev, "Your previous kernel");
+    prompt__prev(&sb, t, prev, "Your previous kernel");
     ckb_strbuf_printf(&sb, "\n## Your task\n\n%s\n%s",
                       prev && prev->status && strcmp(prev->status, "ok") == 0
                           ? "The kernel is correct. Make it faster, keeping it correct."
@@ -353,7 +439,7 @@ void ckb_gen_prompt_plan(const ckb_gen_task *t, const ckb_gen_prev *parent, cons
     ckb_strbuf sb = {0};
     prompt__docs(&sb, t);
     prompt__workload(&sb, t);
-    prompt__prev(&sb, parent, "The current kernel");
+    prompt__prev(&sb, t, parent, "The current kernel");
     const char *items[CKB_GEN_MENU_MAX];
     int n = ckb_gen_menu(t->w, items, CKB_GEN_MENU_MAX);
     ckb_strbuf_printf(&sb, "\n## Optimization menu\n\n");
@@ -381,7 +467,7 @@ void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
     ckb_strbuf sb = {0};
     prompt__docs(&sb, t);
     prompt__workload(&sb, t);
-    prompt__prev(&sb, parent, "The current kernel");
+    prompt__prev(&sb, t, parent, "The current kernel");
     ckb_strbuf_printf(&sb, "\n## The plan\n\n%s\n\n## Your task\n\nImplement exactly this "
                            "plan on the current kernel (or, with no kernel yet, on the "
                            "reference). Keep it correct.\n%s",

@@ -76,8 +76,13 @@ void ckb_gen_prompt_plan(const ckb_gen_task *t, const ckb_gen_prev *parent, cons
 void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
                               const char *plan, ckb_gen_prompt *p);
 
-/* The feedback of one evaluated sample (status: the record's status). */
-void ckb_gen_feedback(ckb_strbuf *sb, const char *status, struct json_object *eval);
+/* The feedback of one evaluated sample (status: the record's status; eval:
+ * its evaluation's JSON, may be NULL): the failure with the worst element
+ * (for a timed call too: which call), the timing with both medians and
+ * their spread or, when the timing was disturbed, that there is no figure,
+ * and the profile against m's compute roof (m NULL: no roof is quoted). */
+void ckb_gen_feedback(ckb_strbuf *sb, const char *status, struct json_object *eval,
+                      const ckb_machine *m);
 
 /* SHA-256 of the messages in order (role, NUL, content, NUL each), as hex. */
 void ckb_gen_prompt_sha256(const ckb_gen_prompt *p, char hex[65]);
