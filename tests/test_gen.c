@@ -5,6 +5,7 @@
  * the run folder, resume after a SIGKILL, and the run lock.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -20,6 +21,8 @@
 
 #include "core/jsonget.h"
 #include "core/fsutil.h"
+#include "core/proc.h"
+#include "eval/compile.h"
 #include "eval/child.h"
 #include "gen/excl.h"
 #include "gen/extract.h"
@@ -977,4 +980,88 @@ CKBT_TEST(gen_prompt_feedback_command, "quick")
     CKBT_EXPECT(rc == 1 && strstr(err, "cannot read"), "a missing file: exit %d (%s)", rc, err);
     free(out);
     free(err);
+}
+
+/* The name of the function in code defined as NAME(const int64_t *d, void
+ * *const *t) last: the reference the shown text ends with. */
+static int gen_shown_entry_name(const char *code, char *name, size_t n)
+{
+    const char *sig = "_reference(const int64_t *d, void *const *t)\n{", *hit = NULL;
+    for (const char *p = code; (p = strstr(p, sig)); p++)
+        hit = p;
+    if (!hit) {
+        sig = "_reference(const int64_t *d, void *const *t) {";
+        for (const char *p = code; (p = strstr(p, sig)); p++)
+            hit = p;
+    }
+    if (!hit)
+        return -1;
+    const char *b = hit;
+    while (b > code && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+        b--;
+    snprintf(name, n, "%.*s_reference", (int)(hit - b), b);
+    return 0;
+}
+
+CKBT_TEST(gen_shown_reference_is_the_reference, "full")
+{
+    /* The C shown to a model is the workload's reference: compiled on its
+     * own (with ckbench.h and the C headers only) and run on the same
+     * inputs at small size, it gives the registered reference's outputs
+     * bit for bit. Guards the shown copy against drifting from workload.c. */
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        const char *text = ckb_gen_shown(w);
+        const char *open = text ? strstr(text, "```c\n") : NULL;
+        const char *close = open ? strstr(open + 5, "\n```") : NULL;
+        char name[128];
+        if (!close || gen_shown_entry_name(open, name, sizeof name) != 0) {
+            CKBT_EXPECT(0, "%s: no reference function in the shown code", w->id);
+            continue;
+        }
+        ckb_strbuf src = {0};
+        ckb_strbuf_printf(&src, "#include <float.h>\n#include <math.h>\n#include <omp.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+                                "#include <stdlib.h>\n#include <string.h>\n#include \"ckbench.h\"\n"
+                                "%.*s\nvoid ckb_shown_entry(const int64_t *d, void *const *t) "
+                                "{ %s(d, t); }\n",
+                          (int)(close + 1 - (open + 5)), open + 5, name);
+        char c[512], so[512], inc[1100];
+        snprintf(c, sizeof c, "%s/shown-%s.c", ckbt_tmpdir(), w->id);
+        snprintf(so, sizeof so, "%s/shown-%s.so", ckbt_tmpdir(), w->id);
+        snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+        ckb_write_file_atomic(c, src.data, src.len);
+        ckb_strbuf_free(&src);
+        char *argv[] = {(char *)ckb_compiler(), "-std=gnu11", "-O2", "-march=native", "-fopenmp",
+                        "-shared", "-fPIC", inc, c, "-o", so, "-lm", NULL};
+        ckb_proc_result r;
+        int ok = ckb_proc_run(argv, 120, 1 << 20, &r) == 0 && r.exited && r.exit_code == 0;
+        CKBT_EXPECT(ok, "%s: the shown code does not compile on its own:\n%.1500s", w->id,
+                    r.output);
+        ckb_proc_result_free(&r);
+        if (!ok)
+            continue;
+        void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+        void (*entry)(const int64_t *, void *const *) =
+            h ? (void (*)(const int64_t *, void *const *))dlsym(h, "ckb_shown_entry") : NULL;
+        CKBT_EXPECT(entry, "%s: cannot load %s: %s", w->id, so, dlerror());
+        if (!entry)
+            continue;
+        int64_t dims[CKB_MAX_DIMS];
+        void *a[CKB_MAX_TENSORS], *b[CKB_MAX_TENSORS];
+        ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+        if (ckb_tensors_alloc(w, dims, a) != 0 || ckb_tensors_alloc(w, dims, b) != 0)
+            abort();
+        w->create_inputs(dims, 7, a);
+        w->create_inputs(dims, 7, b);
+        w->reference(dims, a);
+        entry(dims, b);
+        for (int i = 0; i < w->ntensors; i++)
+            if (w->tensors[i].role == CKB_OUT)
+                CKBT_EXPECT(memcmp(a[i], b[i], ckb_tensor_bytes(&w->tensors[i], dims)) == 0,
+                            "%s: the shown reference's %s differs from the reference's", w->id,
+                            w->tensors[i].name);
+        ckb_tensors_free(w, a);
+        ckb_tensors_free(w, b);
+        dlclose(h);
+    }
 }
