@@ -23,6 +23,7 @@
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "eval/compile.h"
+#include "eval/check.h"
 #include "eval/child.h"
 #include "gen/excl.h"
 #include "gen/extract.h"
@@ -776,7 +777,7 @@ CKBT_TEST(gen_shown_constants_are_explained, "quick")
         CKBT_EXPECT(strstr(prose, "\nInputs ("), "%s: an Inputs paragraph", w->id);
         CKBT_EXPECT(!strstr(code, "STREAM_") && !strstr(code, "_SPREAD") &&
                         !strstr(code, "MIN_GAP") && !strstr(code, "MAX_LABEL_LOGIT") &&
-                        !strstr(code, "_create_inputs"),
+                        !strstr(code, "_create_inputs") && !strstr(code, "_reference_without"),
                     "%s: input-generator names in the shown code", w->id);
         for (const char *p = code; (p = strstr(p, "#define ")); p++) {
             char name[96];
@@ -1008,7 +1009,8 @@ CKBT_TEST(gen_shown_reference_is_the_reference, "full")
     /* The C shown to a model is the workload's reference: compiled on its
      * own (with ckbench.h and the C headers only) and run on the same
      * inputs at small size, it gives the registered reference's outputs
-     * bit for bit. Guards the shown copy against drifting from workload.c. */
+     * (bit for bit but for FMA contraction). Guards the shown copy against
+     * drifting from workload.c. */
     for (int wi = 0; wi < ckb_workload_count(); wi++) {
         const ckb_workload *w = ckb_workload_at(wi);
         const char *text = ckb_gen_shown(w);
@@ -1055,11 +1057,27 @@ CKBT_TEST(gen_shown_reference_is_the_reference, "full")
         w->create_inputs(dims, 7, b);
         w->reference(dims, a);
         entry(dims, b);
-        for (int i = 0; i < w->ntensors; i++)
-            if (w->tensors[i].role == CKB_OUT)
-                CKBT_EXPECT(memcmp(a[i], b[i], ckb_tensor_bytes(&w->tensors[i], dims)) == 0,
-                            "%s: the shown reference's %s differs from the reference's", w->id,
-                            w->tensors[i].name);
+        for (int i = 0; i < w->ntensors; i++) {
+            const ckb_tensor *x = &w->tensors[i];
+            if (x->role != CKB_OUT || memcmp(a[i], b[i], ckb_tensor_bytes(x, dims)) == 0)
+                continue;
+            /* Not bit-exact: the same C can still round differently where
+             * the compiler contracts a*b+c into an FMA across what was a
+             * branch in workload.c (-ffp-contract=fast). Allowed only as a
+             * few elements inside the tolerance. */
+            ckb_check k;
+            int64_t n = ckb_tensor_numel(x, dims);
+            ckb_check_allclose(x->dtype, b[i], a[i], n, ckb_workload_atol(w),
+                               ckb_workload_rtol(w), &k);
+            int64_t diff = 0;
+            size_t es = ckb_tensor_bytes(x, dims) / (size_t)n;
+            for (int64_t e = 0; e < n; e++)
+                diff += memcmp((char *)a[i] + e * es, (char *)b[i] + e * es, es) != 0;
+            CKBT_EXPECT(k.ok && diff * 100 <= n,
+                        "%s: the shown reference's %s differs from the reference's in %lld of "
+                        "%lld elements (%s the tolerance)",
+                        w->id, x->name, (long long)diff, (long long)n, k.ok ? "inside" : "outside");
+        }
         ckb_tensors_free(w, a);
         ckb_tensors_free(w, b);
         dlclose(h);
