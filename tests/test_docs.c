@@ -603,12 +603,14 @@ CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
 /* 12p with both bf16 roundings truncated (>> 16) instead of rounded. */
 static const char docs_trunc_12p[] =
     "#include <math.h>\n#include <string.h>\n"
-    "static inline ckb_bf16 tr(float f) { uint32_t u; memcpy(&u, &f, 4); return (ckb_bf16)(u >> 16); }\n"
+    "static inline ckb_bf16 tr(float f)\n"
+    "{ uint32_t u; memcpy(&u, &f, 4); return (ckb_bf16)(u >> 16); }\n"
     "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n{\n"
     "#pragma omp parallel for\n"
     "    for (int64_t r = 0; r < B * S; r++) {\n"
     "        float ss = 0.0f;\n"
-    "        for (int64_t j = 0; j < D; j++) { float v = ckb_bf16_to_f32(x[r * D + j]); ss += v * v; }\n"
+    "        for (int64_t j = 0; j < D; j++)\n"
+    "            ss += ckb_bf16_to_f32(x[r * D + j]) * ckb_bf16_to_f32(x[r * D + j]);\n"
     "        float inv = 1.0f / sqrtf(ss / (float)D + EPS);\n"
     "        for (int64_t j = 0; j < D; j++) {\n"
     "            float n = ckb_bf16_to_f32(tr(ckb_bf16_to_f32(x[r * D + j]) * inv));\n"

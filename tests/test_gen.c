@@ -940,7 +940,8 @@ CKBT_TEST(gen_feedback_timed_output_names_call_and_element, "quick")
     ckb_strbuf sb = {0};
     ckb_gen_feedback(&sb, "cheat_detected", e, NULL);
     CKBT_EXPECT(strstr(sb.data, "timed call 7 of 50") && strstr(sb.data, "wrong out:") &&
-                    strstr(sb.data, "flat index 4321") && strstr(sb.data, "got 0.5, expected -1.25") &&
+                    strstr(sb.data, "flat index 4321") &&
+                    strstr(sb.data, "got 0.5, expected -1.25") &&
                     strstr(sb.data, "12 elements"),
                 "the call and the worst element:\n%s", sb.data);
     ckb_strbuf_free(&sb);
@@ -960,7 +961,8 @@ CKBT_TEST(gen_prompt_feedback_command, "quick")
     int rc = gen_cli(args, &out, &err);
     ckb_strbuf sb = {0};
     ckb_gen_feedback(&sb, "wrong_result", e, NULL);
-    CKBT_EXPECT(rc == 0 && strstr(out, "Status: wrong_result") && strstr(out, "Max abs error: 0.75") &&
+    CKBT_EXPECT(rc == 0 && strstr(out, "Status: wrong_result") &&
+                    strstr(out, "Max abs error: 0.75") &&
                     strstr(out, "3 of 131072 elements wrong"),
                 "exit %d, out:\n%s\nerr: %s", rc, out, err);
     free(out);
@@ -1022,8 +1024,9 @@ CKBT_TEST(gen_shown_reference_is_the_reference, "full")
             continue;
         }
         ckb_strbuf src = {0};
-        ckb_strbuf_printf(&src, "#include <float.h>\n#include <math.h>\n#include <omp.h>\n#include <stdint.h>\n#include <stdio.h>\n"
-                                "#include <stdlib.h>\n#include <string.h>\n#include \"ckbench.h\"\n"
+        ckb_strbuf_printf(&src, "#include <float.h>\n#include <math.h>\n#include <omp.h>\n"
+                                "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                                "#include <string.h>\n#include \"ckbench.h\"\n"
                                 "%.*s\nvoid ckb_shown_entry(const int64_t *d, void *const *t) "
                                 "{ %s(d, t); }\n",
                           (int)(close + 1 - (open + 5)), open + 5, name);
