@@ -186,6 +186,7 @@ static int gen__workload(ckb_gen_wl *g)
         snprintf(g->error, sizeof g->error, "%s: %s", g->w->id, err);
         return -1;
     }
+    g->task.nseeds = g->o->eval.nseeds;
     g->expert_speedup = gen__expert(g);
     ckb_run_set_expert(g->run, g->w->id, g->expert_speedup);
     int chains, turns;

@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/protocol.h"
 #include "gen/menu.h"
 #include "gen/prompt.h"
 
 #define PROMPT_FEEDBACK_LINES 40
+/* The input sets checked before timing when the task does not say:
+ * ckb_eval_opts_default's nseeds. */
+#define PROMPT_CHECKED_SETS 3
 
 void ckb_gen_prompt_free(ckb_gen_prompt *p)
 {
@@ -108,10 +112,12 @@ static char *prompt__preamble(const ckb_gen_task *t)
     if (w->tolerance_reason)
         ckb_strbuf_printf(&sb, " (why: %s)", w->tolerance_reason);
     ckb_strbuf_printf(&sb,
-                      "; a NaN or Inf the baseline lacks is wrong. Checked on 3 input sets from "
-                      "seeds drawn at evaluation time, on 4 of the timed calls, and on a fresh "
-                      "set at the end; outputs are poisoned before each call (write every "
-                      "element); memory past the tensors is guarded.\n");
+                      "; a NaN or Inf the baseline lacks is wrong. Checked on %d input sets "
+                      "from seeds drawn at evaluation time (then the first again), on %d of "
+                      "the timed calls chosen after they return, and on a fresh set at the "
+                      "end; outputs are poisoned before each call (write every element); "
+                      "memory past the tensors is guarded.\n",
+                      t->nseeds > 0 ? t->nseeds : PROMPT_CHECKED_SETS, (int)CKB_PROTO_AUDITS);
     ckb_strbuf_printf(&sb, "- Compiled once, at size `%s` only:", ckb_size_name(t->size));
     for (int i = 0; i < w->ndims; i++)
         ckb_strbuf_printf(&sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);

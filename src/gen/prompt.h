@@ -28,6 +28,7 @@ typedef struct {
     const char *docs;      /* documentation blocks, or NULL: none in the prompt */
     ckb_machine machine;   /* this host: its facts always, its figures when measured */
     int measured;          /* 1: machine holds a stored profile's figures (roofs) */
+    int nseeds;            /* input sets the evaluation checks (0: the default, 3) */
 } ckb_gen_task;
 
 /* The compute roof of m for the suite's work (bf16 operands, f32
