@@ -36,7 +36,8 @@ $(BUILD)/obj/%.o: %.c
 # What a model is shown of each workload, embedded at build time.
 $(BUILD)/gen/shown_data.c: scripts/embed_shown.sh $(SHOWN)
 	@mkdir -p $(dir $@)
-	scripts/embed_shown.sh $@ $(SHOWN)
+	@echo "embed $(words $(SHOWN)) shown.md -> $@"
+	@scripts/embed_shown.sh $@ $(SHOWN)
 
 $(BUILD)/obj/gen/shown_data.o: $(BUILD)/gen/shown_data.c
 	@mkdir -p $(dir $@)
