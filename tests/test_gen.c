@@ -1086,3 +1086,110 @@ CKBT_TEST(gen_shown_reference_is_the_reference, "full")
         dlclose(h);
     }
 }
+
+/* The index of w's tensor or dim called name; -1 when none. */
+static int gen_tensor(const ckb_workload *w, const char *name)
+{
+    for (int i = 0; i < w->ntensors; i++)
+        if (strcmp(w->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int64_t gen_dim(const ckb_workload *w, const int64_t *dims, const char *name)
+{
+    for (int i = 0; i < w->ndims; i++)
+        if (strcmp(w->dims[i].name, name) == 0)
+            return dims[i];
+    return -1;
+}
+
+/* 1 when v[0..n) is a permutation of 0..n-1. */
+static int gen_is_permutation(const int32_t *v, int64_t n)
+{
+    char *seen = calloc((size_t)n, 1);
+    int ok = seen != NULL;
+    for (int64_t i = 0; ok && i < n; i++) {
+        ok = v[i] >= 0 && v[i] < n && !seen[v[i]];
+        if (ok)
+            seen[v[i]] = 1;
+    }
+    free(seen);
+    return ok;
+}
+
+CKBT_TEST(gen_shown_inputs_invariants_hold, "quick")
+{
+    /* The invariants the Inputs paragraphs state, on the inputs
+     * create_inputs makes (small size, two seeds): 10p's routing gap, the
+     * page tables of 6p/7p, 7p's num_seqs, the group sizes of 11p/14p. */
+    static const char *const ids[] = {"10p", "6p", "7p", "11p", "14p"};
+    for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
+        const ckb_workload *w = ckb_workload_find(ids[k]);
+        CKBT_EXPECT(ckb_gen_shown(w) && strstr(ckb_gen_shown(w), "\nInputs ("), "%s: Inputs",
+                    ids[k]);
+        for (uint64_t seed = 1; seed <= 2; seed++) {
+            int64_t d[CKB_MAX_DIMS];
+            void *t[CKB_MAX_TENSORS];
+            ckb_workload_dims(w, CKB_SIZE_SMALL, d);
+            if (ckb_tensors_alloc(w, d, t) != 0)
+                abort();
+            w->create_inputs(d, seed, t);
+            if (k == 0) { /* 10p: K-th and (K+1)-th exact router logits >= 0.1 apart */
+                const int64_t tokens = gen_dim(w, d, "B") * gen_dim(w, d, "S");
+                const int64_t e = gen_dim(w, d, "E"), n = gen_dim(w, d, "N"),
+                              kk = gen_dim(w, d, "K");
+                const ckb_bf16 *x = t[gen_tensor(w, "x")], *r = t[gen_tensor(w, "router")];
+                int64_t close = 0;
+                for (int64_t i = 0; i < tokens; i++) {
+                    double l[64];
+                    for (int64_t j = 0; j < n; j++) {
+                        l[j] = 0;
+                        for (int64_t c = 0; c < e; c++)
+                            l[j] += (double)ckb_bf16_to_f32(x[i * e + c]) *
+                                    ckb_bf16_to_f32(r[c * n + j]);
+                    }
+                    for (int64_t a = 0; a < n; a++) /* sort descending */
+                        for (int64_t b = a + 1; b < n; b++)
+                            if (l[b] > l[a]) {
+                                double tmp = l[a];
+                                l[a] = l[b], l[b] = tmp;
+                            }
+                    close += l[kk - 1] - l[kk] < 0.1;
+                }
+                CKBT_EXPECT(close == 0, "10p seed %llu: %lld tokens with a routing gap < 0.1",
+                            (unsigned long long)seed, (long long)close);
+            } else if (k <= 2) { /* 6p, 7p: the page table is a permutation of the pages */
+                int ti = gen_tensor(w, "page_indices");
+                const int64_t np = gen_dim(w, d, "NS") * gen_dim(w, d, "PPS");
+                CKBT_EXPECT(np == gen_dim(w, d, "NP") && gen_is_permutation(t[ti], np),
+                            "%s seed %llu: page_indices is not a permutation of the %lld pages",
+                            ids[k], (unsigned long long)seed, (long long)np);
+                const int32_t *kv = t[gen_tensor(w, "kv_lens")];
+                const int64_t ns = gen_dim(w, d, "NS");
+                const int64_t len = gen_dim(w, d, "PPS") * gen_dim(w, d, "PS");
+                if (k == 1)
+                    for (int64_t s = 0; s < ns; s++)
+                        CKBT_EXPECT(kv[s] >= 1 && kv[s] <= len, "6p: kv_lens[%lld] = %d",
+                                    (long long)s, kv[s]);
+                if (k == 2) {
+                    const int32_t nseq = *(const int32_t *)t[gen_tensor(w, "num_seqs")];
+                    CKBT_EXPECT((nseq & 1) == 0 && nseq >= ns / 2 && nseq <= ns - 2,
+                                "7p: num_seqs %d for NS %lld", nseq, (long long)ns);
+                }
+            } else { /* 11p: one empty group; 14p: none; all <= CAP, summing to M */
+                const int32_t *g = t[gen_tensor(w, "group_sizes")];
+                const int64_t ng = gen_dim(w, d, "G"), cap = gen_dim(w, d, "CAP");
+                int64_t sum = 0, empty = 0, over = 0;
+                for (int64_t i = 0; i < ng; i++)
+                    sum += g[i], empty += g[i] == 0, over += g[i] < 0 || g[i] > cap;
+                CKBT_EXPECT(sum == gen_dim(w, d, "M") && over == 0 && empty == (k == 3),
+                            "%s seed %llu: group sizes sum %lld (M %lld), %lld empty, %lld "
+                            "outside [0, CAP]",
+                            ids[k], (unsigned long long)seed, (long long)sum,
+                            (long long)gen_dim(w, d, "M"), (long long)empty, (long long)over);
+            }
+            ckb_tensors_free(w, t);
+        }
+    }
+}
