@@ -71,7 +71,7 @@ int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int wit
     t->reference = ckb_gen_reference_source(w, err, errlen);
     if (!t->reference)
         return -1;
-    t->readme = ckb_gen_readme_intro(w);
+    ckb_gen_machine(threads, &t->machine, &t->measured);
     if (with_docs) {
         ckb_strbuf sb = {0};
         if (ckb_docs_for_workload(w, docs_target, &sb, NULL, err, errlen) != 0) {
@@ -87,7 +87,6 @@ int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int wit
 void ckb_gen_task_free(ckb_gen_task *t)
 {
     free((char *)t->reference);
-    free((char *)t->readme);
     free((char *)t->docs);
     memset(t, 0, sizeof *t);
 }
@@ -187,6 +186,7 @@ static int gen__workload(ckb_gen_wl *g)
         snprintf(g->error, sizeof g->error, "%s: %s", g->w->id, err);
         return -1;
     }
+    g->task.nseeds = g->o->eval.nseeds;
     g->expert_speedup = gen__expert(g);
     ckb_run_set_expert(g->run, g->w->id, g->expert_speedup);
     int chains, turns;

@@ -50,8 +50,8 @@ typedef struct {
 
 void ckb_gen_opts_default(ckb_gen_opts *o);
 
-/* Loads what every prompt of w shares (reference source, README formula,
- * documentation when with_docs). 0, or -1 with a message. */
+/* Loads what every prompt of w shares (its shown text, the host's facts and
+ * stored figures, documentation when with_docs). 0, or -1 with a message. */
 int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int with_docs,
                       const char *docs_target, ckb_gen_task *t, char *err, size_t errlen);
 void ckb_gen_task_free(ckb_gen_task *t);
