@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/digest.h"
+#include "core/cleanup.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "core/stats.h"
@@ -94,9 +95,8 @@ static int eval__make_workdir(eval__ctx *c)
         snprintf(c->workdir, sizeof c->workdir, "%s", c->o->workdir);
         return ckb_mkdirs(c->workdir);
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(c->workdir, sizeof c->workdir, "%s/ckbench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(c->workdir))
+    /* $TMPDIR/ckbench-<pid>-XXXXXX, removed on a signal, swept when stale */
+    if (ckb_tmpdir_make(c->workdir, sizeof c->workdir) != 0)
         return -1;
     c->own_workdir = 1;
     return 0;

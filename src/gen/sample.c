@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cleanup.h"
 #include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
@@ -129,6 +130,7 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     char dir[1200], path[1400];
     snprintf(dir, sizeof dir, "%s/tmp/%s-%d", ckb_run_dir(g->run), g->w->id, index);
     snprintf(path, sizeof path, "%s/kernel.c", dir);
+    ckb_cleanup_add_dir(dir); /* a signal takes it away with the rest */
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, code, strlen(code)) != 0) {
         snprintf(g->error, sizeof g->error, "cannot write %.300s: %s", path, strerror(errno));
         return -1;
@@ -145,6 +147,7 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     *eval_s = ckb_now() - t0;
     unlink(path);
     rmdir(dir);
+    ckb_cleanup_forget_dir(dir);
     if (rc != 0) {
         snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %.400s", g->w->id,
                  index, r.message);

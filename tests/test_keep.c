@@ -1,0 +1,260 @@
+/*
+ * Nothing is left behind (issue 15): a signal to `ckbench generate` or
+ * `ckbench eval` ends the model command's whole process tree and the
+ * evaluator's sandbox and removes the work folders; kill -9 of ckbench
+ * still ends the model's tree (its keeper has PR_SET_PDEATHSIG); stale
+ * work folders of dead ckbench processes are swept.
+ *
+ * Each test runs ckbench with its own TMPDIR, so the work folders it
+ * checks are its own, and a model script that records its pid and its
+ * background child's pid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/cleanup.h"
+#include "core/fsutil.h"
+#include "harness.h"
+
+/* A process that still runs (a zombie waiting for init does not). */
+static int keep_alive(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    return p && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* Live processes whose command line mentions needle. */
+static int keep_count_cmdline(const char *needle)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0 || pid == getpid())
+            continue;
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < len; i++)
+            if (!buf[i])
+                buf[i] = ' ';
+        buf[len] = '\0';
+        n += strstr(buf, needle) && keep_alive(pid);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Entries named ckbench-* in dir. */
+static int keep_count_workdirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, "ckbench-", 8) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void keep_sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* The test's folder for one case: tmp/ (the TMPDIR ckbench gets), the
+ * model script, and the file where the script writes "pid childpid". */
+typedef struct {
+    char dir[512], tmp[600], script[600], pids[600], run[600];
+} keep_case;
+
+/* The model: request #0 gets a kernel that never returns (so an
+ * evaluation is under way, with its work folder and sandbox); any other
+ * request starts a background sleeper and sleeps itself. */
+static void keep_case_make(keep_case *k, const char *name, int with_kernel)
+{
+    snprintf(k->dir, sizeof k->dir, "%s/%s", ckbt_tmpdir(), name);
+    snprintf(k->tmp, sizeof k->tmp, "%s/tmp", k->dir);
+    snprintf(k->script, sizeof k->script, "%s/model.sh", k->dir);
+    snprintf(k->pids, sizeof k->pids, "%s/pids", k->dir);
+    snprintf(k->run, sizeof k->run, "%s/run", k->dir);
+    ckb_mkdirs(k->tmp);
+    FILE *f = fopen(k->script, "w");
+    fprintf(f, "#!/bin/sh\n");
+    if (with_kernel)
+        fprintf(f,
+                "case \"$CKB_REQUEST_KEY\" in *#0)\n"
+                "  cat >/dev/null\n"
+                "  printf '```c\\nvoid workload(const ckb_bf16 *x, const ckb_bf16 *scale, "
+                "ckb_bf16 *out)\\n{ volatile int z = 1; while (z) { } }\\n```\\n'\n"
+                "  exit 0;;\nesac\n");
+    fprintf(f, "sleep 120 &\necho \"$$ $!\" >> '%s'\nsleep 120\n", k->pids);
+    fclose(f);
+    chmod(k->script, 0755);
+}
+
+/* Starts `ckbench generate` on the case; its pid. */
+static pid_t keep_start_generate(const keep_case *k, int budget, int concurrency)
+{
+    char bud[16], conc[16];
+    snprintf(bud, sizeof bud, "%d", budget);
+    snprintf(conc, sizeof conc, "%d", concurrency);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TMPDIR", k->tmp, 1);
+        freopen("/dev/null", "w", stderr);
+        /* The signals this test sends reach ckbench with their default action. */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        execl(ckbt_bin(), "ckbench", "generate", "--method", "best-of-n", "--provider",
+              "command", "--command", k->script, "--workloads", "12p", "--size", "small",
+              "--budget", bud, "--concurrency", conc, "--no-expert", "--warmup", "1", "--iters",
+              "3", "--out", k->run, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Reads "pid child" lines of the script; the number of pids put in out. */
+static int keep_read_pids(const keep_case *k, long *out, int max)
+{
+    char *text = ckb_read_file(k->pids, NULL);
+    int n = 0;
+    for (char *p = text, *end; p && n < max; p = end) {
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        out[n++] = v;
+    }
+    free(text);
+    return n;
+}
+
+/* Waits (at most ms) until no pid of the list runs; how many still do. */
+static int keep_wait_gone(const long *pids, int n, int ms)
+{
+    int alive = n;
+    for (int t = 0; t <= ms / 20 && alive; t++) {
+        alive = 0;
+        for (int i = 0; i < n; i++)
+            alive += keep_alive(pids[i]);
+        if (alive)
+            keep_sleep_ms(20);
+    }
+    return alive;
+}
+
+static void keep_signal_case(int sig, const char *name)
+{
+    keep_case k;
+    keep_case_make(&k, name, 1);
+    pid_t pid = keep_start_generate(&k, 2, 2);
+    /* Wait for the model's tree and for an evaluation under way. */
+    long pids[8];
+    int npids = 0, evaluating = 0;
+    for (int t = 0; t < 1500 && !(npids >= 2 && evaluating); t++) {
+        keep_sleep_ms(20);
+        npids = keep_read_pids(&k, pids, 8);
+        evaluating = keep_count_workdirs(k.tmp) > 0;
+    }
+    CKBT_EXPECT(npids >= 2 && evaluating, "%s: the model runs (%d pids) and a sample is being "
+                                          "evaluated (%d)", name, npids, evaluating);
+    /* The sandbox had a moment to start. */
+    keep_sleep_ms(300);
+    kill(pid, sig);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CKBT_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == sig, "%s: ckbench dies of the signal (%d)",
+                name, st);
+    CKBT_EXPECT(keep_wait_gone(pids, npids, 3000) == 0,
+                "%s: the model command, its shell and its background child are gone", name);
+    CKBT_EXPECT(keep_count_cmdline(k.tmp) == 0, "%s: no sandbox of the evaluation is left",
+                name);
+    CKBT_EXPECT(keep_count_workdirs(k.tmp) == 0, "%s: no ckbench-* work folder is left in %s",
+                name, k.tmp);
+}
+
+CKBT_TEST(keep_generate_sigterm_leaves_nothing, "quick") { keep_signal_case(SIGTERM, "term"); }
+CKBT_TEST(keep_generate_sigint_leaves_nothing, "quick") { keep_signal_case(SIGINT, "int"); }
+
+CKBT_TEST(keep_generate_kill9_leaves_no_model, "quick")
+{
+    keep_case k;
+    keep_case_make(&k, "kill9", 0);
+    pid_t pid = keep_start_generate(&k, 2, 2);
+    long pids[8];
+    int npids = 0;
+    for (int t = 0; t < 1500 && npids < 4; t++) {
+        keep_sleep_ms(20);
+        npids = keep_read_pids(&k, pids, 8);
+    }
+    CKBT_EXPECT(npids == 4, "both model calls run, each with a background child (%d pids)",
+                npids);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CKBT_EXPECT(keep_wait_gone(pids, npids, 3000) == 0,
+                "after kill -9 of ckbench no process of the model's trees runs");
+}
+
+CKBT_TEST(keep_stale_workdirs_are_swept, "quick")
+{
+    char tmp[600], dead[700], mine[700], other[700], file[800];
+    snprintf(tmp, sizeof tmp, "%s/sweep", ckbt_tmpdir());
+    /* A pid that is surely dead: a child we reaped. */
+    pid_t gone = fork();
+    if (gone == 0)
+        _exit(0);
+    waitpid(gone, NULL, 0);
+    snprintf(dead, sizeof dead, "%s/ckbench-%ld-AbCdEf", tmp, (long)gone);
+    snprintf(mine, sizeof mine, "%s/ckbench-%ld-GhIjKl", tmp, (long)getpid());
+    snprintf(other, sizeof other, "%s/ckbench-OLDSTY", tmp); /* no pid: not ours to judge */
+    snprintf(file, sizeof file, "%s/sub/candidate.so", dead);
+    ckb_mkdirs(mine);
+    ckb_mkdirs(other);
+    snprintf(file, sizeof file, "%s/sub", dead);
+    ckb_mkdirs(file);
+    snprintf(file, sizeof file, "%s/sub/candidate.so", dead);
+    ckb_write_file_atomic(file, "x", 1);
+    char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    setenv("TMPDIR", tmp, 1);
+    int n = ckb_tmpdir_sweep();
+    /* A folder made now carries our pid and is not swept by us. */
+    char made[700];
+    int rc = ckb_tmpdir_make(made, sizeof made);
+    if (old)
+        setenv("TMPDIR", old, 1), free(old);
+    else
+        unsetenv("TMPDIR");
+    CKBT_EXPECT(n == 1 && access(dead, F_OK) != 0, "the dead process's folder is removed (%d)",
+                n);
+    CKBT_EXPECT(access(mine, F_OK) == 0 && access(other, F_OK) == 0,
+                "a live process's folder and an unnamed one stay");
+    char want[700];
+    snprintf(want, sizeof want, "%s/ckbench-%ld-", tmp, (long)getpid());
+    CKBT_EXPECT(rc == 0 && strncmp(made, want, strlen(want)) == 0, "made %s", made);
+    CKBT_EXPECT(ckb_remove_tree(made) == 0, "and removed");
+}
