@@ -1,20 +1,25 @@
 /*
- * Nothing is left behind (issue 15): a signal to `ckbench generate` or
+ * Results a user can keep (issue 15). Nothing is left behind: a signal to `ckbench generate` or
  * `ckbench eval` ends the model command's whole process tree and the
  * evaluator's sandbox and removes the work folders; kill -9 of ckbench
  * still ends the model's tree (its keeper has PR_SET_PDEATHSIG); stale
- * work folders of dead ckbench processes are swept.
+ * work folders of dead ckbench processes are swept. Infrastructure is not
+ * the model: a provider that is down stops generate with a non-zero exit,
+ * records no sample against the model, and resume asks again.
  *
  * Each test runs ckbench with its own TMPDIR, so the work folders it
  * checks are its own, and a model script that records its pid and its
  * background child's pid.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +27,7 @@
 
 #include "core/cleanup.h"
 #include "core/fsutil.h"
+#include "providers/provider.h"
 #include "harness.h"
 
 /* A process that still runs (a zombie waiting for init does not). */
@@ -257,4 +263,140 @@ CKBT_TEST(keep_stale_workdirs_are_swept, "quick")
     snprintf(want, sizeof want, "%s/ckbench-%ld-", tmp, (long)getpid());
     CKBT_EXPECT(rc == 0 && strncmp(made, want, strlen(want)) == 0, "made %s", made);
     CKBT_EXPECT(ckb_remove_tree(made) == 0, "and removed");
+}
+
+/* ---- infrastructure is not the model ----------------------------------- */
+
+/* Runs `ckbench ARGS` (no keys in the environment, fast retries); the exit
+ * status, and stderr (caller frees). */
+static int keep_cli(const char *args, char **err)
+{
+    char cmd[4096], e[700];
+    snprintf(e, sizeof e, "%s/cli.err", ckbt_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY CKB_RETRY_BASE_MS=5 "
+             "%s %s >/dev/null 2>%s",
+             ckbt_bin(), args, e);
+    int st = system(cmd);
+    *err = ckb_read_file(e, NULL);
+    if (!*err)
+        *err = strdup("");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Counts the records of a run with each status of interest. */
+static void keep_statuses(const char *run, int *infra, int *provider, int *other)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/records.jsonl", run);
+    char *text = ckb_read_file(path, NULL);
+    *infra = *provider = *other = 0;
+    for (char *l = text; l && *l;) {
+        char *nl = strchr(l, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strstr(l, "\"status\":\"infra_error\""))
+            (*infra)++;
+        else if (strstr(l, "\"status\":\"provider_error\""))
+            (*provider)++;
+        else if (*l)
+            (*other)++;
+        if (!nl)
+            break;
+        l = nl + 1;
+    }
+    free(text);
+}
+
+CKBT_TEST(keep_reply_infra_classification, "quick")
+{
+    ckb_reply r = {0};
+    r.status = CKB_REPLY_TRANSPORT;
+    CKBT_EXPECT(ckb_reply_is_infra(&r), "a transport failure is the infrastructure's");
+    r.status = CKB_REPLY_HTTP_ERROR;
+    static const int infra[] = {401, 403, 404, 429, 500, 502, 503};
+    for (size_t i = 0; i < sizeof infra / sizeof *infra; i++) {
+        r.http_code = infra[i];
+        CKBT_EXPECT(ckb_reply_is_infra(&r), "HTTP %d is the infrastructure's", infra[i]);
+    }
+    r.http_code = 400;
+    CKBT_EXPECT(!ckb_reply_is_infra(&r), "HTTP 400 (a request the model side refused) is not");
+    r.status = CKB_REPLY_MALFORMED;
+    r.http_code = 200;
+    CKBT_EXPECT(!ckb_reply_is_infra(&r), "a malformed body is the model's");
+    r.status = CKB_REPLY_EMPTY;
+    CKBT_EXPECT(!ckb_reply_is_infra(&r), "an empty reply is the model's");
+}
+
+CKBT_TEST(keep_command_not_found_is_not_the_model, "quick")
+{
+    char run[600], args[2048], script[600], *err;
+    snprintf(run, sizeof run, "%s/down-cmd", ckbt_tmpdir());
+    snprintf(args, sizeof args,
+             "generate --method best-of-n --provider command --command /nonexistent/model-cli "
+             "--workloads 12p --size small --budget 5 --concurrency 1 --no-expert --out %s",
+             run);
+    int rc = keep_cli(args, &err);
+    int infra, provider, other;
+    keep_statuses(run, &infra, &provider, &other);
+    CKBT_EXPECT(rc != 0 && strstr(err, "cannot be reached"),
+                "generate stops with a non-zero exit and says why (%d): %s", rc, err);
+    CKBT_EXPECT(infra == 3 && provider == 0 && other == 0,
+                "three calls in a row failed, then it stopped: %d infra_error, %d "
+                "provider_error, %d other",
+                infra, provider, other);
+    free(err);
+    /* score counts none of them */
+    snprintf(args, sizeof args, "score %s --json", run);
+    rc = keep_cli(args, &err);
+    free(err);
+    char path[700];
+    snprintf(path, sizeof path, "%s/score.json", run);
+    char *sj = ckb_read_file(path, NULL);
+    CKBT_EXPECT(rc == 0 && sj && strstr(sj, "\"infra_error_records\":3") &&
+                    !strstr(sj, "provider_error"),
+                "score: no sample, three infra_error records noted: %s", sj ? sj : "(none)");
+    free(sj);
+    /* With the provider fixed, resume asks those samples again. */
+    snprintf(script, sizeof script, "%s/nocode.sh", ckbt_tmpdir());
+    FILE *f = fopen(script, "w");
+    fprintf(f, "#!/bin/sh\ncat >/dev/null\necho 'I have no code for you.'\n");
+    fclose(f);
+    chmod(script, 0755);
+    snprintf(args, sizeof args, "generate --resume %s --command %s", run, script);
+    rc = keep_cli(args, &err);
+    keep_statuses(run, &infra, &provider, &other);
+    CKBT_EXPECT(rc == 0 && strstr(err, "asking them again"), "resume finishes (%d): %s", rc,
+                err);
+    CKBT_EXPECT(infra == 3 && other == 5, "every sample asked once the provider works: %d "
+                                          "infra_error kept on disk, %d samples", infra, other);
+    free(err);
+}
+
+CKBT_TEST(keep_http_endpoint_down_is_not_the_model, "quick")
+{
+    /* A localhost port nobody listens on: bind one, then close it. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    CKBT_EXPECT(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+                    getsockname(fd, (struct sockaddr *)&a, &alen) == 0,
+                "a free port");
+    close(fd);
+    char run[600], args[2048], *err;
+    snprintf(run, sizeof run, "%s/down-http", ckbt_tmpdir());
+    snprintf(args, sizeof args,
+             "generate --method best-of-n --provider openai --base-url http://127.0.0.1:%d/v1 "
+             "--model m --max-retries 1 --workloads 12p --size small --budget 4 "
+             "--concurrency 2 --no-expert --out %s",
+             ntohs(a.sin_port), run);
+    int rc = keep_cli(args, &err);
+    int infra, provider, other;
+    keep_statuses(run, &infra, &provider, &other);
+    CKBT_EXPECT(rc != 0 && strstr(err, "cannot be reached"), "exit %d: %s", rc, err);
+    CKBT_EXPECT(infra >= 3 && provider == 0 && other == 0,
+                "no sample counted against the model: %d infra_error, %d provider_error, %d "
+                "other",
+                infra, provider, other);
+    free(err);
 }

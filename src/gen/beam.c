@@ -83,7 +83,8 @@ int ckb_gen_beam(ckb_gen_wl *g)
     beam[0] = -1; /* the root: no kernel yet, the reference */
     ckb_sample_spec *specs = calloc((size_t)per_iter, sizeof *specs);
     beam__cand *cands = calloc((size_t)(per_iter + W), sizeof *cands);
-    for (int it = 0; it < niters && next < o->budget && !g->failed; it++) {
+    for (int it = 0; it < niters && next < o->budget && !g->failed && !g->sh->unreachable;
+         it++) {
         if (translating && t_iters >= o->translate_iters)
             translating = 0;
         if (!translating && opt_start < 0)
@@ -103,7 +104,7 @@ int ckb_gen_beam(ckb_gen_wl *g)
         }
         beam__batch b = {g, specs};
         ckb_gen_parallel(n, o->concurrency, beam__one, &b);
-        if (g->failed)
+        if (g->failed || g->sh->unreachable)
             break;
 
         /* The next beam. */

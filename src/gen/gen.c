@@ -181,6 +181,8 @@ static void gen__chain(void *ctx, int c)
 static int gen__workload(ckb_gen_wl *g)
 {
     char err[400];
+    if (g->sh->unreachable)
+        return 0; /* the run stops; ckb_gen_run says why */
     if (ckb_gen_task_load(g->w, g->o->eval.size, g->o->eval.threads,
                           ckb_gen_method_uses_docs(g->o->method), g->o->docs_target, &g->task,
                           err, sizeof err) != 0) {
@@ -227,13 +229,28 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
                 const ckb_gen_opts *o)
 {
     gen__all a = {calloc((size_t)n, sizeof(ckb_gen_wl)), 0};
+    ckb_gen_shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
     if (!a.wl)
         return -1;
     for (int i = 0; i < n; i++)
-        a.wl[i] = (ckb_gen_wl){.o = o, .p = p, .run = run, .w = workloads[i],
+        a.wl[i] = (ckb_gen_wl){.o = o, .sh = &sh, .p = p, .run = run, .w = workloads[i],
                                .expert_speedup = NAN};
     ckb_gen_parallel(n, o->jobs, gen__one_workload, &a);
     ckb_run_write_summary(run);
+    if (sh.unreachable)
+        fprintf(stderr,
+                "ckbench: stopped: the provider cannot be reached (%d calls in a row failed; "
+                "last: %s). Nothing was counted against the model; fix the provider and run "
+                "`ckbench generate --resume %s`\n",
+                sh.infra_streak, sh.infra_error, ckb_run_dir(run));
+    else if (sh.infra_total)
+        fprintf(stderr,
+                "ckbench: %d model call%s failed on the provider's side (last: %s); recorded "
+                "as infra_error, not counted; `ckbench generate --resume %s` asks %s again\n",
+                sh.infra_total, sh.infra_total == 1 ? "" : "s", sh.infra_error,
+                ckb_run_dir(run), sh.infra_total == 1 ? "it" : "them");
+    if (sh.unreachable || sh.infra_total)
+        a.rc = -1;
     for (int i = 0; i < n; i++)
         ckb_gen_task_free(&a.wl[i].task);
     free(a.wl);

@@ -26,6 +26,7 @@ typedef struct {
 
 struct ckb_run {
     char dir[1024];
+    int infra_loaded; /* infra_error records read on resume: asked again */
     json_object *config;
     int lock_fd, records_fd;
     int nwl;
@@ -183,6 +184,12 @@ cleanup:
     return rc;
 }
 
+static const char *run__status(json_object *rec)
+{
+    json_object *v;
+    return json_object_object_get_ex(rec, "status", &v) && v ? json_object_get_string(v) : "";
+}
+
 /* Loads one record line into the table. */
 static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, size_t errlen)
 {
@@ -192,6 +199,12 @@ static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, s
                  r->dir, lineno);
         json_object_put(j);
         return -1;
+    }
+    if (strcmp(run__status(j), "infra_error") == 0) {
+        /* The provider failed, not the model: the sample is still to do. */
+        r->infra_loaded++;
+        json_object_put(j);
+        return 0;
     }
     int w = run__find(r, json_object_get_string(v));
     json_object *idx;
@@ -256,6 +269,12 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
                 goto cleanup;
         }
     }
+    if (r->infra_loaded)
+        fprintf(stderr,
+                "ckbench: %s: %d model call%s had failed on the provider's side (infra_error, "
+                "not counted): asking %s again\n",
+                dir, r->infra_loaded, r->infra_loaded == 1 ? "" : "s",
+                r->infra_loaded == 1 ? "it" : "them");
     char best[1100];
     run__path(r, "best", best, sizeof best);
     if (ckb_mkdirs(best) != 0 || run__open_records(r, err, errlen) != 0)
@@ -348,6 +367,12 @@ int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
     if (off != len + 1 || fsync(r->records_fd) != 0) {
         snprintf(err, errlen, "cannot append to %s/records.jsonl: %s", r->dir, strerror(errno));
         json_object_put(rec);
+        goto cleanup;
+    }
+    if (strcmp(run__status(rec), "infra_error") == 0) {
+        /* on disk for the record; the sample stays undone */
+        json_object_put(rec);
+        rc = 0;
         goto cleanup;
     }
     r->wl[w].recs[i] = rec;

@@ -178,10 +178,29 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
     pthread_mutex_unlock(&sample__print);
 }
 
+/* The provider's health after a sample's calls: an infrastructure failure
+ * (infra) lengthens the streak, any call that reached the model ends it. */
+static void sample__health(ckb_gen_wl *g, const ckb_reply *infra, int called)
+{
+    if (!called)
+        return;
+    pthread_mutex_lock(&g->sh->mu);
+    if (infra) {
+        g->sh->infra_streak++;
+        g->sh->infra_total++;
+        snprintf(g->sh->infra_error, sizeof g->sh->infra_error, "%s", infra->error);
+        if (g->sh->infra_streak >= CKB_GEN_INFRA_STOP)
+            g->sh->unreachable = 1;
+    } else {
+        g->sh->infra_streak = 0;
+    }
+    pthread_mutex_unlock(&g->sh->mu);
+}
+
 json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
 {
     json_object *rec = ckb_run_record(g->run, g->w->id, s->index);
-    if (rec || g->failed)
+    if (rec || g->failed || g->sh->unreachable)
         return rec;
     char started[40], finished[40], key[200], plan_key[220];
     sample__now(started, sizeof started);
@@ -215,7 +234,16 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         called = 1;
     }
     const char *status;
-    if (!called || reply.status != CKB_REPLY_OK) {
+    /* The infrastructure failed, not the model: not a sample (provider.h). */
+    const ckb_reply *infra = have_plan && plan.status != CKB_REPLY_OK && ckb_reply_is_infra(&plan)
+                                 ? &plan
+                             : called && reply.status != CKB_REPLY_OK && ckb_reply_is_infra(&reply)
+                                 ? &reply
+                                 : NULL;
+    sample__health(g, infra, called || have_plan);
+    if (infra) {
+        status = "infra_error";
+    } else if (!called || reply.status != CKB_REPLY_OK) {
         status = "provider_error";
     } else if (!(code = ckb_gen_extract(reply.text, "workload"))) {
         status = "no_code";
@@ -279,13 +307,31 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
     json_object_object_add(rec, "finished", json_object_new_string(finished));
     json_object_object_add(rec, "eval_s", json_object_new_double(eval_s));
 
+    if (infra) {
+        /* Kept on disk for the record, but the sample stays undone: resume
+         * asks it again. A chain or a beam cannot go on without it. */
+        if (!g->o->quiet) {
+            pthread_mutex_lock(&sample__print);
+            fprintf(stderr, "[%s #%d] infra_error (not counted): %s\n", g->w->id, s->index,
+                    infra->error);
+            pthread_mutex_unlock(&sample__print);
+        }
+        if (g->o->method != CKB_GEN_BEST_OF_N && !g->failed) {
+            snprintf(g->error, sizeof g->error,
+                     "%s sample %d: the provider failed (%.300s); stopped this workload, "
+                     "nothing counted against the model",
+                     g->w->id, s->index, infra->error);
+            g->failed = 1;
+        }
+    }
     if (ckb_run_append(g->run, rec, g->error, sizeof g->error) != 0) {
         g->failed = 1;
         rec = NULL;
         goto cleanup;
     }
     rec = ckb_run_record(g->run, g->w->id, s->index);
-    sample__progress(g, s, rec);
+    if (rec)
+        sample__progress(g, s, rec);
 cleanup:
     json_object_put(eval);
     ckb_gen_prompt_free(&pr);

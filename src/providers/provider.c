@@ -184,6 +184,16 @@ int ckb_provider_complete(ckb_provider *p, const ckb_chat_msg *msgs, int nmsgs, 
     return out->status == CKB_REPLY_OK ? 0 : -1;
 }
 
+int ckb_reply_is_infra(const ckb_reply *r)
+{
+    if (r->status == CKB_REPLY_TRANSPORT)
+        return 1;
+    if (r->status != CKB_REPLY_HTTP_ERROR)
+        return 0;
+    int c = r->http_code;
+    return c == 401 || c == 403 || c == 404 || c == 407 || c == 408 || c == 429 || c >= 500;
+}
+
 const char *ckb_provider_name(const ckb_provider *p)
 {
     return p->name;

@@ -165,7 +165,8 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     char rec[4096];
     size_t len = 0;
     char *text = NULL;
-    int rc = -1, cap = 0;
+    int rc = -1, cap = 0, infra_cap = 0;
+    ckb_score_run infra = {0};
     snprintf(rec, sizeof rec, "%s/records.jsonl", path);
     text = ckb_read_file(rec, &len);
     if (!text) {
@@ -193,7 +194,11 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
                  json_object_is_type(o, json_type_object);
         json_tokener_free(tok);
         ckb_score_sample s;
-        if (ok && runs__record(r, o, &s) == 0) {
+        if (ok && runs__record(r, o, &s) == 0 && strcmp(s.status, "infra_error") == 0) {
+            /* the provider failed, not the model: not a sample; counted
+             * below when no later record did the sample */
+            runs__push(&infra, &s, &infra_cap);
+        } else if (ok && runs__record(r, o, &s) == 0) {
             if (runs__seen(r, s.workload, s.index)) {
                 r->duplicates++;
             } else {
@@ -209,6 +214,8 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
         json_object_put(o);
         line = next;
     }
+    for (int i = 0; i < infra.n; i++)
+        r->infra += !runs__seen(r, infra.s[i].workload, infra.s[i].index);
     for (int i = 0; i < r->n; i++)
         runs__add_workload(r, r->s[i].workload);
     /* A record past the configured budget still counts (the budget may have
@@ -222,6 +229,7 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     rc = 0;
 cleanup:
     free(text);
+    free(infra.s);
     if (rc != 0)
         ckb_score_run_free(r);
     return rc;

@@ -44,6 +44,8 @@ typedef struct {
     int dropped_last;                  /* 1: a half-written last line was dropped */
     int skipped;                       /* malformed or incomplete lines skipped elsewhere */
     int duplicates;                    /* records whose (workload, index) was already seen */
+    int infra;                         /* infra_error records no later record redid:
+                                          not samples, not counted */
 } ckb_score_run;
 
 /* Reads the run at path (a folder holding records.jsonl; config.json is

@@ -114,6 +114,7 @@ json_object *ckb_score_json(const ckb_score_set *s)
         sj__add(o, "dropped_last_line", json_object_new_boolean(r->dropped_last));
         sj__add(o, "skipped_lines", json_object_new_int(r->skipped));
         sj__add(o, "duplicate_records", json_object_new_int(r->duplicates));
+        sj__add(o, "infra_error_records", json_object_new_int(r->infra));
         json_object_array_add(runs, o);
     }
     sj__add(root, "runs", runs);
