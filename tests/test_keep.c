@@ -15,6 +15,8 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +29,16 @@
 
 #include "core/cleanup.h"
 #include "core/fsutil.h"
+#include "core/utf8.h"
+#include "gen/run.h"
 #include "providers/provider.h"
 #include "harness.h"
+
+static const char *ckb_rec_str_keep(json_object *o, const char *key)
+{
+    json_object *v;
+    return o && json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : "";
+}
 
 /* A process that still runs (a zombie waiting for init does not). */
 static int keep_alive(long pid)
@@ -399,4 +409,170 @@ CKBT_TEST(keep_http_endpoint_down_is_not_the_model, "quick")
                 "other",
                 infra, provider, other);
     free(err);
+}
+
+/* ---- readers survive bad bytes; writers write valid UTF-8 --------------- */
+
+static json_object *keep_record(int index, const char *status)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "workload", json_object_new_string("12p_RMSNorm"));
+    json_object_object_add(r, "index", json_object_new_int(index));
+    json_object_object_add(r, "status", json_object_new_string(status));
+    json_object_object_add(r, "correct", json_object_new_boolean(0));
+    return r;
+}
+
+static json_object *keep_run_config(int budget)
+{
+    json_object *c = json_object_new_object(), *w = json_object_new_array();
+    json_object_array_add(w, json_object_new_string("12p_RMSNorm"));
+    json_object_object_add(c, "method", json_object_new_string("best-of-n"));
+    json_object_object_add(c, "budget", json_object_new_int(budget));
+    json_object_object_add(c, "workloads", w);
+    return c;
+}
+
+static char *keep_line(int index, const char *status)
+{
+    json_object *r = keep_record(index, status);
+    char *s = strdup(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
+    json_object_put(r);
+    return s;
+}
+
+CKBT_TEST(keep_resume_survives_nul_bytes_and_garbage, "quick")
+{
+    char dir[600], path[700], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/nul-run", ckbt_tmpdir());
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    json_object *c = keep_run_config(6);
+    ckb_run *run = NULL;
+    CKBT_EXPECT(ckb_run_create(dir, c, &run, err, sizeof err) == 0, "create: %s", err);
+    ckb_run_close(run);
+    json_object_put(c);
+    /* What a crash can leave: a line that starts with NUL bytes (a record
+     * behind them), a zero-filled block that swallowed a newline, a record
+     * cut in the middle, plain garbage, and a half-written last line. */
+    char *l0 = keep_line(0, "no_code"), *l1 = keep_line(1, "compile_error"),
+         *l2 = keep_line(2, "no_code"), *l3 = keep_line(3, "no_code"),
+         *l5 = keep_line(5, "no_code");
+    FILE *f = fopen(path, "wb");
+    fprintf(f, "%s\n", l0);
+    fwrite("\0\0\0\0\0\0\0\0", 1, 8, f);
+    fprintf(f, "%s\n", l1);
+    fprintf(f, "%s", l2);
+    fwrite("\0\0\0\0", 1, 4, f);
+    fprintf(f, "%s\n", l3);
+    fwrite("\0\0", 1, 2, f);
+    fprintf(f, "%s\n", l5 + 20); /* a record whose start was zeroed: not whole */
+    fprintf(f, "\xff\xfe garbage {{{\n");
+    fprintf(f, "{\"workload\":\"12p_RMSNorm\",\"index\":4,\"sta");
+    fclose(f);
+    free(l0), free(l1), free(l2), free(l3), free(l5);
+
+    char errpath[700];
+    snprintf(errpath, sizeof errpath, "%s/nul-run.err", ckbt_tmpdir());
+    fflush(stderr);
+    int saved = dup(2), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+    int rc = ckb_run_resume(dir, &run, err, sizeof err);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char *said = ckb_read_file(errpath, NULL);
+    CKBT_EXPECT(rc == 0, "resume reads the run: %s", err);
+    if (rc == 0) {
+        for (int i = 0; i < 4; i++)
+            CKBT_EXPECT(ckb_run_record(run, "12p_RMSNorm", i) != NULL,
+                        "whole record %d is kept", i);
+        CKBT_EXPECT(!ckb_run_record(run, "12p_RMSNorm", 4) &&
+                        !ckb_run_record(run, "12p_RMSNorm", 5),
+                    "the cut and the zeroed records are missing: asked again");
+        /* The next record starts on a line of its own. */
+        CKBT_EXPECT(ckb_run_append(run, keep_record(5, "no_code"), err, sizeof err) == 0, "%s",
+                    err);
+        ckb_run_close(run);
+        run = NULL;
+        CKBT_EXPECT(ckb_run_resume(dir, &run, err, sizeof err) == 0 &&
+                        ckb_run_record(run, "12p_RMSNorm", 5),
+                    "the appended record reads back: %s", err);
+        ckb_run_close(run);
+    }
+    CKBT_EXPECT(said && strstr(said, "NUL byte") && strstr(said, "not a whole JSON record") &&
+                    strstr(said, "half-written last record"),
+                "each kind of damage is named: %s", said ? said : "");
+    free(said);
+    /* score reads it too, and says what it skipped */
+    char args[800], *serr;
+    snprintf(args, sizeof args, "score %s", dir);
+    rc = keep_cli(args, &serr);
+    free(serr);
+    CKBT_EXPECT(rc == 0, "score reads a damaged run (exit %d)", rc);
+}
+
+CKBT_TEST(keep_utf8_trim_and_repair, "quick")
+{
+    /* gcc's curly quotes are three bytes each: a byte-count trim cuts them */
+    const char msg[] = "error: \xe2\x80\x98x\xe2\x80\x99 undeclared";
+    size_t n = 9; /* inside the first quote */
+    CKBT_EXPECT(ckb_utf8_cut(msg, n) == 7, "a cut inside a character moves back (%zu)",
+                ckb_utf8_cut(msg, n));
+    CKBT_EXPECT(ckb_utf8_cut(msg, 10) == 10, "a cut after a whole character stays");
+    CKBT_EXPECT(ckb_utf8_valid(msg, sizeof msg - 1) && !ckb_utf8_valid(msg, 9),
+                "validity is judged");
+    static const char *const bad[] = {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                      "ok\xe2\x80"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        size_t m;
+        char *fixed = ckb_utf8_fix(bad[i], strlen(bad[i]), &m);
+        CKBT_EXPECT(ckb_utf8_valid(fixed, m) && strstr(fixed, "\xef\xbf\xbd"),
+                    "case %zu is repaired with U+FFFD", i);
+        free(fixed);
+    }
+    /* A whole tree: every string of it, nested. */
+    json_object *o = json_object_new_object(), *a = json_object_new_array();
+    json_object_object_add(o, "source", json_object_new_string_len("\x7f" "ELF\x02\x01\x01\x00\xff", 9));
+    json_object_array_add(a, json_object_new_string("fine \xe2\x80\x9cquoted\xe2\x80\x9d"));
+    json_object_array_add(a, json_object_new_string("cut \xe2\x80"));
+    json_object_object_add(o, "messages", a);
+    const char *text = ckb_json_text(o, JSON_C_TO_STRING_PLAIN);
+    CKBT_EXPECT(ckb_utf8_valid(text, strlen(text)), "the JSON text is valid UTF-8: %s", text);
+    json_object *back = json_tokener_parse(text);
+    CKBT_EXPECT(back && strstr(text, "\xe2\x80\x9cquoted\xe2\x80\x9d"),
+                "it parses, valid characters kept");
+    json_object_put(back);
+    json_object_put(o);
+}
+
+CKBT_TEST(keep_binary_reply_records_are_valid_utf8, "quick")
+{
+    char dir[600], script[600], args[2048], path[700], *err;
+    snprintf(dir, sizeof dir, "%s/binary-run", ckbt_tmpdir());
+    snprintf(script, sizeof script, "%s/binary.sh", ckbt_tmpdir());
+    FILE *f = fopen(script, "w");
+    /* a reply with invalid bytes, a code block with them too (it will not
+     * compile; the compiler quotes them back) */
+    fprintf(f, "#!/bin/sh\ncat >/dev/null\n"
+               "printf 'Here \\377\\376 it is:\\n```c\\nvoid workload(const ckb_bf16 *x, const "
+               "ckb_bf16 *scale, ckb_bf16 *out) { \\342\\200 int \\377y = 1; }\\n```\\n'\n");
+    fclose(f);
+    chmod(script, 0755);
+    snprintf(args, sizeof args,
+             "generate --method best-of-n --provider command --command %s --workloads 12p "
+             "--size small --budget 1 --no-expert --out %s",
+             script, dir);
+    int rc = keep_cli(args, &err);
+    free(err);
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    size_t len = 0;
+    char *text = ckb_read_file(path, &len);
+    CKBT_EXPECT(rc == 0 && text && len > 0, "the run finishes (exit %d)", rc);
+    CKBT_EXPECT(text && ckb_utf8_valid(text, len), "records.jsonl is valid UTF-8");
+    json_object *rec = text ? json_tokener_parse(text) : NULL;
+    CKBT_EXPECT(rec && strstr(ckb_rec_str_keep(rec, "reply"), "\xef\xbf\xbd"),
+                "the reply is kept, invalid bytes as U+FFFD");
+    json_object_put(rec);
+    free(text);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "core/jsonget.h"
 #include "bench/expert.h"
 #include "core/fsutil.h"
@@ -117,7 +118,7 @@ static double gen__expert(ckb_gen_wl *g)
         if (rc != 0)
             return NAN;
         j = ckb_eval_result_json(g->w, &eo, &r);
-        const char *t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY);
+        const char *t = ckb_json_text(j, JSON_C_TO_STRING_PRETTY);
         if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
             fprintf(stderr, "ckbench: cannot save %s (the expert is timed again on resume)\n",
                     path);

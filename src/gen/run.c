@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
 #include "core/jsonget.h"
+#include "core/jsonl.h"
 #include "core/fsutil.h"
 #include "gen/run.h"
 
@@ -167,7 +169,7 @@ int ckb_run_create(const char *dir, json_object *config, ckb_run **out, char *er
         goto cleanup;
     char path[1100];
     run__path(r, "config.json", path, sizeof path);
-    const char *text = json_object_to_json_string_ext(config, JSON_C_TO_STRING_PRETTY |
+    const char *text = ckb_json_text(config, JSON_C_TO_STRING_PRETTY |
                                                                   JSON_C_TO_STRING_NOSLASHESCAPE);
     if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
@@ -190,23 +192,31 @@ static const char *run__status(json_object *rec)
     return json_object_object_get_ex(rec, "status", &v) && v ? json_object_get_string(v) : "";
 }
 
-/* Loads one record line into the table. */
-static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, size_t errlen)
+typedef struct {
+    ckb_run *r;
+    int not_records;
+} run__loader;
+
+/* Loads one record (borrowed) into the table. */
+static void run__load_value(void *ctx, json_object *v, int lineno)
 {
-    json_object *j = json_tokener_parse(line), *v;
-    if (!j || !json_object_object_get_ex(j, "workload", &v)) {
-        snprintf(err, errlen, "%s/records.jsonl line %d is not a record; fix or remove it",
-                 r->dir, lineno);
-        json_object_put(j);
-        return -1;
+    run__loader *ld = ctx;
+    ckb_run *r = ld->r;
+    json_object *j = v, *wv;
+    if (!json_object_is_type(j, json_type_object) ||
+        !json_object_object_get_ex(j, "workload", &wv) ||
+        !json_object_is_type(wv, json_type_string)) {
+        ld->not_records++;
+        return;
     }
+    json_object_get(j);
     if (strcmp(run__status(j), "infra_error") == 0) {
         /* The provider failed, not the model: the sample is still to do. */
         r->infra_loaded++;
         json_object_put(j);
-        return 0;
+        return;
     }
-    int w = run__find(r, json_object_get_string(v));
+    int w = run__find(r, json_object_get_string(wv));
     json_object *idx;
     int i = json_object_object_get_ex(j, "index", &idx) ? json_object_get_int(idx) : -1;
     if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
@@ -215,7 +225,7 @@ static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, s
                 w < 0 ? "unknown workload" : i < 0 || i >= r->wl[w].budget ? "index out of budget"
                                                                             : "duplicate");
         json_object_put(j);
-        return 0;
+        return;
     }
     r->wl[w].recs[i] = j;
     json_object *c, *s;
@@ -223,7 +233,6 @@ static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, s
         json_object_object_get_ex(j, "speedup", &s) && s &&
         json_object_get_double(s) > r->wl[w].best)
         r->wl[w].best = json_object_get_double(s);
-    return 0;
 }
 
 int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
@@ -245,28 +254,30 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
     run__path(r, "records.jsonl", path, sizeof path);
     size_t len = 0;
     text = ckb_read_file(path, &len);
+    int add_newline = 0;
     if (text) {
-        /* A line without its newline was cut by a kill mid-write: drop it,
-         * on disk too, so the next append starts a clean line. */
-        size_t keep = len;
-        while (keep && text[keep - 1] != '\n')
-            keep--;
-        if (keep != len) {
+        /* Damage (NUL bytes, garbage) is skipped with a message and the
+         * whole records around it are kept (core/jsonl.h); the samples it
+         * held are simply missing, so they are asked again. */
+        ckb_jsonl_stats st;
+        run__loader ld = {r, 0};
+        ckb_jsonl_each(text, len, run__load_value, &ld, &st);
+        ckb_jsonl_warn(path, &st);
+        if (ld.not_records)
+            fprintf(stderr, "ckbench: %s: skipped %d JSON value%s that %s not a record\n", path,
+                    ld.not_records, ld.not_records == 1 ? "" : "s",
+                    ld.not_records == 1 ? "is" : "are");
+        if (st.last_cut) {
+            /* A line without its newline was cut by a kill mid-write: drop
+             * it, on disk too, so the next append starts a clean line. */
             fprintf(stderr, "ckbench: %s: dropping a half-written last record (%zu bytes)\n",
-                    path, len - keep);
-            if (truncate(path, (off_t)keep) != 0) {
+                    path, len - st.cut_at);
+            if (truncate(path, (off_t)st.cut_at) != 0) {
                 snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
                 goto cleanup;
             }
-            text[keep] = 0;
-        }
-        int lineno = 0;
-        for (char *line = text, *nl; line < text + keep; line = nl + 1) {
-            nl = strchr(line, '\n');
-            *nl = 0;
-            lineno++;
-            if (*line && run__load_line(r, line, lineno, err, errlen) != 0)
-                goto cleanup;
+        } else if (len && text[len - 1] != '\n') {
+            add_newline = 1; /* a whole last line without its newline */
         }
     }
     if (r->infra_loaded)
@@ -279,6 +290,10 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
     run__path(r, "best", best, sizeof best);
     if (ckb_mkdirs(best) != 0 || run__open_records(r, err, errlen) != 0)
         goto cleanup;
+    if (add_newline && write(r->records_fd, "\n", 1) != 1) {
+        snprintf(err, errlen, "cannot append to %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
     /* A kill between a record's fsync and its best/ files leaves best/
      * behind the records: rewrite it from them. */
     for (int w = 0; w < r->nwl; w++)
@@ -328,7 +343,7 @@ static int run__write_best(ckb_run *r, const char *workload, json_object *rec)
     if (ckb_write_file_atomic(path, c, strlen(c)) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/best/%s.json", r->dir, workload);
-    const char *t = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PRETTY |
+    const char *t = ckb_json_text(rec, JSON_C_TO_STRING_PRETTY |
                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
     return ckb_write_file_atomic(path, t, strlen(t));
 }
@@ -347,7 +362,7 @@ int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
         json_object_put(rec);
         goto cleanup;
     }
-    const char *line = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN |
+    const char *line = ckb_json_text(rec, JSON_C_TO_STRING_PLAIN |
                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(line);
     char *buf = malloc(len + 1);
@@ -497,7 +512,7 @@ int ckb_run_write_summary(ckb_run *r)
     char path[1100];
     run__path(r, "summary.json", path, sizeof path);
     const char *text =
-        json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        ckb_json_text(s, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc = ckb_write_file_atomic(path, text, strlen(text));
     json_object_put(s);
     return rc;

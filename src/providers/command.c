@@ -207,6 +207,8 @@ static void command__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, 
         const char *tail = se.data ? se.data : "";
         if (strlen(tail) > 350)
             tail += strlen(tail) - 350;
+        while ((*tail & 0xC0) == 0x80) /* start on a character, not inside one */
+            tail++;
         if (!command__blank(tail))
             ckb_strbuf_printf(&msg, ": %s", tail);
         out->status = CKB_REPLY_TRANSPORT;

@@ -2,6 +2,7 @@
  * provider.c — the layer every provider shares: dispatch by name, the
  * concurrency limit, timing, the invariants of a reply, the price table.
  */
+#include "core/utf8.h"
 #include "providers/provider.h"
 
 #include <errno.h>
@@ -75,8 +76,8 @@ void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const 
     while (o > 0 && dst[o - 1] == ' ')
         o--;
     dst[o] = '\0';
-    if (*s && dstlen > 4) { /* cut: say so */
-        size_t at = o < dstlen - 4 ? o : dstlen - 4;
+    if (*s && dstlen > 4) { /* cut: say so, on a character boundary */
+        size_t at = ckb_utf8_cut(dst, o < dstlen - 4 ? o : dstlen - 4);
         memcpy(dst + at, "...", 4);
     }
 }

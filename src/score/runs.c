@@ -10,6 +10,7 @@
 
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/jsonl.h"
 
 static int runs__int(json_object *o, const char *key, int dflt)
 {
@@ -158,6 +159,34 @@ static void runs__push(ckb_score_run *r, const ckb_score_sample *s, int *cap)
     r->s[r->n++] = *s;
 }
 
+typedef struct {
+    ckb_score_run *r, *infra;
+    int *cap, *infra_cap;
+    int max_index;
+} runs__loader;
+
+/* One whole JSON value of records.jsonl (borrowed). */
+static void runs__value(void *ctx, json_object *o, int lineno)
+{
+    runs__loader *ld = ctx;
+    ckb_score_run *r = ld->r;
+    ckb_score_sample s;
+    (void)lineno;
+    if (!json_object_is_type(o, json_type_object) || runs__record(r, o, &s) != 0) {
+        r->skipped++;
+    } else if (strcmp(s.status, "infra_error") == 0) {
+        /* the provider failed, not the model: not a sample; counted below
+         * when no later record did the sample */
+        runs__push(ld->infra, &s, ld->infra_cap);
+    } else if (runs__seen(r, s.workload, s.index)) {
+        r->duplicates++;
+    } else {
+        runs__push(r, &s, ld->cap);
+        if (s.index > ld->max_index)
+            ld->max_index = s.index;
+    }
+}
+
 int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -177,43 +206,13 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     }
     if (runs__config(r, err, errlen) != 0)
         goto cleanup;
-    int max_index = -1;
-    for (char *line = text; line < text + len;) {
-        char *nl = memchr(line, '\n', (size_t)(text + len - line));
-        int last_unterminated = !nl;
-        if (nl)
-            *nl = '\0';
-        char *next = nl ? nl + 1 : text + len;
-        if (strspn(line, " \t\r") == strlen(line)) {
-            line = next;
-            continue;
-        }
-        json_tokener *tok = json_tokener_new();
-        json_object *o = json_tokener_parse_ex(tok, line, (int)strlen(line));
-        int ok = o && json_tokener_get_error(tok) == json_tokener_success &&
-                 json_object_is_type(o, json_type_object);
-        json_tokener_free(tok);
-        ckb_score_sample s;
-        if (ok && runs__record(r, o, &s) == 0 && strcmp(s.status, "infra_error") == 0) {
-            /* the provider failed, not the model: not a sample; counted
-             * below when no later record did the sample */
-            runs__push(&infra, &s, &infra_cap);
-        } else if (ok && runs__record(r, o, &s) == 0) {
-            if (runs__seen(r, s.workload, s.index)) {
-                r->duplicates++;
-            } else {
-                runs__push(r, &s, &cap);
-                if (s.index > max_index)
-                    max_index = s.index;
-            }
-        } else if (!ok && last_unterminated) {
-            r->dropped_last = 1; /* a record cut by a kill: resume drops it too */
-        } else {
-            r->skipped++;
-        }
-        json_object_put(o);
-        line = next;
-    }
+    runs__loader ld = {r, &infra, &cap, &infra_cap, -1};
+    ckb_jsonl_stats st;
+    ckb_jsonl_each(text, len, runs__value, &ld, &st);
+    int max_index = ld.max_index;
+    r->dropped_last = st.last_cut; /* a record cut by a kill: resume drops it too */
+    r->skipped += st.bad;
+    r->nul_bytes = st.nul_bytes;
     for (int i = 0; i < infra.n; i++)
         r->infra += !runs__seen(r, infra.s[i].workload, infra.s[i].index);
     for (int i = 0; i < r->n; i++)

@@ -44,6 +44,7 @@ typedef struct {
     int dropped_last;                  /* 1: a half-written last line was dropped */
     int skipped;                       /* malformed or incomplete lines skipped elsewhere */
     int duplicates;                    /* records whose (workload, index) was already seen */
+    long nul_bytes;                    /* NUL bytes skipped (a crash's zero-filled blocks) */
     int infra;                         /* infra_error records no later record redid:
                                           not samples, not counted */
 } ckb_score_run;

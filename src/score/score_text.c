@@ -246,6 +246,11 @@ void ckb_score_text(const ckb_score_set *s, int verbose, ckb_strbuf *out)
                               "record(s) ignored\n",
                               r->path, r->dropped_last ? "a half-written last line dropped, " : "",
                               r->skipped, r->duplicates);
+        if (r->nul_bytes)
+            ckb_strbuf_printf(out,
+                              "note: %s: %ld NUL byte(s) skipped in records.jsonl (what a crash "
+                              "can leave); the records around them were read\n",
+                              r->path, r->nul_bytes);
         if (r->infra)
             ckb_strbuf_printf(out,
                               "note: %s: %d model call(s) failed on the provider's side "
