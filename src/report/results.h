@@ -32,7 +32,10 @@ typedef struct {
     double ai;                /* FLOP per byte; NAN when bytes unknown */
     const char *bound;        /* "compute" or "memory" at the bf16 roofline; "-" unknown */
     ckb_report_variant base, expert;
-    double speedup;           /* baseline / expert median; NAN without a timed expert */
+    double speedup;           /* baseline / expert median; NAN without a timed expert, or
+                                 when the timing was disturbed */
+    int disturbed;            /* other work disturbed the timing: the times are shown
+                                 marked, never used as figures (speedup, GFLOP/s NAN) */
     char *params;             /* the expert's parameters "MR=6 MC=1024" (owned), or NULL */
     int tuned;
     const char *source_path;  /* the expert source as recorded, or NULL */

@@ -103,13 +103,19 @@ static int runs__config(ckb_score_run *r, char *err, size_t errlen)
     return 0;
 }
 
-static int runs__seen(const ckb_score_run *r, const char *w, int index)
+/* The position of (w, index) among the samples, or -1. */
+static int runs__find(const ckb_score_run *r, const char *w, int index)
 {
     /* Runs hold thousands of records at most; a scan keeps this simple. */
     for (int i = r->n - 1; i >= 0; i--)
         if (r->s[i].index == index && strcmp(r->s[i].workload, w) == 0)
-            return 1;
-    return 0;
+            return i;
+    return -1;
+}
+
+static int runs__seen(const ckb_score_run *r, const char *w, int index)
+{
+    return runs__find(r, w, index) >= 0;
 }
 
 /* One record line into a sample; -1 when it is not a usable record. */
@@ -128,6 +134,16 @@ static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
     s->correct = json_object_object_get_ex(o, "correct", &c) &&
                  json_object_is_type(c, json_type_boolean) && json_object_get_boolean(c);
     s->speedup = ckb_json_num(o, "speedup");
+    s->speedup_disturbed = NAN;
+    s->retimed = ckb_json_obj(o, "retimed") != NULL;
+    if (ckb_json_timing_disturbed(o)) {
+        /* other work disturbed the timing: not a figure (DESIGN §5) */
+        s->disturbed = 1;
+        s->speedup_disturbed = isfinite(s->speedup) ? s->speedup
+                                                    : ckb_json_num(ckb_json_obj(o, "eval"),
+                                                                   "speedup");
+        s->speedup = NAN;
+    }
     s->expert_speedup = ckb_json_num(o, "expert_speedup");
     s->chain = runs__int(o, "chain", -1);
     s->turn = runs__int(o, "turn", -1);
@@ -135,6 +151,8 @@ static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
     runs__copy(s->detail, sizeof s->detail, ckb_json_str(ev, "detail"));
     s->cand_ms = ckb_json_num(ckb_json_obj(ev, "candidate"), "median_ms");
     s->base_ms = ckb_json_num(ckb_json_obj(ev, "baseline"), "median_ms");
+    if (s->disturbed)
+        s->cand_ms = s->base_ms = NAN; /* not measurements */
     /* A run without a config still names its method and model per record. */
     if (!r->method[0])
         runs__copy(r->method, sizeof r->method, ckb_json_str(o, "method"));
@@ -179,7 +197,14 @@ static void runs__value(void *ctx, json_object *o, int lineno)
          * when no later record did the sample */
         runs__push(ld->infra, &s, ld->infra_cap);
     } else if (runs__seen(r, s.workload, s.index)) {
-        r->duplicates++;
+        /* a re-timed record replaces the one it re-times: the latest wins */
+        int k = s.retimed ? runs__find(r, s.workload, s.index) : -1;
+        if (k >= 0) {
+            r->s[k] = s;
+            r->retimed++;
+        } else {
+            r->duplicates++;
+        }
     } else {
         runs__push(r, &s, ld->cap);
         if (s.index > ld->max_index)
@@ -215,8 +240,10 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     r->nul_bytes = st.nul_bytes;
     for (int i = 0; i < infra.n; i++)
         r->infra += !runs__seen(r, infra.s[i].workload, infra.s[i].index);
-    for (int i = 0; i < r->n; i++)
+    for (int i = 0; i < r->n; i++) {
         runs__add_workload(r, r->s[i].workload);
+        r->disturbed += r->s[i].disturbed && r->s[i].correct;
+    }
     /* A record past the configured budget still counts (the budget may have
      * been raised on resume); the budget covers every index seen. */
     if (max_index + 1 > r->budget)

@@ -168,6 +168,7 @@ static void score__workload(ckb_score_set *s, ckb_score_group *g, ckb_score_work
         if (!x->correct)
             continue;
         w->correct++;
+        w->disturbed += x->disturbed; /* correct, but no figure: counted as untimed */
         if (w->first_correct < 0)
             w->first_correct = w->pos[i];
         /* The fastest correct sample; a correct one never timed only when

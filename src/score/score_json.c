@@ -115,6 +115,8 @@ json_object *ckb_score_json(const ckb_score_set *s)
         sj__add(o, "skipped_lines", json_object_new_int(r->skipped));
         sj__add(o, "duplicate_records", json_object_new_int(r->duplicates));
         sj__add(o, "infra_error_records", json_object_new_int(r->infra));
+        sj__add(o, "disturbed_timings", json_object_new_int(r->disturbed));
+        sj__add(o, "retimed_records", json_object_new_int(r->retimed));
         json_object_array_add(runs, o);
     }
     sj__add(root, "runs", runs);

@@ -246,6 +246,12 @@ void ckb_score_text(const ckb_score_set *s, int verbose, ckb_strbuf *out)
                               "record(s) ignored\n",
                               r->path, r->dropped_last ? "a half-written last line dropped, " : "",
                               r->skipped, r->duplicates);
+        if (r->disturbed)
+            ckb_strbuf_printf(out,
+                              "note: %s: %d correct sample(s) with a disturbed timing (other work "
+                              "on the machine): disturbed, not counted as a speedup until "
+                              "`ckbench retime %s` measures them\n",
+                              r->path, r->disturbed, r->path);
         if (r->nul_bytes)
             ckb_strbuf_printf(out,
                               "note: %s: %ld NUL byte(s) skipped in records.jsonl (what a crash "
