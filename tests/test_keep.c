@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <netinet/in.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -29,7 +30,13 @@
 
 #include "core/cleanup.h"
 #include "core/fsutil.h"
+#include "core/jsonget.h"
+#include "core/strbuf.h"
 #include "core/utf8.h"
+#include "gen/extract.h"
+#include "gen/prompt.h"
+#include "gen/sample.h"
+#include "gen_replies.h"
 #include "gen/run.h"
 #include "providers/provider.h"
 #include "harness.h"
@@ -278,15 +285,16 @@ CKBT_TEST(keep_stale_workdirs_are_swept, "quick")
 /* ---- infrastructure is not the model ----------------------------------- */
 
 /* Runs `ckbench ARGS` (no keys in the environment, fast retries); the exit
- * status, and stderr (caller frees). */
+ * status, and stderr (caller frees); stdout is left in cli.out. */
 static int keep_cli(const char *args, char **err)
 {
-    char cmd[4096], e[700];
+    char cmd[4096], e[700], o[700];
     snprintf(e, sizeof e, "%s/cli.err", ckbt_tmpdir());
+    snprintf(o, sizeof o, "%s/cli.out", ckbt_tmpdir());
     snprintf(cmd, sizeof cmd,
              "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u GEMINI_API_KEY CKB_RETRY_BASE_MS=5 "
-             "%s %s >/dev/null 2>%s",
-             ckbt_bin(), args, e);
+             "%s %s >%s 2>%s",
+             ckbt_bin(), args, o, e);
     int st = system(cmd);
     *err = ckb_read_file(e, NULL);
     if (!*err)
@@ -575,4 +583,226 @@ CKBT_TEST(keep_binary_reply_records_are_valid_utf8, "quick")
                 "the reply is kept, invalid bytes as U+FFFD");
     json_object_put(rec);
     free(text);
+}
+
+/* ---- disturbed timings are not figures ---------------------------------- */
+
+/* A recorded run with disturbed records (the fixture): 12p, budget 4.
+ *   #0 correct, 1.5x, undisturbed
+ *   #1 correct, "9x" but eval.timing_disturbed (as an older ckbench wrote it)
+ *   #2 correct, speedup null, timing_disturbed, speedup_disturbed 12 (as now)
+ *   #3 wrong_result
+ * The expert is 2x: the floored geomean is 1.5x, 75% of expert, whatever
+ * the disturbed timings said. */
+static json_object *keep_fixture_record(int index, int correct, double speedup, int disturbed,
+                                        int old_format, const char *code)
+{
+    json_object *r = keep_record(index, correct ? "ok" : "wrong_result"), *e;
+    json_object_object_add(r, "correct", json_object_new_boolean(correct));
+    json_object_object_add(r, "method", json_object_new_string("refine"));
+    json_object_object_add(r, "model", json_object_new_string("fixture-model"));
+    json_object_object_add(r, "chain", json_object_new_int(0));
+    json_object_object_add(r, "turn", json_object_new_int(index));
+    json_object_object_add(r, "code", json_object_new_string(code));
+    json_object_object_add(r, "expert_speedup", json_object_new_double(2.0));
+    e = json_object_new_object();
+    json_object_object_add(e, "status", json_object_new_string(correct ? "ok" : "wrong_result"));
+    json_object_object_add(e, "correct", json_object_new_boolean(correct));
+    if (correct) {
+        json_object *c = json_object_new_object(), *b = json_object_new_object();
+        json_object_object_add(c, "median_ms", json_object_new_double(1.0 / speedup));
+        json_object_object_add(b, "median_ms", json_object_new_double(1.0));
+        json_object_object_add(e, "candidate", c);
+        json_object_object_add(e, "baseline", b);
+        json_object_object_add(e, "speedup", json_object_new_double(speedup));
+        json_object_object_add(e, "timing_disturbed", json_object_new_boolean(disturbed));
+        json_object_object_add(e, "other_processes_pct", json_object_new_double(disturbed ? 63 : 1));
+    }
+    json_object_object_add(r, "eval", e);
+    if (correct && old_format) {
+        json_object_object_add(r, "speedup", json_object_new_double(speedup));
+    } else if (correct) {
+        json_object_object_add(r, "speedup", disturbed ? NULL : json_object_new_double(speedup));
+        json_object_object_add(r, "timing_disturbed", json_object_new_boolean(disturbed));
+        if (disturbed)
+            json_object_object_add(r, "speedup_disturbed", json_object_new_double(speedup));
+    } else {
+        json_object_object_add(r, "speedup", NULL);
+    }
+    return r;
+}
+
+static void keep_write_fixture(const char *dir)
+{
+    char *code = ckb_gen_extract(ckbt_gen_correct, "workload");
+    json_object *c = keep_run_config(4);
+    json_object_object_add(c, "size", json_object_new_string("small"));
+    json_object_object_add(c, "threads", json_object_new_int(2));
+    json_object_object_add(c, "warmup", json_object_new_int(1));
+    json_object_object_add(c, "iters", json_object_new_int(3));
+    json_object_object_add(c, "method", json_object_new_string("refine"));
+    json_object_object_add(c, "model", json_object_new_string("fixture-model"));
+    char path[700];
+    ckb_mkdirs(dir);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    json_object_to_file(path, c);
+    json_object_put(c);
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    json_object *r[4] = {keep_fixture_record(0, 1, 1.5, 0, 0, code),
+                         keep_fixture_record(1, 1, 9.0, 1, 1, code),
+                         keep_fixture_record(2, 1, 12.0, 1, 0, code),
+                         keep_fixture_record(3, 0, 0, 0, 0, code)};
+    for (int i = 0; i < 4; i++) {
+        fprintf(f, "%s\n", json_object_to_json_string_ext(r[i], JSON_C_TO_STRING_PLAIN));
+        json_object_put(r[i]);
+    }
+    fclose(f);
+    free(code);
+}
+
+/* score.json's number at "key" of the first group, NAN when absent. */
+static double keep_score_num(const char *dir, const char *key)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/score.json", dir);
+    json_object *j = json_object_from_file(path), *groups;
+    double v = NAN;
+    if (j && json_object_object_get_ex(j, "scores", &groups) &&
+        json_object_array_length(groups) > 0)
+        v = ckb_json_num(json_object_array_get_idx(groups, 0), key);
+    json_object_put(j);
+    return v;
+}
+
+static int keep_count_lines(const char *dir)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    char *t = ckb_read_file(path, NULL);
+    int n = 0;
+    for (char *c = t; c && *c; c++)
+        n += *c == '\n';
+    free(t);
+    return n;
+}
+
+CKBT_TEST(keep_disturbed_timings_are_not_figures, "quick")
+{
+    char dir[600], args[1400], out[700], *err;
+    snprintf(dir, sizeof dir, "%s/disturbed-run", ckbt_tmpdir());
+    keep_write_fixture(dir);
+    /* score: the disturbed 9x and 12x enter no geomean, fast_p or % of expert */
+    snprintf(args, sizeof args, "score %s --json", dir);
+    int rc = keep_cli(args, &err);
+    free(err);
+    double g = keep_score_num(dir, "geomean_speedup_floored"), pe = keep_score_num(dir, "pct_of_expert");
+    CKBT_EXPECT(rc == 0 && fabs(g - 1.5) < 1e-9, "the geomean is the undisturbed 1.5x (%g)", g);
+    CKBT_EXPECT(fabs(pe - 75.0) < 1e-6, "75%% of expert, not 450%% or 600%% (%g)", pe);
+    snprintf(out, sizeof out, "%s/cli.out", ckbt_tmpdir());
+    snprintf(args, sizeof args, "score %s", dir);
+    rc = keep_cli(args, &err);
+    char *text = ckb_read_file(out, NULL);
+    CKBT_EXPECT(rc == 0 && text && strstr(text, "2 correct sample(s) with a disturbed timing") &&
+                    strstr(text, "disturbed, not counted"),
+                "score says what it left out: %s", text ? text : "");
+    free(text);
+    free(err);
+    /* report: marked, never shown as a figure */
+    snprintf(out, sizeof out, "%s/disturbed-report", ckbt_tmpdir());
+    snprintf(args, sizeof args, "report %s --out %s", dir, out);
+    rc = keep_cli(args, &err);
+    free(err);
+    char md[800];
+    snprintf(md, sizeof md, "%s/report.md", out);
+    text = ckb_read_file(md, NULL);
+    CKBT_EXPECT(rc == 0 && text && strstr(text, "2 disturbed timings, not counted") &&
+                    strstr(text, "timing disturbed by other work") && !strstr(text, "9.00") &&
+                    !strstr(text, "12.00"),
+                "the report marks the disturbed samples and shows no 9x or 12x");
+    free(text);
+    /* best/: the fastest undisturbed kernel */
+    ckb_run *run = NULL;
+    char e2[512];
+    CKBT_EXPECT(ckb_run_resume(dir, &run, e2, sizeof e2) == 0, "%s", e2);
+    char path[800];
+    snprintf(path, sizeof path, "%s/best/12p_RMSNorm.json", dir);
+    json_object *best = json_object_from_file(path);
+    CKBT_EXPECT(best && ckb_json_long(best, "index") == 0, "best/ is sample #0 (got %ld)",
+                best ? ckb_json_long(best, "index") : -1);
+    json_object_put(best);
+    /* refine feedback: the model is told the timing was disturbed, not a number */
+    if (run) {
+        ckb_gen_prev prev = ckb_rec_prev(ckb_run_record(run, "12p_RMSNorm", 1));
+        ckb_strbuf sb = {0};
+        ckb_gen_feedback(&sb, prev.status, prev.eval);
+        CKBT_EXPECT(sb.data && strstr(sb.data, "disturbed") && !strstr(sb.data, "Timing:") &&
+                        !strstr(sb.data, "9"),
+                    "feedback: %s", sb.data ? sb.data : "");
+        ckb_strbuf_free(&sb);
+        ckb_run_close(run);
+    }
+}
+
+CKBT_TEST(keep_retime_measures_disturbed_records_again, "full")
+{
+    char dir[600], args[1400], *err;
+    snprintf(dir, sizeof dir, "%s/retime-run", ckbt_tmpdir());
+    keep_write_fixture(dir);
+    /* A machine that stays busy: every timing disturbed, nothing replaced. */
+    snprintf(args, sizeof args, "retime %s --tries 2", dir);
+    setenv("CKBENCH_RETIME_PAUSE_S", "0", 1);
+    setenv("CKBENCH_MAX_DISTURBED_PCT", "-1", 1);
+    int rc = keep_cli(args, &err);
+    CKBT_EXPECT(rc == 1 && strstr(err, "stayed disturbed") && keep_count_lines(dir) == 4,
+                "still disturbed: exit %d, %d lines: %s", rc, keep_count_lines(dir), err);
+    free(err);
+    /* A quiet machine: both are measured and re-timed records appended. */
+    setenv("CKBENCH_MAX_DISTURBED_PCT", "100000", 1);
+    rc = keep_cli(args, &err);
+    CKBT_EXPECT(rc == 0 && keep_count_lines(dir) == 6, "measured: exit %d, %d lines: %s", rc,
+                keep_count_lines(dir), err);
+    free(err);
+    ckb_run *run = NULL;
+    char e2[512];
+    CKBT_EXPECT(ckb_run_resume(dir, &run, e2, sizeof e2) == 0, "%s", e2);
+    for (int i = 1; run && i <= 2; i++) {
+        json_object *rec = ckb_run_record(run, "12p_RMSNorm", i);
+        CKBT_EXPECT(rec && ckb_json_obj(rec, "retimed") && !ckb_json_timing_disturbed(rec) &&
+                        (!ckb_rec_correct(rec) || ckb_json_num(rec, "speedup") > 0),
+                    "sample %d: the latest record wins, measured", i);
+    }
+    ckb_run_close(run);
+    snprintf(args, sizeof args, "score %s --json", dir);
+    rc = keep_cli(args, &err);
+    free(err);
+    char path[700];
+    snprintf(path, sizeof path, "%s/score.json", dir);
+    char *sj = ckb_read_file(path, NULL);
+    CKBT_EXPECT(sj && strstr(sj, "\"disturbed_timings\":0") && strstr(sj, "\"retimed_records\":2"),
+                "score counts the re-timed figures: %s", sj ? sj : "");
+    free(sj);
+
+    /* generate drains its disturbed timings before it finishes (here the
+     * machine stays busy: bounded rounds, then marked) */
+    char run2[600], script[600];
+    snprintf(run2, sizeof run2, "%s/drain-run", ckbt_tmpdir());
+    snprintf(script, sizeof script, "%s/correct.sh", ckbt_tmpdir());
+    FILE *f = fopen(script, "w");
+    fprintf(f, "#!/bin/sh\ncat >/dev/null\ncat <<'EOF'\n%s\nEOF\n", ckbt_gen_correct);
+    fclose(f);
+    chmod(script, 0755);
+    setenv("CKBENCH_MAX_DISTURBED_PCT", "-1", 1);
+    snprintf(args, sizeof args,
+             "generate --method best-of-n --provider command --command %s --workloads 12p "
+             "--size small --budget 1 --no-expert --warmup 1 --iters 3 --out %s",
+             script, run2);
+    rc = keep_cli(args, &err);
+    CKBT_EXPECT(rc == 0 && strstr(err, "round 3 of 3") && strstr(err, "kept a disturbed timing"),
+                "generate drains in bounded rounds and says what stayed disturbed (%d): %s", rc,
+                err);
+    free(err);
+    unsetenv("CKBENCH_MAX_DISTURBED_PCT");
+    unsetenv("CKBENCH_RETIME_PAUSE_S");
+    CKBT_EXPECT(keep_count_lines(run2) == 1, "no re-timed record while still disturbed");
 }

@@ -47,5 +47,6 @@ int ckb_cmd_report(int argc, char **argv);
 int ckb_cmd_score(int argc, char **argv);
 int ckb_cmd_generate(int argc, char **argv);
 int ckb_cmd_prompt(int argc, char **argv);
+int ckb_cmd_retime(int argc, char **argv);
 
 #endif /* CKB_CLI_H */

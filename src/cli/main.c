@@ -40,6 +40,7 @@ static const char usage[] =
     "                               a generation method on a sample budget per workload,\n"
     "                               into a run folder (records.jsonl, best/, summary.json)\n"
     "  generate --resume RUN        continue a killed run where its records stop\n"
+    "  retime RUN... [--tries N]    measure again the samples whose timing was disturbed\n"
     "  prompt WORKLOAD [--method M] [--docs] [--size S]\n"
     "                               print exactly what a model gets for the first sample\n"
     "\n"
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
         {"eval", ckb_cmd_eval},   {"bench", ckb_cmd_bench},       {"tune", ckb_cmd_tune},
         {"report", ckb_cmd_report}, {"score", ckb_cmd_score},
         {"generate", ckb_cmd_generate}, {"prompt", ckb_cmd_prompt},
+        {"retime", ckb_cmd_retime},
     };
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i].name) == 0)

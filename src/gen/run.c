@@ -22,7 +22,9 @@ typedef struct {
     char id[128];
     int budget;
     json_object **recs;  /* [budget], NULL where the sample is not done */
-    double best;         /* best correct speedup so far, 0: none */
+    double best;         /* best correct, undisturbed speedup so far, 0: none */
+    int best_index;      /* the sample in best/: the fastest timed correct one, else
+                            the first correct one; -1: none */
     double expert;       /* NAN: no expert */
 } run__workload;
 
@@ -74,6 +76,36 @@ static int run__lock(ckb_run *r, char *err, size_t errlen)
 }
 
 static int run__write_best(ckb_run *r, const char *workload, json_object *rec);
+
+/* A record's speedup when it is a figure: correct, timed and not disturbed
+ * (DESIGN §5); 0 otherwise. */
+static double run__timed_speedup(json_object *rec)
+{
+    json_object *c;
+    if (!rec || !json_object_object_get_ex(rec, "correct", &c) || !json_object_get_boolean(c) ||
+        ckb_json_timing_disturbed(rec))
+        return 0;
+    double s = ckb_json_num(rec, "speedup");
+    return isfinite(s) && s > 0 ? s : 0;
+}
+
+/* The workload's best: the fastest timed correct sample (the earliest of
+ * equals), else the first correct one. */
+static void run__rebest(run__workload *w)
+{
+    w->best = 0;
+    w->best_index = -1;
+    for (int i = 0; i < w->budget; i++) {
+        json_object *c, *rec = w->recs[i];
+        if (!rec || !json_object_object_get_ex(rec, "correct", &c) || !json_object_get_boolean(c))
+            continue;
+        double s = run__timed_speedup(rec);
+        if (w->best_index < 0 || s > w->best) {
+            w->best_index = i;
+            w->best = s > w->best ? s : w->best;
+        }
+    }
+}
 
 static int run__find(const ckb_run *r, const char *workload)
 {
@@ -219,6 +251,13 @@ static void run__load_value(void *ctx, json_object *v, int lineno)
     int w = run__find(r, json_object_get_string(wv));
     json_object *idx;
     int i = json_object_object_get_ex(j, "index", &idx) ? json_object_get_int(idx) : -1;
+    if (w >= 0 && i >= 0 && i < r->wl[w].budget && r->wl[w].recs[i] &&
+        ckb_json_obj(j, "retimed")) {
+        /* A re-timed record replaces the one it re-times: the latest wins. */
+        json_object_put(r->wl[w].recs[i]);
+        r->wl[w].recs[i] = j;
+        return;
+    }
     if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
         /* Not this run's (or a duplicate): kept on disk, ignored here. */
         fprintf(stderr, "ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
@@ -228,11 +267,6 @@ static void run__load_value(void *ctx, json_object *v, int lineno)
         return;
     }
     r->wl[w].recs[i] = j;
-    json_object *c, *s;
-    if (json_object_object_get_ex(j, "correct", &c) && json_object_get_boolean(c) &&
-        json_object_object_get_ex(j, "speedup", &s) && s &&
-        json_object_get_double(s) > r->wl[w].best)
-        r->wl[w].best = json_object_get_double(s);
 }
 
 int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
@@ -296,19 +330,14 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
     }
     /* A kill between a record's fsync and its best/ files leaves best/
      * behind the records: rewrite it from them. */
-    for (int w = 0; w < r->nwl; w++)
-        for (int i = 0; i < r->wl[w].budget && r->wl[w].best > 0; i++) {
-            json_object *c, *s, *rec = r->wl[w].recs[i];
-            if (rec && json_object_object_get_ex(rec, "correct", &c) &&
-                json_object_get_boolean(c) && json_object_object_get_ex(rec, "speedup", &s) &&
-                s && json_object_get_double(s) == r->wl[w].best) {
-                if (run__write_best(r, r->wl[w].id, rec) != 0) {
-                    snprintf(err, errlen, "cannot write %s/best: %s", dir, strerror(errno));
-                    goto cleanup;
-                }
-                break;
-            }
+    for (int w = 0; w < r->nwl; w++) {
+        run__rebest(&r->wl[w]);
+        int b = r->wl[w].best_index;
+        if (b >= 0 && run__write_best(r, r->wl[w].id, r->wl[w].recs[b]) != 0) {
+            snprintf(err, errlen, "cannot write %s/best: %s", dir, strerror(errno));
+            goto cleanup;
         }
+    }
     rc = 0;
 cleanup:
     free(text);
@@ -348,7 +377,9 @@ static int run__write_best(ckb_run *r, const char *workload, json_object *rec)
     return ckb_write_file_atomic(path, t, strlen(t));
 }
 
-int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
+/* Appends a record; replace: it re-times the sample's record, which must
+ * be there (else the sample must not be). */
+static int run__append(ckb_run *r, json_object *rec, int replace, char *err, size_t errlen)
 {
     json_object *v, *idx;
     int rc = -1;
@@ -356,7 +387,7 @@ int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
     int w = json_object_object_get_ex(rec, "workload", &v) ? run__find(r, json_object_get_string(v))
                                                             : -1;
     int i = json_object_object_get_ex(rec, "index", &idx) ? json_object_get_int(idx) : -1;
-    if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
+    if (w < 0 || i < 0 || i >= r->wl[w].budget || !r->wl[w].recs[i] != !replace) {
         snprintf(err, errlen, "internal: record (%s, %d) is outside the run or done already",
                  w >= 0 ? r->wl[w].id : "?", i);
         json_object_put(rec);
@@ -390,22 +421,33 @@ int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
         rc = 0;
         goto cleanup;
     }
+    if (replace) {
+        json_object_put(r->wl[w].recs[i]);
+    }
     r->wl[w].recs[i] = rec;
-    json_object *c, *s;
-    if (json_object_object_get_ex(rec, "correct", &c) && json_object_get_boolean(c) &&
-        json_object_object_get_ex(rec, "speedup", &s) && s &&
-        json_object_get_double(s) > r->wl[w].best) {
-        r->wl[w].best = json_object_get_double(s);
-        if (run__write_best(r, r->wl[w].id, rec) != 0) {
-            snprintf(err, errlen, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
-                     strerror(errno));
-            goto cleanup;
-        }
+    int before = r->wl[w].best_index;
+    run__rebest(&r->wl[w]);
+    int b = r->wl[w].best_index;
+    if (b >= 0 && (b != before || b == i) &&
+        run__write_best(r, r->wl[w].id, r->wl[w].recs[b]) != 0) {
+        snprintf(err, errlen, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
+                 strerror(errno));
+        goto cleanup;
     }
     rc = 0;
 cleanup:
     pthread_mutex_unlock(&r->mu);
     return rc;
+}
+
+int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
+{
+    return run__append(r, rec, 0, err, errlen);
+}
+
+int ckb_run_retimed(ckb_run *r, json_object *rec, char *err, size_t errlen)
+{
+    return run__append(r, rec, 1, err, errlen);
 }
 
 void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup)
@@ -424,6 +466,12 @@ double ckb_run_expert(ckb_run *r, const char *workload)
     double e = w >= 0 ? r->wl[w].expert : NAN;
     pthread_mutex_unlock(&r->mu);
     return e;
+}
+
+static int run__correct(json_object *rec)
+{
+    json_object *c;
+    return rec && json_object_object_get_ex(rec, "correct", &c) && json_object_get_boolean(c);
 }
 
 static json_object *run__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
@@ -464,7 +512,8 @@ int ckb_run_write_summary(ckb_run *r)
     for (int w = 0; w < r->nwl; w++) {
         const run__workload *x = &r->wl[w];
         int samples, correct, compiled = 0;
-        double best, best_index = -1;
+        double best;
+        int best_index = x->best > 0 ? x->best_index : -1, disturbed = 0;
         run__totals_locked(x, &samples, &correct, &best);
         for (int i = 0; i < x->budget; i++) {
             json_object *rec = x->recs[i], *st;
@@ -481,8 +530,7 @@ int ckb_run_write_summary(ckb_run *r)
                                      : "";
             compiled += strcmp(status, "compile_error") && strcmp(status, "no_code") &&
                         strcmp(status, "provider_error");
-            if (best > 0 && ckb_json_num(rec, "speedup") == best && best_index < 0)
-                best_index = i;
+            disturbed += run__correct(rec) && ckb_json_timing_disturbed(rec);
         }
         json_object *o = json_object_new_object();
         json_object_object_add(o, "workload", json_object_new_string(x->id));
@@ -492,12 +540,13 @@ int ckb_run_write_summary(ckb_run *r)
         json_object_object_add(o, "correct", json_object_new_int(correct));
         json_object_object_add(o, "best_speedup", best > 0 ? json_object_new_double(best) : NULL);
         json_object_object_add(o, "best_index",
-                               best_index >= 0 ? json_object_new_int((int)best_index) : NULL);
+                               best_index >= 0 ? json_object_new_int(best_index) : NULL);
+        json_object_object_add(o, "disturbed", json_object_new_int(disturbed));
         json_object_object_add(o, "expert_speedup", run__num(x->expert));
         json_object_array_add(arr, o);
         all_samples += samples;
         all_correct += correct;
-        solved += best > 0;
+        solved += correct > 0;
     }
     json_object_object_add(s, "workloads", arr);
     json_object *t = json_object_new_object();

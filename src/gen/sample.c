@@ -31,6 +31,35 @@ int ckb_rec_correct(json_object *rec)
     return rec && json_object_object_get_ex(rec, "correct", &v) && json_object_get_boolean(v);
 }
 
+static void sample__put_userdata(json_object *o, void *userdata)
+{
+    (void)o;
+    json_object_put(userdata);
+}
+
+/* The evaluation a model is shown for a record whose timing was disturbed:
+ * no timing figures, and the status detail saying why (made once, kept
+ * with the record). */
+static json_object *sample__disturbed_view(json_object *rec, json_object *eval)
+{
+    json_object *view = json_object_get_userdata(rec);
+    if (view)
+        return view;
+    if (json_object_deep_copy(eval, &view, NULL) != 0)
+        return eval;
+    static const char *const figures[] = {"candidate", "baseline", "speedup", "gflops",
+                                          "baseline_gflops", "pct_of_peak",
+                                          "baseline_pct_of_peak"};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        json_object_object_del(view, figures[i]);
+    json_object_object_add(view, "detail",
+                           json_object_new_string("correct; its timing was disturbed by other "
+                                                  "work on the machine, so its speed was not "
+                                                  "measured"));
+    json_object_set_userdata(rec, view, sample__put_userdata);
+    return view;
+}
+
 ckb_gen_prev ckb_rec_prev(json_object *rec)
 {
     ckb_gen_prev p = {0};
@@ -39,7 +68,7 @@ ckb_gen_prev ckb_rec_prev(json_object *rec)
         p.code = json_object_get_string(code);
     p.status = ckb_rec_str(rec, "status");
     if (json_object_object_get_ex(rec, "eval", &eval) && eval)
-        p.eval = eval;
+        p.eval = ckb_json_timing_disturbed(rec) ? sample__disturbed_view(rec, eval) : eval;
     return p;
 }
 
@@ -116,6 +145,22 @@ static void sample__usage_fields(json_object *o, const ckb_reply *r)
     json_object_object_add(o, "attempts", json_object_new_int(r->attempts));
 }
 
+/* speedup and timing_disturbed of a record from its evaluation: a timing
+ * disturbed by other work is not a figure (DESIGN §5), so speedup is null
+ * and what it said is kept as speedup_disturbed. */
+void ckb_gen_record_speedup(json_object *rec, json_object *eval)
+{
+    double sp = eval ? ckb_json_num(eval, "speedup") : NAN;
+    json_object *d;
+    int timed = eval && json_object_object_get_ex(eval, "timing_disturbed", &d);
+    int disturbed = timed && json_object_get_boolean(d);
+    json_object_object_add(rec, "speedup", sample__num(disturbed ? NAN : sp));
+    if (timed)
+        json_object_object_add(rec, "timing_disturbed", json_object_new_boolean(disturbed));
+    if (disturbed)
+        json_object_object_add(rec, "speedup_disturbed", sample__num(sp));
+}
+
 /* Sums of two calls' usage (-1 / unknown stays unknown only if both are). */
 static long sample__sum_l(long a, long b) { return a < 0 ? b : b < 0 ? a : a + b; }
 static double sample__sum_d(double a, double b) { return a < 0 ? b : b < 0 ? a : a + b; }
@@ -136,6 +181,7 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
         return -1;
     }
     ckb_eval_opts eo = g->o->eval;
+    ckb_gen_eval_env(&eo);
     if (g->o->seed)
         eo.seed = g->o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(index + 1)) ^
                   ckb_hash64(g->o->seed, (uint64_t)strlen(g->w->id));
@@ -299,7 +345,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
     json_object_object_add(rec, "status", json_object_new_string(status));
     json_object_object_add(rec, "correct",
                            json_object_new_boolean(eval && ckb_rec_correct(eval)));
-    json_object_object_add(rec, "speedup", sample__num(eval ? ckb_json_num(eval, "speedup") : NAN));
+    ckb_gen_record_speedup(rec, eval);
     json_object_object_add(rec, "expert_speedup", sample__num(g->expert_speedup));
     json_object_object_add(rec, "eval", eval);
     eval = NULL;

@@ -1,0 +1,139 @@
+/*
+ * `ckbench retime RUN...`: measure again the samples of generation runs
+ * whose timing was disturbed by other work on the machine (DESIGN §5: such
+ * a timing is not a figure). Each kernel is evaluated again with the run's
+ * protocol (size, threads, warm-up and timed calls from its config.json);
+ * an undisturbed evaluation is appended to records.jsonl as a record that
+ * re-times the old one (the old line stays, the latest wins), and best/
+ * and summary.json follow. Exit status: 0 when every disturbed timing was
+ * measured, 1 when some stayed disturbed or the harness failed, 2 for a
+ * bad command line.
+ */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/jsonget.h"
+#include "gen/gen.h"
+
+static const char retime__usage[] =
+    "usage: ckbench retime RUN... [--tries N] [--quiet]\n"
+    "  measure again the correct samples of generation runs whose timing was disturbed\n"
+    "  --tries N   rounds of re-evaluation, with a growing pause before each (default 3)\n"
+    "  --quiet     no progress lines\n";
+
+/* The run's evaluation protocol from its config.json. */
+static int retime__opts(json_object *c, ckb_eval_opts *eo)
+{
+    ckb_eval_opts_default(eo);
+    const char *size = ckb_json_str(c, "size");
+    if (size && ckb_size_parse(size, &eo->size) != 0)
+        return -1;
+    long v;
+    eo->threads = (v = ckb_json_long(c, "threads")) > 0 ? (int)v : omp_get_num_procs();
+    if ((v = ckb_json_long(c, "warmup")) >= 0)
+        eo->warmup = (int)v;
+    if ((v = ckb_json_long(c, "iters")) > 0)
+        eo->iters = (int)v;
+    if ((v = ckb_json_long(c, "seeds")) > 0)
+        eo->nseeds = (int)v;
+    return 0;
+}
+
+static int retime__run(const char *dir, int tries, int quiet)
+{
+    char err[1024];
+    ckb_run *run = NULL;
+    if (ckb_run_resume(dir, &run, err, sizeof err) != 0) {
+        fprintf(stderr, "ckbench: %s\n", err);
+        return 1;
+    }
+    ckb_eval_opts eo;
+    int rc = 1;
+    if (retime__opts(ckb_run_config(run), &eo) != 0) {
+        fprintf(stderr, "ckbench: %s/config.json names an unknown size\n", dir);
+        goto cleanup;
+    }
+    ckb_cli_opts co;
+    ckb_machine m;
+    memset(&co, 0, sizeof co);
+    co.threads = eo.threads;
+    if (ckb_cli_machine(&co, &m) != 0)
+        goto cleanup;
+    eo.peak_gflops = m.bf16_gflops;
+    eo.bw_gbs = m.bw_gbs;
+    ckb_retime_stats st;
+    int ok = ckb_gen_retime(run, &eo, tries, quiet, &st) == 0;
+    printf("%s: %d disturbed timing%s, %d measured again, %d still disturbed\n", dir, st.queued,
+           st.queued == 1 ? "" : "s", st.measured, st.still_disturbed);
+    if (st.still_disturbed)
+        fprintf(stderr, "ckbench: %s: %d timing%s stayed disturbed: other work keeps the "
+                        "machine busy; run `ckbench retime %s` again when it is quieter\n",
+                dir, st.still_disturbed, st.still_disturbed == 1 ? "" : "s", dir);
+    rc = ok && st.still_disturbed == 0 ? 0 : 1;
+cleanup:
+    ckb_run_close(run);
+    return rc;
+}
+
+int ckb_cmd_retime(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"tries", required_argument, NULL, 't'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int tries = CKB_GEN_RETIME_TRIES, quiet = 0, c;
+    optind = 2;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 't':
+            tries = (int)strtol(optarg, &end, 10);
+            if (*end || tries < 1 || tries > 100) {
+                fprintf(stderr, "ckbench: --tries needs an integer in 1..100\n");
+                return 2;
+            }
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            fputs(retime__usage, stdout);
+            return 0;
+        default:
+            fprintf(stderr, "ckbench: retime: unknown option %s\n%s", argv[optind - 1],
+                    retime__usage);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        fputs(retime__usage, stderr);
+        return 2;
+    }
+    int rc = 0;
+    for (int i = optind; i < argc; i++) {
+        char records[4200];
+        snprintf(records, sizeof records, "%s/records.jsonl", argv[i]);
+        FILE *f = fopen(records, "r");
+        if (!f) {
+            fprintf(stderr,
+                    "ckbench: %s is not a generation run (no records.jsonl); a suite's "
+                    "results are re-timed by `ckbench bench --resume`\n",
+                    argv[i]);
+            rc = rc ? rc : 2;
+            continue;
+        }
+        fclose(f);
+        int r = retime__run(argv[i], tries, quiet);
+        if (r > rc)
+            rc = r;
+    }
+    return rc;
+}
