@@ -1,7 +1,8 @@
 /*
  * `ckbench retime RUN...`: measure again the samples of generation runs
  * whose timing was disturbed by other work on the machine (DESIGN §5: such
- * a timing is not a figure). Each kernel is evaluated again with the run's
+ * a timing is not a figure). A suite's results.json is not handled yet
+ * (its writer lives in src/bench): the command says so. Each kernel is evaluated again with the run's
  * protocol (size, threads, warm-up and timed calls from its config.json);
  * an undisturbed evaluation is appended to records.jsonl as a record that
  * re-times the old one (the old line stays, the latest wins), and best/
@@ -124,8 +125,9 @@ int ckb_cmd_retime(int argc, char **argv)
         FILE *f = fopen(records, "r");
         if (!f) {
             fprintf(stderr,
-                    "ckbench: %s is not a generation run (no records.jsonl); a suite's "
-                    "results are re-timed by `ckbench bench --resume`\n",
+                    "ckbench: %s is not a generation run (no records.jsonl); re-timing a "
+                    "suite's results.json is not supported yet: run `ckbench bench "
+                    "--workloads ID,...` again for the workloads its report marks disturbed\n",
                     argv[i]);
             rc = rc ? rc : 2;
             continue;
