@@ -74,9 +74,14 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
 /* The record that replaces rec: a copy with the new evaluation. */
 static json_object *retime__record(json_object *rec, json_object *eval, int round)
 {
-    json_object *n = NULL;
-    if (json_object_deep_copy(rec, &n, NULL) != 0)
-        return NULL;
+    /* The fields are shared, not copied: a record in memory may carry
+     * userdata (the feedback view of sample.c), which json-c cannot copy;
+     * the fields that change are replaced below. */
+    json_object *n = json_object_new_object();
+    json_object_object_foreach(rec, key, val)
+    {
+        json_object_object_add(n, key, json_object_get(val));
+    }
     json_object *old = json_object_new_object();
     json_object_object_add(old, "status", json_object_new_string(ckb_rec_str(rec, "status")));
     double was = ckb_json_num(rec, "speedup_disturbed");

@@ -220,6 +220,8 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
             s->phase ? s->phase : "", ckb_rec_str(rec, "status"));
     if (isfinite(sp))
         fprintf(stderr, " %.3gx", sp);
+    else if (ckb_json_timing_disturbed(rec))
+        fprintf(stderr, " (timing disturbed: not measured)");
     fprintf(stderr, "  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
     pthread_mutex_unlock(&sample__print);
 }
