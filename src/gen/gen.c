@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/utf8.h"
 #include "core/jsonget.h"
 #include "bench/expert.h"
 #include "core/fsutil.h"
+#include "core/utf8.h"
 #include "docs/docs.h"
 #include "gen/excl.h"
 #include "gen/refsrc.h"

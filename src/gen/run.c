@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/utf8.h"
 #include "core/jsonget.h"
 #include "core/jsonl.h"
 #include "core/fsutil.h"
+#include "core/utf8.h"
 #include "gen/run.h"
 
 typedef struct {
@@ -201,8 +201,8 @@ int ckb_run_create(const char *dir, json_object *config, ckb_run **out, char *er
         goto cleanup;
     char path[1100];
     run__path(r, "config.json", path, sizeof path);
-    const char *text = ckb_json_text(config, JSON_C_TO_STRING_PRETTY |
-                                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text =
+        ckb_json_text(config, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         goto cleanup;
@@ -372,8 +372,7 @@ static int run__write_best(ckb_run *r, const char *workload, json_object *rec)
     if (ckb_write_file_atomic(path, c, strlen(c)) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/best/%s.json", r->dir, workload);
-    const char *t = ckb_json_text(rec, JSON_C_TO_STRING_PRETTY |
-                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *t = ckb_json_text(rec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     return ckb_write_file_atomic(path, t, strlen(t));
 }
 
@@ -393,8 +392,8 @@ static int run__append(ckb_run *r, json_object *rec, int replace, char *err, siz
         json_object_put(rec);
         goto cleanup;
     }
-    const char *line = ckb_json_text(rec, JSON_C_TO_STRING_PLAIN |
-                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *line =
+        ckb_json_text(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(line);
     char *buf = malloc(len + 1);
     memcpy(buf, line, len);

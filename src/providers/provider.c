@@ -2,7 +2,6 @@
  * provider.c — the layer every provider shares: dispatch by name, the
  * concurrency limit, timing, the invariants of a reply, the price table.
  */
-#include "core/utf8.h"
 #include "providers/provider.h"
 
 #include <errno.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 
 #include "core/proc.h"
+#include "core/utf8.h"
 #include "providers/backend.h"
 
 struct ckb_provider {

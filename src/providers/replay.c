@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/jsonl.h"
 #include "core/fsutil.h"
+#include "core/jsonl.h"
 #include "core/strbuf.h"
 #include "providers/backend.h"
 #include "providers/http.h"
