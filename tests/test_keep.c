@@ -31,6 +31,7 @@
 #include "core/cleanup.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/jsonl.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "gen/extract.h"
@@ -805,4 +806,26 @@ CKBT_TEST(keep_retime_measures_disturbed_records_again, "full")
     unsetenv("CKBENCH_MAX_DISTURBED_PCT");
     unsetenv("CKBENCH_RETIME_PAUSE_S");
     CKBT_EXPECT(keep_count_lines(run2) == 1, "no re-timed record while still disturbed");
+}
+
+static void keep_note_value(void *ctx, json_object *v, int lineno)
+{
+    (void)lineno;
+    long a = ckb_json_long(v, "a");
+    if (a >= 0 && a < 5)
+        ((int *)ctx)[a] = 1;
+}
+
+CKBT_TEST(keep_jsonl_keeps_glued_records, "quick")
+{
+    /* A lost newline glues two records; zeros split a third from garbage. */
+    static const char text[] = "{\"a\":1}{\"a\":2}\n{\"a\":3}\0\0xx{\n{\"a\":4}";
+    int seen[5] = {0};
+    ckb_jsonl_stats st;
+    ckb_jsonl_each(text, sizeof text - 1, keep_note_value, seen, &st);
+    CKBT_EXPECT(seen[1] && seen[2] && seen[3] && seen[4] && st.values == 4,
+                "every whole record is read (%d values)", st.values);
+    CKBT_EXPECT(st.bad == 1 && st.bad_line == 2 && st.nul_bytes == 2 && !st.last_cut,
+                "the garbage is counted (bad %d at line %d, %ld NUL bytes, cut %d)", st.bad,
+                st.bad_line, st.nul_bytes, st.last_cut);
 }

@@ -13,21 +13,33 @@ static int jsonl__blank(const char *s, size_t n)
     return 1;
 }
 
-/* The value that s[0..n) holds whole, or NULL. */
-static json_object *jsonl__parse(const char *s, size_t n)
+/* Hands every whole JSON value of s[0..n) to fn, one after the other (two
+ * records glued together by a lost newline are both kept); returns 1 when
+ * something that is not a whole value was left over. */
+static int jsonl__piece(const char *s, size_t n, void (*fn)(void *, json_object *, int), void *ctx,
+                        int lineno, int *values)
 {
     json_tokener *tok = json_tokener_new();
     if (!tok)
-        return NULL;
-    json_object *v = json_tokener_parse_ex(tok, s, (int)n);
-    size_t end = json_tokener_get_parse_end(tok);
-    if (!v || json_tokener_get_error(tok) != json_tokener_success ||
-        !jsonl__blank(s + end, n - end)) {
+        return 1;
+    size_t at = 0;
+    int bad = 0;
+    while (at < n && !jsonl__blank(s + at, n - at)) {
+        json_tokener_reset(tok);
+        json_object *v = json_tokener_parse_ex(tok, s + at, (int)(n - at));
+        size_t end = json_tokener_get_parse_end(tok);
+        if (!v || json_tokener_get_error(tok) != json_tokener_success || end == 0) {
+            json_object_put(v);
+            bad = 1;
+            break;
+        }
+        (*values)++;
+        fn(ctx, v, lineno);
         json_object_put(v);
-        v = NULL;
+        at += end;
     }
     json_tokener_free(tok);
-    return v;
+    return bad;
 }
 
 void ckb_jsonl_each(const char *text, size_t len, void (*fn)(void *, json_object *, int),
@@ -54,15 +66,10 @@ void ckb_jsonl_each(const char *text, size_t len, void (*fn)(void *, json_object
             const char *z = memchr(line + i, '\0', n - i);
             size_t m = z ? (size_t)(z - (line + i)) : n - i;
             if (!jsonl__blank(line + i, m)) {
-                json_object *v = jsonl__parse(line + i, m);
-                if (v) {
-                    st->values++;
-                    values_here++;
-                    fn(ctx, v, lineno);
-                    json_object_put(v);
-                } else {
-                    bad_here++;
-                }
+                int got = 0;
+                bad_here += jsonl__piece(line + i, m, fn, ctx, lineno, &got);
+                st->values += got;
+                values_here += got;
             }
             i += m;
         }
