@@ -236,7 +236,8 @@ static void score__metrics(ckb_score_set *s, ckb_score_group *g)
                 score__count(&g->compile_kinds, &g->nck, x->detail[0] ? x->detail : "unspecified");
         }
     }
-    qsort(g->taxonomy, (size_t)g->ntax, sizeof *g->taxonomy, score__cmp_tax);
+    if (g->ntax > 1) /* a run of infra_error records only has no samples at all */
+        qsort(g->taxonomy, (size_t)g->ntax, sizeof *g->taxonomy, score__cmp_tax);
     g->compile_rate = g->samples ? (double)g->compiled / g->samples : NAN;
     g->per_sample_correctness = g->samples ? (double)g->correct / g->samples : NAN;
     g->geomean_speedup = g->nw ? exp(logsum / g->nw) : NAN;
