@@ -829,3 +829,25 @@ CKBT_TEST(keep_jsonl_keeps_glued_records, "quick")
                 "the garbage is counted (bad %d at line %d, %ld NUL bytes, cut %d)", st.bad,
                 st.bad_line, st.nul_bytes, st.last_cut);
 }
+
+CKBT_TEST(keep_eval_json_is_valid_utf8, "quick")
+{
+    /* A source with invalid bytes: gcc quotes them back in its message,
+     * which the evaluator trims at a byte count. */
+    char src[600], args[1400], out[700], *err;
+    snprintf(src, sizeof src, "%s/binary.c", ckbt_tmpdir());
+    FILE *f = fopen(src, "w");
+    fprintf(f, "void workload(const ckb_bf16 *x, const ckb_bf16 *scale, ckb_bf16 *out)\n"
+               "{ \xe2\x80 int \xff\xfe y = \xc3; }\n");
+    fclose(f);
+    snprintf(args, sizeof args, "eval 12p %s --size small", src);
+    int rc = keep_cli(args, &err);
+    free(err);
+    snprintf(out, sizeof out, "%s/cli.out", ckbt_tmpdir());
+    size_t len = 0;
+    char *text = ckb_read_file(out, &len);
+    CKBT_EXPECT(rc == 0 && text && strstr(text, "compile_error"), "a compile error (exit %d)",
+                rc);
+    CKBT_EXPECT(text && ckb_utf8_valid(text, len), "eval's JSON is valid UTF-8");
+    free(text);
+}

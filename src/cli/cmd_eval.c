@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "core/utf8.h"
 #include "eval/eval.h"
 
 int ckb_cmd_eval(int argc, char **argv)
@@ -37,8 +38,8 @@ int ckb_cmd_eval(int argc, char **argv)
     ckb_eval_result r;
     int rc = ckb_eval_run(w, o.positional[1], &eo, &r);
     json_object *j = ckb_eval_result_json(w, &eo, &r);
-    printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    /* valid UTF-8 whatever the compiler or the kernel said (core/utf8.h) */
+    printf("%s\n", ckb_json_text(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     if (rc != 0)
         fprintf(stderr, "ckbench: %s\n", r.message);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/utf8.h"
 #include "score/score.h"
 #include "workloads/workload.h"
 
@@ -128,5 +129,6 @@ json_object *ckb_score_json(const ckb_score_set *s)
     for (int i = 0; i < s->ng; i++)
         json_object_array_add(scores, sj__group(s, &s->g[i]));
     sj__add(root, "scores", scores);
+    ckb_json_fix_utf8(root); /* paths and ids as bytes may be any bytes */
     return root;
 }
