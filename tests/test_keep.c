@@ -851,3 +851,32 @@ CKBT_TEST(keep_eval_json_is_valid_utf8, "quick")
     CKBT_EXPECT(text && ckb_utf8_valid(text, len), "eval's JSON is valid UTF-8");
     free(text);
 }
+
+CKBT_TEST(keep_disturbed_suite_entry_is_marked_in_the_report, "quick")
+{
+    /* The report fixture with 8p's timing marked disturbed (as bench
+     * writes it: eval.timing_disturbed). */
+    char dir[600], path[800], out[700], args[1600], *err;
+    snprintf(dir, sizeof dir, "%s/suite", ckbt_tmpdir());
+    ckb_mkdirs(dir);
+    json_object *j = json_object_from_file("tests/fixtures/report/machine_a/results.json"), *wls;
+    CKBT_EXPECT(j && json_object_object_get_ex(j, "workloads", &wls), "the fixture reads");
+    if (!j)
+        return;
+    json_object *gemm = json_object_array_get_idx(wls, 0), *ev = json_object_new_object();
+    json_object_object_add(ev, "timing_disturbed", json_object_new_boolean(1));
+    json_object_object_add(gemm, "eval", ev);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    json_object_to_file(path, j);
+    json_object_put(j);
+    snprintf(out, sizeof out, "%s/suite-report", ckbt_tmpdir());
+    snprintf(args, sizeof args, "report %s --out %s", path, out);
+    int rc = keep_cli(args, &err);
+    free(err);
+    snprintf(path, sizeof path, "%s/report.md", out);
+    char *md = ckb_read_file(path, NULL);
+    CKBT_EXPECT(rc == 0 && md && strstr(md, "| disturbed |") &&
+                    strstr(md, "1 workload is marked disturbed") && !strstr(md, "2.60"),
+                "8p's speedup is marked disturbed, not shown as 2.60x");
+    free(md);
+}
