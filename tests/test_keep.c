@@ -225,6 +225,46 @@ static void keep_signal_case(int sig, const char *name)
 CKBT_TEST(keep_generate_sigterm_leaves_nothing, "quick") { keep_signal_case(SIGTERM, "term"); }
 CKBT_TEST(keep_generate_sigint_leaves_nothing, "quick") { keep_signal_case(SIGINT, "int"); }
 
+CKBT_TEST(keep_generate_sighup_leaves_nothing, "quick") { keep_signal_case(SIGHUP, "hup"); }
+
+/* SIGTERM of `ckbench eval` in the middle of a kernel that never returns. */
+CKBT_TEST(keep_eval_sigterm_leaves_nothing, "quick")
+{
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s/eval-tmp", ckbt_tmpdir());
+    ckb_mkdirs(tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TMPDIR", tmp, 1);
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        signal(SIGTERM, SIG_DFL);
+        execl(ckbt_bin(), "ckbench", "eval", "8p", "tests/candidates/gemm_infinite_loop.c",
+              "--size", "small", (char *)NULL);
+        _exit(127);
+    }
+    /* the sandbox runs the kernel: its command line names the work folder */
+    int running = 0;
+    for (int t = 0; t < 1500 && !running; t++) {
+        keep_sleep_ms(20);
+        running = keep_count_cmdline(tmp) > 0;
+    }
+    CKBT_EXPECT(running, "the kernel runs in its sandbox");
+    keep_sleep_ms(200);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CKBT_EXPECT(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "eval dies of the signal (%d)", st);
+    int left = 1;
+    for (int t = 0; t < 150 && left; t++) {
+        left = keep_count_cmdline(tmp);
+        if (left)
+            keep_sleep_ms(20);
+    }
+    CKBT_EXPECT(left == 0, "no sandbox is left");
+    CKBT_EXPECT(keep_count_workdirs(tmp) == 0, "no ckbench-* work folder is left");
+}
+
 CKBT_TEST(keep_generate_kill9_leaves_no_model, "quick")
 {
     keep_case k;
