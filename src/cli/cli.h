@@ -129,6 +129,7 @@ const ckb_workload *ckb_cli_workload(const char *name);
 
 /* The commands (one file each). */
 extern const ckb_cli_cmd ckb_cmd_list, ckb_cmd_describe, ckb_cmd_machine, ckb_cmd_eval,
-    ckb_cmd_bench, ckb_cmd_tune, ckb_cmd_report, ckb_cmd_score, ckb_cmd_generate, ckb_cmd_prompt;
+    ckb_cmd_bench, ckb_cmd_tune, ckb_cmd_report, ckb_cmd_score, ckb_cmd_generate, ckb_cmd_prompt,
+    ckb_cmd_retime;
 
 #endif /* CKB_CLI_H */

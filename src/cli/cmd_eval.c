@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "core/utf8.h"
 #include "eval/eval.h"
 #include "machine/roofline.h"
 
@@ -42,8 +43,8 @@ static int eval__run(const ckb_cli_args *a)
     int rc = ckb_eval_run(w, a->pos[1], &eo, &r);
     json_object *j = ckb_eval_result_json(w, &eo, &r);
     json_object_object_add(j, "roof", ckb_roof_to_json(&roof));
-    printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    /* valid UTF-8 whatever the compiler or the kernel said (core/utf8.h) */
+    printf("%s\n", ckb_json_text(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     if (rc != 0)
         fprintf(stderr, "ckbench: %s\n", r.message);

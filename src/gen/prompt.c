@@ -381,9 +381,8 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
     }
     if (detail && strcmp(detail, "syscall") == 0)
         ckb_strbuf_printf(sb, "The process was stopped by a system call the sandbox does not "
-                              "allow. Besides a forbidden call in your code, glibc aborting on "
-                              "a corrupted heap (a write past a malloc'd buffer) ends here too: "
-                              "check your scratch buffers' bounds.\n");
+                              "allow (named in the message below): a kernel may only compute, "
+                              "allocate and use OpenMP.\n");
     if (strcmp(status, "ok") != 0 && msg && msg[0] && !call) {
         ckb_strbuf_printf(sb, "%s:\n```\n",
                           strcmp(status, "compile_error") == 0 ? "Compiler output (trimmed)"

@@ -189,6 +189,13 @@ static int results__workload(json_object *e, const ckb_machine *m, const char *s
     if (w->expert.present && strcmp(w->expert.status, "ok") == 0 && w->base.median_ms > 0 &&
         w->expert.median_ms > 0)
         w->speedup = w->base.median_ms / w->expert.median_ms;
+    if (ckb_json_timing_disturbed(e)) {
+        /* not a figure (DESIGN §5): no speedup, nothing to plot */
+        w->disturbed = 1;
+        w->speedup = NAN;
+        w->base.gflops = w->base.pct_of_peak = NAN;
+        w->expert.gflops = w->expert.pct_of_peak = NAN;
+    }
     if (x) {
         w->params = results__pairs(ckb_json_obj(x, "params"));
         json_object *t;

@@ -35,7 +35,10 @@ typedef struct {
                                  from the recorded profile (machine/roofline.h) */
     const char *bound;        /* "compute" or "memory" against roof; "-" unknown */
     ckb_report_variant base, expert;
-    double speedup;           /* baseline / expert median; NAN without a timed expert */
+    double speedup;           /* baseline / expert median; NAN without a timed expert, or
+                                 when the timing was disturbed */
+    int disturbed;            /* other work disturbed the timing: the times are shown
+                                 marked, never used as figures (speedup, GFLOP/s NAN) */
     char *params;             /* the expert's parameters "MR=6 MC=1024" (owned), or NULL */
     int tuned;
     const char *source_path;  /* the expert source as recorded, or NULL */

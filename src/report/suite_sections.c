@@ -192,7 +192,7 @@ static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
         ckb_table_set(t, r, 0, "%s", w->id);
         ckb_table_set(t, r, 1, "%s", F(w->base.median_ms, 3));
         ckb_table_set(t, r, 2, "%s", F(w->expert.median_ms, 3));
-        ckb_table_set(t, r, 3, "%s", F(w->speedup, 2));
+        ckb_table_set(t, r, 3, "%s", w->disturbed ? "disturbed" : F(w->speedup, 2));
         ckb_table_set(t, r, 4, "%s", F(w->base.gflops, 1));
         ckb_table_set(t, r, 5, "%s", F(w->expert.gflops, 1));
         ckb_table_set(t, r, 6, "%s", F(w->base.pct_of_peak, 1));
@@ -203,16 +203,23 @@ static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
         ckb_table_set(t, r, 11, "%s", w->expert.present ? w->expert.status : "-");
         sp[i] = w->speedup;
     }
-    int used, failed = 0, base_failed = 0;
+    int used, failed = 0, base_failed = 0, disturbed = 0;
     for (int i = 0; i < s->n; i++) {
         failed += s->w[i].expert.present && strcmp(s->w[i].expert.status, "ok") != 0;
         base_failed += !(s->w[i].base.median_ms > 0);
+        disturbed += s->w[i].disturbed;
     }
     double g = sec__geomean(sp, s->n, &used);
     ckb_doc_para(d, NULL,
                  "%d workloads; %d with a correct, timed expert, geometric-mean speedup %s over "
                  "them; %d expert(s) failed; %d baseline(s) not timed.",
                  s->n, used, F(g, 2), failed, base_failed);
+    if (disturbed)
+        ckb_doc_para(d, "note",
+                     "%d workload%s marked disturbed: other work on the machine disturbed the "
+                     "timing, so its times are shown but are not figures (no speedup, not in the "
+                     "geometric mean, not plotted); `ckbench retime` measures them again.",
+                     disturbed, disturbed == 1 ? " is" : "s are");
     free(sp);
 }
 
@@ -314,10 +321,14 @@ void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n)
             const ckb_report_workload *w = ckb_report_suite_find(&s[k], ids[i]);
             ckb_table_set(t, r, 1 + 3 * k, "%s", F(w ? w->base.median_ms : NAN, 3));
             ckb_table_set(t, r, 2 + 3 * k, "%s", F(w ? w->expert.median_ms : NAN, 3));
-            ckb_table_set(t, r, 3 + 3 * k, "%s", F(w ? w->speedup : NAN, 2));
+            ckb_table_set(t, r, 3 + 3 * k, "%s",
+                          w && w->disturbed ? "disturbed" : F(w ? w->speedup : NAN, 2));
             if (k == 0)
                 continue;
-            double rb = w && w0 ? w->base.median_ms / w0->base.median_ms : NAN;
+            /* a disturbed timing is no figure to divide by */
+            double rb = w && w0 && !w->disturbed && !w0->disturbed
+                            ? w->base.median_ms / w0->base.median_ms
+                            : NAN;
             double re = w && w0 && w->speedup > 0 && w0->speedup > 0
                             ? w->expert.median_ms / w0->expert.median_ms
                             : NAN;
@@ -390,7 +401,7 @@ void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n)
             if (x->expert.median_ms > 0)
                 ckb_table_set(t, r, 6, "%s / %s / %s", F(x->expert.mean_ms, 3),
                               F(x->expert.std_ms, 3), F(x->expert.min_ms, 3));
-            ckb_table_set(t, r, 7, "%s", F(x->speedup, 2));
+            ckb_table_set(t, r, 7, "%s", x->disturbed ? "disturbed" : F(x->speedup, 2));
             ckb_table_set(t, r, 8, "%s", F(x->expert.gflops, 1));
             if (x->params)
                 ckb_table_set(t, r, 9, "%s%s", x->params, x->tuned ? " (tuned)" : " (defaults)");
