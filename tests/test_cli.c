@@ -56,7 +56,9 @@ static const struct {
                   "--out", "--resume", "--jobs", "--concurrency", "--base-url", "--command",
                   "--replay", "--prices", "--chains", "--turns", "--beam-width",
                   "--beam-candidates", "--max-retries", "--timeout", "--temperature", NULL}},
-    {"prompt", {"--method", "--docs", "--size", "--threads", "--docs-target", NULL}},
+    {"prompt", {"--method", "--docs", "--size", "--threads", "--docs-target", "--feedback",
+                NULL}},
+    {"retime", {"--tries", "--quiet", NULL}},
 };
 
 CKBT_TEST(cli_help_for_every_command, "quick")
