@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exec/executor.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -25,6 +26,7 @@ typedef struct {
     int warmup, iters;
     const char *noise_workload;         /* NULL: 8p_GEMM if chosen, else the first */
     const ckb_machine *machine;
+    ckb_exec *exec;                     /* where evaluations run; NULL: local */
 } ckb_suite_opts;
 
 /* 0 when every workload was run (whatever their statuses), -1 when the

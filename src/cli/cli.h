@@ -28,6 +28,9 @@ typedef struct {
     int dry_run;            /* --dry-run */
     const char *defines[8]; /* --define NAME=VALUE: macros for the candidate's compile */
     int ndefines;
+    const char *executor;   /* --executor local|slurm (bench) */
+    const char *partition, *account; /* --partition, --account: Slurm's */
+    int slurm_max_jobs;     /* --slurm-max-jobs N: sruns in flight (0: default) */
 } ckb_cli_opts;
 
 /* Parses argv[first..]; prints the problem and returns -1 on a bad option. */

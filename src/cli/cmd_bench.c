@@ -39,9 +39,30 @@ int ckb_cmd_bench(int argc, char **argv)
         for (int i = 0; i < ckb_workload_count() && i < 128; i++)
             so.list[so.n++] = ckb_workload_at(i);
     }
+    ckb_exec_config ec;
+    ckb_exec_config_default(&ec);
+    if (o.executor && ckb_exec_kind_parse(o.executor, &ec.kind) != 0) {
+        fprintf(stderr, "ckbench: --executor is local or slurm\n");
+        return 2;
+    }
+    ec.partition = o.partition;
+    ec.account = o.account;
+    if (o.slurm_max_jobs > 0)
+        ec.max_jobs = o.slurm_max_jobs;
+    char err[512];
+    ckb_exec *exec = ckb_exec_open(&ec, err, sizeof err);
+    if (!exec) {
+        fprintf(stderr, "ckbench: %s\n", err);
+        return 2;
+    }
     ckb_machine m;
-    if (ckb_cli_machine(&o, &m) != 0)
+    if (ckb_cli_machine(&o, &m) != 0) {
+        ckb_exec_close(exec);
         return 1;
+    }
     so.machine = &m;
-    return ckb_suite_run(&so) == 0 ? 0 : 1;
+    so.exec = exec;
+    int rc = ckb_suite_run(&so) == 0 ? 0 : 1;
+    ckb_exec_close(exec);
+    return rc;
 }

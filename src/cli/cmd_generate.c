@@ -23,6 +23,7 @@ typedef struct {
     ckb_gen_opts g;
     ckb_provider_config pc;
     const char *workloads, *out, *resume, *machine, *prices;
+    ckb_exec_config ec; /* --executor and its Slurm options (not run-defining) */
     int budget_set;
     int given[64]; /* which run-defining options the command line set */
 } generate__opts;
@@ -36,7 +37,9 @@ static const char generate__usage[] =
     "         [--temperature T] [--max-tokens N] [--chains C --turns T]\n"
     "         [--beam-width W --beam-candidates K] [--seed S] [--warmup N] [--iters N]\n"
     "         [--seeds N] [--timeout-scale X] [--docs-target T] [--no-expert] [--quiet]\n"
-    "       ckbench generate --resume RUN [--jobs K] [--concurrency N] [provider options]\n";
+    "         [--executor local|slurm [--partition P] [--account A] [--slurm-max-jobs N]]\n"
+    "       ckbench generate --resume RUN [--jobs K] [--concurrency N] [provider options]\n"
+    "         [executor options]\n";
 
 /* Options that define the run: fixed at creation, read back on resume. */
 enum { G_METHOD, G_PROVIDER, G_MODEL, G_WORKLOADS, G_BUDGET, G_SIZE, G_THREADS, G_CHAINS,
@@ -148,6 +151,17 @@ static int generate__parse(int argc, char **argv, generate__opts *o)
             rc = generate__double(a, v, 0.001, &o->pc.timeout_s);
         } else if (!strcmp(a, "--machine")) {
             o->machine = v;
+        } else if (!strcmp(a, "--executor")) {
+            if (ckb_exec_kind_parse(v, &o->ec.kind) != 0) {
+                fprintf(stderr, "ckbench: --executor is local or slurm\n");
+                return -1;
+            }
+        } else if (!strcmp(a, "--partition")) {
+            o->ec.partition = v;
+        } else if (!strcmp(a, "--account")) {
+            o->ec.account = v;
+        } else if (!strcmp(a, "--slurm-max-jobs")) {
+            rc = generate__int(a, v, 1, 100000, &o->ec.max_jobs);
         } else {
             takes = 0;
             if (!strcmp(a, "--no-expert"))
@@ -189,9 +203,9 @@ static int generate__from_config(json_object *c, generate__opts *o, char *wl, si
     for (int i = 0; i < G_NDEF; i++)
         if (o->given[i]) {
             fprintf(stderr, "ckbench: --resume continues a run as it was configured; only "
-                            "--jobs, --concurrency and the provider's connection options "
-                            "(--base-url, --command, --prices, --max-retries, --timeout) may "
-                            "be given\n");
+                            "--jobs, --concurrency, the executor's options and the provider's "
+                            "connection options (--base-url, --command, --prices, "
+                            "--max-retries, --timeout) may be given\n");
             return -1;
         }
     if (ckb_gen_method_parse(generate__jstr(c, "method"), &o->g.method) != 0 ||
@@ -356,6 +370,7 @@ int ckb_cmd_generate(int argc, char **argv)
     memset(&o, 0, sizeof o);
     ckb_gen_opts_default(&o.g);
     ckb_provider_config_default(&o.pc);
+    ckb_exec_config_default(&o.ec);
     o.g.eval.threads = omp_get_num_procs();
     if (generate__parse(argc, argv, &o) != 0)
         return 2;
@@ -366,6 +381,7 @@ int ckb_cmd_generate(int argc, char **argv)
     char err[1024], wlbuf[8192], outbuf[512];
     ckb_run *run = NULL;
     ckb_provider *p = NULL;
+    ckb_exec *exec = NULL;
     json_object *config = NULL;
     int rc = 1;
     const ckb_workload *wl[128];
@@ -432,11 +448,26 @@ int ckb_cmd_generate(int argc, char **argv)
     } else {
         fprintf(stderr, "ckbench: resuming %s\n", o.resume);
     }
+    o.ec.quiet = o.g.quiet;
+    if (!(exec = ckb_exec_open(&o.ec, err, sizeof err))) {
+        fprintf(stderr, "ckbench: %s\n", err);
+        goto cleanup;
+    }
+    o.g.exec = exec;
     /* A provider's program that exits early must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
     rc = ckb_gen_run(p, run, wl, nwl, &o.g) == 0 ? 0 : 1;
     generate__report(run, wl, nwl);
+    /* Which nodes ran the evaluations, and whether their CPUs differ. */
+    json_object *nodes = ckb_exec_nodes_json(exec);
+    char npath[1100];
+    snprintf(npath, sizeof npath, "%s/nodes.json", ckb_run_dir(run));
+    const char *nt = json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PRETTY);
+    if (ckb_write_file_atomic(npath, nt, strlen(nt)) != 0)
+        fprintf(stderr, "ckbench: cannot write %s: %s\n", npath, strerror(errno));
+    json_object_put(nodes);
 cleanup:
+    ckb_exec_close(exec);
     json_object_put(config);
     ckb_provider_close(p);
     ckb_run_close(run);

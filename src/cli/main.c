@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "eval/child.h"
+#include "exec/executor.h"
 
 static const char usage[] =
     "usage: ckbench COMMAND [options]\n"
@@ -19,6 +20,7 @@ static const char usage[] =
     "                               evaluate a candidate kernel; one JSON object on stdout\n"
     "  bench [--size S] [--workloads ID,ID...] [--threads N] [--out DIR] [--resume]\n"
     "        [--no-expert] [--warmup N] [--iters N]\n"
+    "        [--executor local|slurm [--partition P] [--account A] [--slurm-max-jobs N]]\n"
     "                               the suite: baselines and experts, results.json/.csv\n"
     "  tune WORKLOAD [--size S] [--threads N] [--warmup N] [--iters N] [--dry-run]\n"
     "                               grid-search the expert's parameters, store the best\n"
@@ -37,6 +39,7 @@ static const char usage[] =
     "           [--prices FILE] [--max-retries N] [--timeout S] [--temperature T]\n"
     "           [--chains C --turns T] [--beam-width W --beam-candidates K] [--seed S]\n"
     "           [--warmup N] [--iters N] [--no-expert]\n"
+    "           [--executor local|slurm [--partition P] [--account A] [--slurm-max-jobs N]]\n"
     "                               a generation method on a sample budget per workload,\n"
     "                               into a run folder (records.jsonl, best/, summary.json)\n"
     "  generate --resume RUN        continue a killed run where its records stop\n"
@@ -51,6 +54,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
         return ckb_child_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
+        return ckb_exec_node_main(argc, argv);
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);

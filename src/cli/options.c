@@ -72,6 +72,16 @@ int ckb_cli_parse(int argc, char **argv, int first, ckb_cli_opts *o)
                 return -1;
             }
             o->defines[o->ndefines++] = v;
+        } else if (strcmp(a, "--slurm-max-jobs") == 0) {
+            if (options__int(a, v, 1, 100000, &o->slurm_max_jobs))
+                return -1;
+        } else if (strcmp(a, "--executor") == 0 || strcmp(a, "--partition") == 0 ||
+                   strcmp(a, "--account") == 0) {
+            if (!v) {
+                fprintf(stderr, "ckbench: %s needs a value\n", a);
+                return -1;
+            }
+            *(a[2] == 'e' ? &o->executor : a[2] == 'p' ? &o->partition : &o->account) = v;
         } else if (strcmp(a, "--out") == 0 || strcmp(a, "--workloads") == 0 ||
                    strcmp(a, "--machine") == 0 || strcmp(a, "--keep") == 0) {
             if (!v) {

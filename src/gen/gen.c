@@ -9,7 +9,6 @@
 #include "bench/expert.h"
 #include "core/fsutil.h"
 #include "docs/docs.h"
-#include "gen/excl.h"
 #include "gen/refsrc.h"
 #include "gen/sample.h"
 
@@ -108,15 +107,16 @@ static double gen__expert(ckb_gen_wl *g)
         ckb_expert_config_load(g->w, eo.size, eo.threads, &cfg);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
-        ckb_eval_result r;
         if (!g->o->quiet)
             fprintf(stderr, "[%s] timing the expert once (for %% of expert)\n", g->w->id);
-        ckb_excl_lock();
-        int rc = ckb_eval_run(g->w, src, &eo, &r);
-        ckb_excl_unlock();
-        if (rc != 0)
+        char name[200];
+        snprintf(name, sizeof name, "expert-%s", g->w->id);
+        if (ckb_gen_eval(g, name, src, &eo, &j) != 0) {
+            fprintf(stderr, "ckbench: [%s] the expert's evaluation failed: %s\n", g->w->id,
+                    g->error);
+            g->error[0] = 0;
             return NAN;
-        j = ckb_eval_result_json(g->w, &eo, &r);
+        }
         const char *t = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY);
         if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
             fprintf(stderr, "ckbench: cannot save %s (the expert is timed again on resume)\n",
@@ -229,13 +229,25 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
     gen__all a = {calloc((size_t)n, sizeof(ckb_gen_wl)), 0};
     if (!a.wl)
         return -1;
+    ckb_exec *local = NULL;
+    if (!o->exec) {
+        ckb_exec_config ec;
+        char err[256];
+        ckb_exec_config_default(&ec);
+        if (!(local = ckb_exec_open(&ec, err, sizeof err))) {
+            fprintf(stderr, "ckbench: %s\n", err);
+            free(a.wl);
+            return -1;
+        }
+    }
     for (int i = 0; i < n; i++)
         a.wl[i] = (ckb_gen_wl){.o = o, .p = p, .run = run, .w = workloads[i],
-                               .expert_speedup = NAN};
+                               .exec = o->exec ? o->exec : local, .expert_speedup = NAN};
     ckb_gen_parallel(n, o->jobs, gen__one_workload, &a);
     ckb_run_write_summary(run);
     for (int i = 0; i < n; i++)
         ckb_gen_task_free(&a.wl[i].task);
     free(a.wl);
+    ckb_exec_close(local);
     return a.rc;
 }

@@ -12,7 +12,6 @@
 #include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
-#include "gen/excl.h"
 #include "gen/extract.h"
 #include "gen/sample.h"
 
@@ -119,7 +118,7 @@ static void sample__usage_fields(json_object *o, const ckb_reply *r)
 static long sample__sum_l(long a, long b) { return a < 0 ? b : b < 0 ? a : a + b; }
 static double sample__sum_d(double a, double b) { return a < 0 ? b : b < 0 ? a : a + b; }
 
-/* Evaluates code under the machine's timing lock. 0 with *eval set, or -1
+/* Evaluates code through the executor. 0 with *eval set, or -1
  * when the harness failed (message in g->error). */
 static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object **eval,
                         double *eval_s)
@@ -137,21 +136,30 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     if (g->o->seed)
         eo.seed = g->o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(index + 1)) ^
                   ckb_hash64(g->o->seed, (uint64_t)strlen(g->w->id));
-    ckb_eval_result r;
+    char name[200];
+    snprintf(name, sizeof name, "%s-%d", g->w->id, index);
     double t0 = ckb_now();
-    ckb_excl_lock();
-    int rc = ckb_eval_run(g->w, path, &eo, &r);
-    ckb_excl_unlock();
+    int rc = ckb_gen_eval(g, name, path, &eo, eval);
     *eval_s = ckb_now() - t0;
     unlink(path);
     rmdir(dir);
     if (rc != 0) {
-        snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %.400s", g->w->id,
-                 index, r.message);
+        char why[400];
+        snprintf(why, sizeof why, "%.399s", g->error);
+        snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %s", g->w->id,
+                 index, why);
         return -1;
     }
-    *eval = ckb_eval_result_json(g->w, &eo, &r);
     return 0;
+}
+
+int ckb_gen_eval(ckb_gen_wl *g, const char *name, const char *src, const ckb_eval_opts *eo,
+                 json_object **eval)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/evals", ckb_run_dir(g->run));
+    ckb_exec_job job = {.w = g->w, .src = src, .eo = eo, .dir = dir, .name = name};
+    return ckb_exec_eval(g->exec, &job, NULL, eval, g->error, sizeof g->error);
 }
 
 static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_object *rec)
