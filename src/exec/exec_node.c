@@ -1,5 +1,6 @@
 /* The job file, the node's answer, and `ckbench __exec JOBFILE` (see executor.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "core/digest.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/proc.h"
 #include "exec/exec_priv.h"
 #include "gen/excl.h"
 #include "machine/profile.h"
@@ -131,6 +133,7 @@ int ckb_exec_node_main(int argc, char **argv)
         fprintf(stderr, "usage: ckbench __exec JOBFILE (run by the slurm executor)\n");
         return 2;
     }
+    double t0 = ckb_now();
     const char *jobfile = argv[2];
     size_t baselen = strlen(jobfile);
     if (baselen < 9 || strcmp(jobfile + baselen - 9, ".job.json") != 0) {
@@ -170,6 +173,21 @@ int ckb_exec_node_main(int argc, char **argv)
     if (!node || !*node)
         node = host;
 
+    /* The folder's ledger: one line per evaluation a node started, so a
+     * user (and the test) can see that nothing ran twice. */
+    char ledger[1400], line[1600];
+    const char *slash = strrchr(jobfile, '/');
+    snprintf(ledger, sizeof ledger, "%.*sexec.ledger", slash ? (int)(slash - jobfile + 1) : 0,
+             jobfile);
+    int lfd = open(ledger, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (lfd >= 0) {
+        const char *jobid = getenv("SLURM_JOB_ID");
+        int len = snprintf(line, sizeof line, "%.*s %s %s\n", (int)(baselen - (slash ? slash - jobfile + 1 : 0)),
+                           slash ? slash + 1 : jobfile, jobid ? jobid : "-", node);
+        if (write(lfd, line, (size_t)len) != len)
+            fprintf(stderr, "ckbench __exec: cannot append to %s\n", ledger);
+        close(lfd);
+    }
     int rc = 1;
     ckb_eval_result *r = calloc(1, sizeof *r);
     ckb_machine m;
@@ -200,6 +218,8 @@ int ckb_exec_node_main(int argc, char **argv)
                                                       ? ckb_json_str(j, "fingerprint")
                                                       : ""));
     json_object_object_add(e, "machine", ckb_machine_to_json(&m));
+    /* The node's own seconds: srun's wall time less this is Slurm's cost. */
+    json_object_object_add(e, "node_s", json_object_new_double(ckb_now() - t0));
     json_object_object_add(res, "executor", e);
     size_t rawlen = sizeof(exec__raw_header) + sizeof *r;
     char *buf = malloc(rawlen);

@@ -94,11 +94,13 @@ static void slurm__append_log(const ckb_exec_job *job, int attempt, const ckb_pr
 }
 
 /* The result read back, with what the driver knows added. */
-static void slurm__finish(ckb_exec *x, json_object *json, int attempts, int reused)
+static void slurm__finish(ckb_exec *x, json_object *json, int attempts, int reused, double srun_s)
 {
     json_object *e = ckb_json_obj(json, "executor");
     if (e) {
         json_object_object_add(e, "attempts", json_object_new_int(attempts));
+        if (srun_s > 0)
+            json_object_object_add(e, "srun_s", json_object_new_double(srun_s));
         if (reused)
             json_object_object_add(e, "reused", json_object_new_boolean(1));
     }
@@ -122,7 +124,7 @@ int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, j
     /* Finished before (a resumed run): taken as it is. */
     if (exec__read_result(job, fp, r, json)) {
         free(text);
-        slurm__finish(x, *json, 0, 1);
+        slurm__finish(x, *json, 0, 1, 0);
         return 0;
     }
     exec__path(job, "job.json", jobfile, sizeof jobfile);
@@ -137,7 +139,7 @@ int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, j
         slurm__wait_named(jobname);
         if (exec__read_result(job, fp, r, json)) {
             free(text);
-            slurm__finish(x, *json, 1, 1);
+            slurm__finish(x, *json, 1, 1, 0);
             return 0;
         }
     }
@@ -187,7 +189,7 @@ int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, j
         slurm__append_log(job, attempt, &pr);
         if (exec__read_result(job, fp, r, json)) {
             ckb_proc_result_free(&pr);
-            slurm__finish(x, *json, attempt, 0);
+            slurm__finish(x, *json, attempt, 0, pr.wall_s);
             return 0;
         }
         char *why = ckb_read_file(harness, NULL);
