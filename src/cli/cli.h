@@ -50,5 +50,6 @@ int ckb_cmd_report(int argc, char **argv);
 int ckb_cmd_score(int argc, char **argv);
 int ckb_cmd_generate(int argc, char **argv);
 int ckb_cmd_prompt(int argc, char **argv);
+int ckb_cmd_plan(int argc, char **argv);
 
 #endif /* CKB_CLI_H */

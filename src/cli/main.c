@@ -43,6 +43,9 @@ static const char usage[] =
     "                               a generation method on a sample budget per workload,\n"
     "                               into a run folder (records.jsonl, best/, summary.json)\n"
     "  generate --resume RUN        continue a killed run where its records stop\n"
+    "  plan [--method M[,M...]|all] [--budget N] [--workloads ID,ID...]\n"
+    "       [--eval-seconds S | --from RUN[,RUN...]] [--overhead S] [--nodes N] [--no-expert]\n"
+    "                               model calls, evaluations and node-hours of an experiment\n"
     "  prompt WORKLOAD [--method M] [--docs] [--size S]\n"
     "                               print exactly what a model gets for the first sample\n"
     "\n"
@@ -69,6 +72,7 @@ int main(int argc, char **argv)
         {"eval", ckb_cmd_eval},   {"bench", ckb_cmd_bench},       {"tune", ckb_cmd_tune},
         {"report", ckb_cmd_report}, {"score", ckb_cmd_score},
         {"generate", ckb_cmd_generate}, {"prompt", ckb_cmd_prompt},
+        {"plan", ckb_cmd_plan},
     };
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
