@@ -16,7 +16,7 @@
 /* Scheduling overhead per evaluation of the slurm executor (srun's wall
  * time less the node's own), measured on the one-node test cluster: see
  * the README's cluster section. */
-#define PLAN__SLURM_OVERHEAD_S 0.5
+#define PLAN__SLURM_OVERHEAD_S 0.2
 
 static const char plan__usage[] =
     "usage: ckbench plan [--method M[,M...]] [--budget N] [--workloads ID,ID...]\n"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/jsonget.h"
+#include "core/proc.h"
 #include "exec/exec_priv.h"
 #include "gen/excl.h"
 #include "machine/profile.h"
@@ -15,7 +16,7 @@ void ckb_exec_config_default(ckb_exec_config *c)
 {
     memset(c, 0, sizeof *c);
     c->kind = CKB_EXEC_LOCAL;
-    c->max_jobs = 64;
+    c->max_jobs = 0; /* slurm: the partition's node count */
     c->retries = 3;
     c->submit_gap_s = 0.05;
 }
@@ -60,6 +61,33 @@ static int exec__on_path(const char *prog)
     return found;
 }
 
+/* The partition's nodes (sinfo), 0 when sinfo cannot tell. More sruns in
+ * flight than nodes only queue: each queued job then waits for one of
+ * Slurm's scheduling passes, which left the test cluster's node idle for
+ * most of the time (README). */
+static int exec__partition_nodes(const char *partition)
+{
+    char part[160];
+    snprintf(part, sizeof part, "--partition=%s", partition);
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N", partition[0] ? part : NULL, NULL};
+    ckb_proc_result pr;
+    if (ckb_proc_run(argv, 60, 1 << 20, &pr) != 0)
+        return 0;
+    int n = 0;
+    if (pr.exited && pr.exit_code == 0)
+        for (char *l = pr.output, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+            nl = strchr(l, '\n');
+            size_t len = nl ? (size_t)(nl - l) : strlen(l);
+            /* -N lists a node once per partition: count each name once. */
+            int seen = 0;
+            for (char *p = pr.output; p < l && !seen; p = strchr(p, '\n') + 1)
+                seen = strncmp(p, l, len) == 0 && p[len] == '\n';
+            n += len > 0 && !seen;
+        }
+    ckb_proc_result_free(&pr);
+    return n;
+}
+
 ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
 {
     ckb_exec *x = calloc(1, sizeof *x);
@@ -68,10 +96,10 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
         return NULL;
     }
     x->c = *c;
-    if (x->c.max_jobs < 1)
-        x->c.max_jobs = 1;
     if (x->c.retries < 0)
         x->c.retries = 0;
+    if (x->c.max_jobs < 1 && c->kind != CKB_EXEC_SLURM)
+        x->c.max_jobs = 1;
     pthread_mutex_init(&x->mu, NULL);
     pthread_cond_init(&x->cv, NULL);
     ssize_t n = readlink("/proc/self/exe", x->self, sizeof x->self - 1);
@@ -90,6 +118,15 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
                      x->srun);
             ckb_exec_close(x);
             return NULL;
+        }
+        if (x->c.max_jobs < 1) {
+            x->c.max_jobs = exec__partition_nodes(x->partition);
+            if (x->c.max_jobs < 1)
+                x->c.max_jobs = 1;
+            if (!c->quiet)
+                fprintf(stderr, "ckbench: slurm executor: at most %d evaluations in flight (the "
+                                "partition's nodes; --slurm-max-jobs to change)\n",
+                        x->c.max_jobs);
         }
         if (!x->self[0]) {
             snprintf(err, errlen, "cannot tell where this ckbench binary is (/proc/self/exe)");

@@ -35,7 +35,7 @@ typedef struct {
     ckb_exec_kind kind;
     const char *partition;   /* NULL: $CKB_SLURM_PARTITION, else Slurm's default */
     const char *account;     /* NULL: $CKB_SLURM_ACCOUNT, else none */
-    int max_jobs;            /* sruns in flight at once (default 64) */
+    int max_jobs;            /* sruns in flight at once (0: the partition's node count) */
     int retries;             /* re-submissions after a Slurm failure (default 3) */
     double submit_gap_s;     /* at least this long between two submissions (0.05) */
     const char *srun;        /* the srun program (default: $CKB_SRUN, else "srun") */
