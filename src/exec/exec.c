@@ -102,8 +102,12 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
         x->c.max_jobs = 1;
     pthread_mutex_init(&x->mu, NULL);
     pthread_cond_init(&x->cv, NULL);
-    ssize_t n = readlink("/proc/self/exe", x->self, sizeof x->self - 1);
-    x->self[n > 0 ? n : 0] = 0;
+    if (c->ckbench) {
+        snprintf(x->self, sizeof x->self, "%s", c->ckbench);
+    } else {
+        ssize_t n = readlink("/proc/self/exe", x->self, sizeof x->self - 1);
+        x->self[n > 0 ? n : 0] = 0;
+    }
     if (c->kind == CKB_EXEC_SLURM) {
         exec__setting(c->partition, "CKB_SLURM_PARTITION", x->partition, sizeof x->partition);
         exec__setting(c->account, "CKB_SLURM_ACCOUNT", x->account, sizeof x->account);

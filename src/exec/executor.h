@@ -40,6 +40,7 @@ typedef struct {
     double submit_gap_s;     /* at least this long between two submissions (0.05) */
     const char *srun;        /* the srun program (default: $CKB_SRUN, else "srun") */
     const char *extra_args;  /* more srun options, split on spaces ($CKB_SLURM_ARGS) */
+    const char *ckbench;     /* the binary the nodes run (NULL: this one, on a shared path) */
     int quiet;
 } ckb_exec_config;
 
