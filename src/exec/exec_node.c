@@ -181,9 +181,10 @@ int ckb_exec_node_main(int argc, char **argv)
              jobfile);
     int lfd = open(ledger, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (lfd >= 0) {
-        const char *jobid = getenv("SLURM_JOB_ID");
-        int len = snprintf(line, sizeof line, "%.*s %s %s\n", (int)(baselen - (slash ? slash - jobfile + 1 : 0)),
-                           slash ? slash + 1 : jobfile, jobid ? jobid : "-", node);
+        const char *jobid = getenv("SLURM_JOB_ID"), *base = slash ? slash + 1 : jobfile;
+        int len = snprintf(line, sizeof line, "%.*s %s %s\n",
+                           (int)(baselen - (size_t)(base - jobfile)), base, jobid ? jobid : "-",
+                           node);
         if (write(lfd, line, (size_t)len) != len)
             fprintf(stderr, "ckbench __exec: cannot append to %s\n", ledger);
         close(lfd);
