@@ -107,7 +107,7 @@ static void slurmt_args(char *buf, size_t n, const char *src, const char *out, c
 {
     snprintf(buf, n,
              "%s generate --method best-of-n --provider replay --replay %s --model m "
-             "--workloads 8p,12p --budget 3 --size small --seed 11 --warmup 1 --iters 20 "
+             "--workloads 8p,12p --budget 3 --size small --seed 11 --warmup 1 --iters 5 "
              "--no-expert --jobs 1 --concurrency 1 --executor %s --out %s",
              ckbt_bin(), src, exec, out);
 }
@@ -224,7 +224,14 @@ CKBT_TEST(slurm_generate_matches_local_retries_and_resumes, "full")
      * killed after three records. */
     slurmt_args(cmd, sizeof cmd, src, slurm, "slurm");
     driver = slurmt_spawn(cmd, err1);
-    long job = slurmt_running_job(60000);
+    /* Cancelled mid-run: once the node has started the evaluation (its
+     * ledger line; an 8p evaluation then takes seconds), not merely once
+     * Slurm calls the job running. */
+    char ledger[700];
+    snprintf(ledger, sizeof ledger, "%s/evals/exec.ledger", slurm);
+    for (int waited = 0; waited < 60000 && slurmt_lines(ledger) < 1; waited += 10)
+        slurmt_sleep_ms(10);
+    long job = slurmt_running_job(10000);
     CKBT_EXPECT(job > 0, "a ckbench job runs on the node");
     if (job > 0) {
         char scancel[64];
@@ -294,8 +301,6 @@ CKBT_TEST(slurm_generate_matches_local_retries_and_resumes, "full")
     }
 
     /* What the nodes ran: every evaluation once, the cancelled one twice. */
-    char ledger[700];
-    snprintf(ledger, sizeof ledger, "%s/evals/exec.ledger", slurm);
     char *led = ckb_read_file(ledger, NULL);
     int twice = 0, once = 0, evals = 0;
     json_object_object_foreach(srec, skey, sr2)
@@ -328,6 +333,33 @@ CKBT_TEST(slurm_generate_matches_local_retries_and_resumes, "full")
                     !json_object_get_boolean(mixed),
                 "nodes.json: one CPU");
     json_object_put(nj);
+
+    /* bench: the suite's evaluations go to the node too. */
+    char bench[700], bres[800];
+    snprintf(bench, sizeof bench, "%s/bench", tmp);
+    snprintf(cmd, sizeof cmd,
+             "%s bench --executor slurm --workloads 12p --size small --warmup 1 --iters 5 "
+             "--out %s",
+             ckbt_bin(), bench);
+    rc = slurmt_sh(cmd, out, sizeof out);
+    snprintf(bres, sizeof bres, "%s/results.json", bench);
+    json_object *bj = json_object_from_file(bres), *bl;
+    json_object *b0 = bj && json_object_object_get_ex(bj, "workloads", &bl)
+                          ? json_object_array_get_idx(bl, 0)
+                          : NULL;
+    CKBT_EXPECT(rc == 0 && b0 &&
+                    strcmp(ckb_json_str(ckb_json_obj(b0, "baseline"), "status")
+                               ? ckb_json_str(ckb_json_obj(b0, "baseline"), "status")
+                               : "",
+                           "ok") == 0 &&
+                    strcmp(ckb_json_str(ckb_json_obj(ckb_json_obj(b0, "eval"), "executor"),
+                                        "name")
+                               ? ckb_json_str(ckb_json_obj(ckb_json_obj(b0, "eval"), "executor"),
+                                              "name")
+                               : "",
+                           "slurm") == 0,
+                "bench --executor slurm: exit %d, the baseline timed on the node:\n%s", rc, out);
+    json_object_put(bj);
 
 done:
     if (driver > 0) {
