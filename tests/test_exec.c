@@ -2,13 +2,15 @@
  * The executor without a cluster: the slurm executor driven through a
  * stand-in srun (tests/fixtures/fake_srun.sh) that fails like a lost node
  * on demand — a Slurm failure is retried and bounded, a finished evaluation
- * is reused and not run again, the node is recorded; the local executor;
- * and `ckbench plan`'s counts. The real cluster is test_slurm.c's.
+ * is reused and not run again, the node is recorded, a resumed run does not
+ * ask the model again for a sample whose evaluation was under way; the
+ * local executor; and `ckbench plan`'s counts. The real cluster is test_slurm.c's.
  */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/expert.h"
 #include "core/fsutil.h"
@@ -16,6 +18,8 @@
 #include "exec/executor.h"
 #include "exec/plan.h"
 #include "gen/extract.h"
+#include "gen/gen.h"
+#include "gen/run.h"
 #include "gen_replies.h"
 #include "harness.h"
 
@@ -191,4 +195,96 @@ CKBT_TEST(exec_plan_counts, "quick")
     /* 28,800 evaluations x 30 s = 240 node-hours. */
     snprintf(want, sizeof want, "%12ld %12ld %11.2f", 36000L, 28800L, 240.0);
     CKBT_EXPECT(st == 0 && strstr(out, want), "ckbench plan: want '%s' in:\n%s", want, out);
+}
+
+/* ---- a killed driver's replies ------------------------------------------ */
+
+typedef struct {
+    int calls;
+} exect_model;
+
+static void exect_complete(void *state, const ckb_chat_msg *msgs, int n, const char *key,
+                           ckb_reply *out)
+{
+    (void)msgs, (void)n, (void)key;
+    __atomic_add_fetch(&((exect_model *)state)->calls, 1, __ATOMIC_RELAXED);
+    out->status = CKB_REPLY_OK;
+    out->text = strdup(ckbt_gen_correct);
+    out->tokens_in = 10;
+    out->tokens_out = 10;
+}
+
+/* One generate run (created, or resumed) with the slurm executor through the
+ * stand-in srun failing `fail` times; the run's exit. */
+static int exect_generate(const char *dir, int resume, const char *fail, exect_model *m)
+{
+    char srun[1200], err[1024], state[700];
+    snprintf(srun, sizeof srun, "%s/tests/fixtures/fake_srun.sh", ckb_home());
+    snprintf(state, sizeof state, "%s.srun-calls", dir);
+    unlink(state);
+    setenv("CKB_FAKE_SRUN_STATE", state, 1);
+    setenv("CKB_FAKE_SRUN_FAIL", fail, 1);
+    ckb_exec_config c;
+    ckb_exec_config_default(&c);
+    c.kind = CKB_EXEC_SLURM;
+    c.srun = srun;
+    c.ckbench = ckbt_bin();
+    c.retries = 0;
+    c.max_jobs = 1;
+    c.submit_gap_s = 0;
+    c.quiet = 1;
+    ckb_exec *x = ckb_exec_open(&c, err, sizeof err);
+    ckb_provider_ops ops = {exect_complete, NULL};
+    ckb_provider *p = ckb_provider_custom("counting", &ops, m);
+    ckb_gen_opts o;
+    ckb_gen_opts_default(&o);
+    o.budget = 2;
+    o.provider = "counting";
+    o.model = "m";
+    o.use_expert = 0;
+    o.quiet = 1;
+    o.concurrency = 1;
+    o.seed = 3;
+    o.eval.size = CKB_SIZE_SMALL;
+    o.eval.threads = 2;
+    o.eval.warmup = 1;
+    o.eval.iters = 3;
+    o.exec = x;
+    json_object *cfg = json_object_new_object(), *wl = json_object_new_array();
+    json_object_array_add(wl, json_object_new_string("12p_RMSNorm"));
+    json_object_object_add(cfg, "method", json_object_new_string("best-of-n"));
+    json_object_object_add(cfg, "budget", json_object_new_int(2));
+    json_object_object_add(cfg, "workloads", wl);
+    ckb_run *run = NULL;
+    int rc = resume ? ckb_run_resume(dir, &run, err, sizeof err)
+                    : ckb_run_create(dir, cfg, &run, err, sizeof err);
+    json_object_put(cfg);
+    const ckb_workload *w = ckb_workload_find("12p_RMSNorm");
+    if (rc == 0 && x)
+        rc = ckb_gen_run(p, run, &w, 1, &o);
+    else
+        rc = -2;
+    ckb_run_close(run);
+    ckb_provider_close(p);
+    ckb_exec_close(x);
+    unsetenv("CKB_FAKE_SRUN_STATE");
+    unsetenv("CKB_FAKE_SRUN_FAIL");
+    return rc;
+}
+
+CKBT_TEST(exec_slurm_resume_does_not_ask_the_model_again, "quick")
+{
+    char dir[600], recs[700];
+    snprintf(dir, sizeof dir, "%s/gen-run", ckbt_tmpdir());
+    snprintf(recs, sizeof recs, "%s/records.jsonl", dir);
+    exect_model m = {0};
+    /* Slurm loses every job: the run stops after its first reply. */
+    int rc = exect_generate(dir, 0, "1000", &m);
+    CKBT_EXPECT(rc == -1 && m.calls == 1 && exect_lines(recs) == 0,
+                "the first run stops without a record: rc %d, %d model calls", rc, m.calls);
+    rc = exect_generate(dir, 1, "0", &m);
+    CKBT_EXPECT(rc == 0 && exect_lines(recs) == 2, "the resumed run finishes: rc %d, %d records",
+                rc, exect_lines(recs));
+    CKBT_EXPECT(m.calls == 2, "sample 0's reply was kept: the model was asked %d times, want 2",
+                m.calls);
 }

@@ -210,7 +210,7 @@ int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, j
                     attempt < tries ? "; submitting it again" : "");
         ckb_proc_result_free(&pr);
     }
-    snprintf(err, errlen, "%s: Slurm failed the evaluation %d times (last: %.300s)", job->name,
-             tries, last[0] ? last : "no message");
+    snprintf(err, errlen, "%s: Slurm failed the evaluation %d time%s (last: %.300s)", job->name,
+             tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
     return -1;
 }

@@ -183,6 +183,63 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
     pthread_mutex_unlock(&sample__print);
 }
 
+/* The provider call of a sample. With the slurm executor an OK reply is
+ * journalled (RUN/evals/<key>.reply.json, keyed by the prompt's hash)
+ * before its evaluation is submitted: a driver killed while evaluations run
+ * on the nodes resumes with the same replies, so the model is not asked
+ * again and each evaluation's fingerprint still matches its result. */
+static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char *key,
+                             ckb_reply *out)
+{
+    if (ckb_exec_kind_of(g->exec) != CKB_EXEC_SLURM) {
+        ckb_provider_complete(g->p, pr->msgs, pr->n, key, out);
+        return;
+    }
+    char dir[1100], path[1400], name[256], sha[65];
+    ckb_gen_prompt_sha256(pr, sha);
+    snprintf(name, sizeof name, "%s", key);
+    for (char *c = name; *c; c++)
+        if (*c == '#' || *c == '/')
+            *c = '-';
+    snprintf(dir, sizeof dir, "%s/evals", ckb_run_dir(g->run));
+    snprintf(path, sizeof path, "%s/%s.reply.json", dir, name);
+    json_object *j = json_object_from_file(path);
+    const char *text = ckb_json_str(j, "reply"), *was = ckb_json_str(j, "prompt_sha256");
+    if (text && was && strcmp(was, sha) == 0) {
+        memset(out, 0, sizeof *out);
+        out->status = CKB_REPLY_OK;
+        out->text = strdup(text);
+        ckb_json_copy_str(j, "model", out->model, sizeof out->model);
+        out->tokens_in = ckb_json_long(j, "tokens_in");
+        out->tokens_out = ckb_json_long(j, "tokens_out");
+        double v = ckb_json_num(j, "cost_usd");
+        out->cost_usd = isfinite(v) ? v : -1;
+        v = ckb_json_num(j, "latency_s");
+        out->latency_s = isfinite(v) ? v : 0;
+        out->attempts = (int)ckb_json_long(j, "attempts");
+        json_object_put(j);
+        return;
+    }
+    json_object_put(j);
+    ckb_provider_complete(g->p, pr->msgs, pr->n, key, out);
+    if (out->status != CKB_REPLY_OK || !out->text)
+        return;
+    j = json_object_new_object();
+    json_object_object_add(j, "key", json_object_new_string(key));
+    json_object_object_add(j, "prompt_sha256", json_object_new_string(sha));
+    json_object_object_add(j, "reply", json_object_new_string(out->text));
+    json_object_object_add(j, "model", json_object_new_string(out->model));
+    json_object_object_add(j, "tokens_in", json_object_new_int64(out->tokens_in));
+    json_object_object_add(j, "tokens_out", json_object_new_int64(out->tokens_out));
+    json_object_object_add(j, "cost_usd", json_object_new_double(out->cost_usd));
+    json_object_object_add(j, "latency_s", json_object_new_double(out->latency_s));
+    json_object_object_add(j, "attempts", json_object_new_int(out->attempts));
+    const char *t = json_object_to_json_string(j);
+    if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
+        fprintf(stderr, "ckbench: cannot keep the reply in %s (a resume asks again)\n", path);
+    json_object_put(j);
+}
+
 json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
 {
     json_object *rec = ckb_run_record(g->run, g->w->id, s->index);
@@ -203,7 +260,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         /* Plan first: one strategy from the menu, then its implementation. */
         snprintf(plan_key, sizeof plan_key, "%s/plan", key);
         ckb_gen_prompt_plan(&g->task, &s->prev, s->phase, s->iter, s->niters, &plan_pr);
-        ckb_provider_complete(g->p, plan_pr.msgs, plan_pr.n, plan_key, &plan);
+        sample__complete(g, &plan_pr, plan_key, &plan);
         have_plan = 1;
         if (plan.status == CKB_REPLY_OK) {
             plan_text = strdup(plan.text);
@@ -216,7 +273,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         ckb_gen_prompt_oneshot(&g->task, &pr);
     }
     if (pr.n) {
-        ckb_provider_complete(g->p, pr.msgs, pr.n, key, &reply);
+        sample__complete(g, &pr, key, &reply);
         called = 1;
     }
     const char *status;
