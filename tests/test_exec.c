@@ -39,7 +39,7 @@ static const char *exect_str(json_object *j, const char *a, const char *b)
     return s ? s : "";
 }
 
-CKBT_TEST(exec_slurm_retries_bounded_and_reuses, "quick")
+CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
 {
     char dir[600], src[700], state[700], srun[1200], ledger[700], err[1024];
     snprintf(dir, sizeof dir, "%s/exec", ckbt_tmpdir());
@@ -107,6 +107,36 @@ CKBT_TEST(exec_slurm_retries_bounded_and_reuses, "quick")
                 exect_lines(ledger));
     json_object_put(j);
 
+    /* A result from a node of another CPU (the same evaluation, read back
+     * under another name): recorded as mixed, not pooled silently. */
+    char a[800], b[800];
+    snprintf(a, sizeof a, "%s/12p_RMSNorm-0.json", evals);
+    snprintf(b, sizeof b, "%s/other-node.json", evals);
+    json_object *other = json_object_from_file(a), *oe = ckb_json_obj(other, "executor");
+    if (oe) {
+        json_object_object_add(oe, "node", json_object_new_string("node-b"));
+        json_object_object_add(oe, "cpu", json_object_new_string("Another CPU"));
+        json_object_to_file(b, other);
+        snprintf(a, sizeof a, "%s/12p_RMSNorm-0.res", evals);
+        snprintf(b, sizeof b, "%s/other-node.res", evals);
+        size_t n = 0;
+        char *raw = ckb_read_file(a, &n);
+        CKBT_EXPECT(raw && ckb_write_file_atomic(b, raw, n) == 0, "the raw result is copied");
+        free(raw);
+    }
+    json_object_put(other);
+    job.name = "other-node";
+    j = NULL;
+    rc = ckb_exec_eval(x, &job, &r, &j, err, sizeof err);
+    json_object_put(j);
+    json_object *nodes = ckb_exec_nodes_json(x), *mixed;
+    CKBT_EXPECT(rc == 0 && json_object_object_get_ex(nodes, "mixed_cpus", &mixed) &&
+                    json_object_get_boolean(mixed) &&
+                    ckb_json_obj(ckb_json_obj(nodes, "nodes"), "fake-node") &&
+                    ckb_json_obj(ckb_json_obj(nodes, "nodes"), "node-b"),
+                "nodes of two CPUs are flagged: %s", json_object_to_json_string(nodes));
+    json_object_put(nodes);
+
     /* A node that keeps failing: retries are bounded. */
     setenv("CKB_FAKE_SRUN_FAIL", "1000", 1);
     job.name = "12p_RMSNorm-1";
@@ -115,12 +145,6 @@ CKBT_TEST(exec_slurm_retries_bounded_and_reuses, "quick")
     rc = ckb_exec_eval(x, &job, &r, &j, err, sizeof err);
     CKBT_EXPECT(rc == -1 && !j && strstr(err, "3 times") && strstr(err, "simulated"),
                 "three failures end it: rc %d (%s)", rc, err);
-    json_object *nodes = ckb_exec_nodes_json(x), *mixed;
-    CKBT_EXPECT(json_object_object_get_ex(nodes, "mixed_cpus", &mixed) &&
-                    !json_object_get_boolean(mixed) &&
-                    ckb_json_obj(ckb_json_obj(nodes, "nodes"), "fake-node"),
-                "nodes: %s", json_object_to_json_string(nodes));
-    json_object_put(nodes);
     ckb_exec_close(x);
     unsetenv("CKB_FAKE_SRUN_STATE");
     unsetenv("CKB_FAKE_SRUN_FAIL");
