@@ -9,6 +9,9 @@
 #                                        steps they started), by their ids
 #   scripts/slurm_onenode.sh logs DIR    the tail of each daemon's log
 #
+# With CKB_SLURM_OWNER_PID=PID in the environment of start, the cluster also
+# stops by itself once process PID is gone (the test sets its own pid).
+#
 # Needs root and the Debian packages slurmctld slurmd slurm-client munge
 # (scripts/deps.sh installs them). Nothing outside DIR is written; the ports
 # are chosen free at start. Plugins: proctrack/linuxproc and task/none (no
@@ -22,6 +25,7 @@ if [ -z "$cmd" ] || [ -z "$dir" ]; then
 fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 marker="CKB_SLURM_ONENODE=$dir"
 
 logs() {
@@ -146,6 +150,12 @@ EOF
         logs >&2
         stop
         return 1
+    fi
+    # With CKB_SLURM_OWNER_PID (a test runner), a watchdog stops the cluster
+    # when that process is gone, even if it crashed before its own stop.
+    if [ -n "${CKB_SLURM_OWNER_PID:-}" ]; then
+        setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec "$2" stop "$3"' \
+            watchdog "$CKB_SLURM_OWNER_PID" "$self" "$dir" </dev/null >/dev/null 2>&1 &
     fi
     setsid slurmctld -D -i -f "$dir/slurm.conf" </dev/null >>"$dir/slurmctld.out" 2>&1 &
     setsid slurmd -D -f "$dir/slurm.conf" -N "$host" </dev/null >>"$dir/slurmd.out" 2>&1 &
