@@ -1,7 +1,7 @@
 # ckbench — one build entry.
 #   make            build build/ckbench
 #   make test       install missing packages, build, run the tests (plain, then ASan+UBSan)
-#   make bench      install missing packages, build, run `ckbench bench` on the default suite
+#   make bench      install missing packages, build, run `ckbench bench --resume` into results/
 #   make SAN=1 ...  the same under AddressSanitizer + UBSan, in build-san/
 
 CC      ?= cc
@@ -10,7 +10,8 @@ BUILD   ?= $(if $(SAN),build-san,build)
 
 CFLAGS_PROJECT = -std=gnu11 -O2 -g -march=native -fopenmp -Wall -Wextra -Werror \
                  -D_GNU_SOURCE -Iinclude -Isrc -MMD -MP
-LDLIBS  = -ldnnl -ljson-c -lseccomp -lcurl -lcrypto -lm -ldl
+# libatomic is loaded up front: a candidate's sandbox cannot open it later.
+LDLIBS  = -ldnnl -ljson-c -lseccomp -lcurl -lcrypto -lm -ldl -Wl,--no-as-needed -latomic -Wl,--as-needed
 LDFLAGS = -fopenmp
 ifeq ($(SAN),1)
   CFLAGS_PROJECT += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -22,8 +23,17 @@ TEST_SRC := $(wildcard tests/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test test-quick bench clean
+.PHONY: all deps test test-quick bench clean FORCE
 all: $(BUILD)/ckbench $(BUILD)/ckbench-tests
+
+# The commit `ckbench --version` reports ("unknown" outside git). The stamp
+# file changes only when the commit does, so only options.o is rebuilt.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+$(BUILD)/git-commit: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
+$(BUILD)/obj/src/cli/options.o: $(BUILD)/git-commit
+$(BUILD)/obj/src/cli/options.o: CFLAGS_PROJECT += -DCKB_GIT_COMMIT='"$(GIT_COMMIT)"'
 
 deps:
 	@scripts/deps.sh
@@ -45,10 +55,13 @@ test: deps
 	$(MAKE) SAN=1 all
 	CKBENCH_BIN=$(CURDIR)/build-san/ckbench build-san/ckbench-tests --tier quick
 
-# The main job of the README: every workload at default size.
+# The main job of the README: every workload at default size, into results/.
+# --resume: a second `make bench` continues a killed run or reprints a
+# finished one; it never deletes results (another size or thread budget in
+# results/ is refused: move it away first).
 bench: deps
 	$(MAKE) all
-	build/ckbench bench
+	build/ckbench bench --out results --resume
 
 clean:
 	rm -rf build build-san

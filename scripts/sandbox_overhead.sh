@@ -31,10 +31,10 @@ def calls(r):
 kernel = statistics.median(calls(r) for r in ok)
 total = med("total")
 print(f"{wl} {f} at {size} size, median of {len(ok)} evaluations (of {n}):")
-for k in ("compile", "setup", "correctness", "timing", "audit", "final_check", "total"):
+for k in ("compile", "setup", "correctness", "timing", "final_check", "total"):
     print(f"  {k:12s} {med(k):8.3f} s")
 print(f"  kernel calls {kernel:8.3f} s inside the timing loop (candidate + baseline)")
 print(f"  harness      {total - kernel:8.3f} s = {100 * (total - kernel) / total:.0f}% of the evaluation")
 print(f"  timing loop overhead: {100 * (med('timing') - kernel) / med('timing'):.0f}% of the timing stage "
-      f"(input copies and swaps, per-call replies, audits)")
+      f"(a fresh input set per call, stopping and resuming the sandboxes, copying and checking every output)")
 PY

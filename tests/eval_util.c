@@ -1,8 +1,10 @@
 #include "eval_util.h"
 
+#include <dirent.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/proc.h"
@@ -66,4 +68,53 @@ double ckbt_num(json_object *j, const char *key)
 {
     json_object *x;
     return j && json_object_object_get_ex(j, key, &x) ? json_object_get_double(x) : 0.0;
+}
+
+/* Reads /proc/PID/FILE into buf; NUL bytes (cmdline's separators) become
+ * spaces. 0 on success. */
+static int eval_util__read_proc(const char *pid, const char *file, char *buf, size_t size)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/proc/%s/%s", pid, file);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return 0;
+}
+
+int ckbt_sandboxes_of(int parent)
+{
+    return ckbt_sandbox_pids(parent, NULL, 0);
+}
+
+int ckbt_sandbox_pids(int parent, int *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char cmd[512], stat[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (eval_util__read_proc(e->d_name, "cmdline", cmd, sizeof cmd) != 0 ||
+            !strstr(cmd, "__sandbox") ||
+            eval_util__read_proc(e->d_name, "stat", stat, sizeof stat) != 0)
+            continue;
+        const char *q = strrchr(stat, ')');
+        int ppid = 0;
+        if (q && sscanf(q + 2, "%*c %d", &ppid) == 1 && ppid == parent) {
+            if (n < max)
+                pids[n] = atoi(e->d_name);
+            n++;
+        }
+    }
+    if (d)
+        closedir(d);
+    return n;
 }

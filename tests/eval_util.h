@@ -14,5 +14,10 @@ struct json_object *ckbt_eval_argv(const char *workload, const char *file, int *
 /* The string field of a JSON object, or "" when absent. */
 const char *ckbt_str(struct json_object *j, const char *key);
 double ckbt_num(struct json_object *j, const char *key);
+/* Sandboxed processes (`ckbench __sandbox`) whose parent is `parent`: 1 for
+ * those orphaned, which no evaluation should ever leave. */
+int ckbt_sandboxes_of(int parent);
+/* The same, with up to max of their pids stored in pids. */
+int ckbt_sandbox_pids(int parent, int *pids, int max);
 
 #endif

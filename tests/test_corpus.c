@@ -5,7 +5,13 @@
  * status and detail recorded here. A legitimate kernel refused is as much
  * a harness bug as an attack let through.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "eval_util.h"
@@ -45,6 +51,12 @@ static const corpus__row corpus__legit[] = {
     CORPUS__OK("legit_gemm_add_relu.c", "41k_Gemm_Add_ReLU"),
     CORPUS__OK("legit_swish_expf.c", "37k_Matmul_Swish_Scaling"),
     CORPUS__OK("legit_swish_tanhf_simd.c", "37k_Matmul_Swish_Scaling"),
+    /* C that a sandbox must not refuse (issue 14's list). */
+    CORPUS__OK("legit_gemm_thread_local.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_omp_locks_tasks.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_atomic_libatomic.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_target_clones.c", "8p_GEMM"),
+    CORPUS__OK("legit_gemm_1gib_alloc.c", "8p_GEMM"),
 };
 
 #define CORPUS__IMPORT(file) \
@@ -64,19 +76,46 @@ static const corpus__row corpus__attacks[] = {
     CORPUS__IMPORT("attack_socket.c"),
     /* A thread that outlives the call, through libgomp's legacy entry. */
     CORPUS__IMPORT("attack_gomp_parallel_start.c"),
-    /* Past the import check: the seccomp filter (off under ASan, where a
-     * raw kill would really stop the harness, hence skipped). */
+    /* Load-time code (constructors, raw .init_array entries, IFUNC
+     * resolvers) runs confined: the filter is in force before dlopen, the
+     * chroot holds only the object, the PID namespace hides every other
+     * process. Under ASan the filter is off: those rows are skipped. */
+    {"attack_ctor_fake_seccomp.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL, NULL},
+    {"attack_ctor_helper_thread.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL, NULL},
+    {"attack_ctor_setsid_daemon.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL, NULL},
+    {"attack_ctor_proc_mem_write.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL, NULL},
+    {"attack_ifunc_resolver_socket.c", "8p_GEMM", "forbidden_symbol", "syscall", "load", NULL,
+     NULL},
+    {"attack_ctor_exit_as_harness.c", "8p_GEMM", "crash", "exit", "load", "exit", NULL},
+    /* Reads that are allowed find nothing: the answers stay zeros. */
+    {"attack_ctor_read_host_file.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
+     "mismatch", NULL},
+    {"attack_ctor_parent_environ.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
+     "mismatch", NULL},
+    {"attack_tgkill_other_process.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
+     "mismatch", NULL},
+    /* Every thread is filtered (TSYNC), OpenMP's workers included. */
+    {"attack_omp_worker_syscall.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL,
+     NULL},
+    {"attack_omp_worker_daemon.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL,
+     NULL},
     {"attack_raw_kill_parent.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
     {"attack_omp_team_16.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
-    {"attack_tgkill_other_process.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
-    {"attack_raw_mprotect_exec.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
     {"attack_raw_clone_thread.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
     {"attack_raw_fork.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
+    /* Inputs: a sealed memfd mapped read-only; a private mapping over them
+     * changes only the kernel's own view. */
+    {"attack_mprotect_inputs.c", "8p_GEMM", "crash", "SIGSEGV", "correctness", "sanitizer", NULL},
+    {"attack_remap_inputs_private.c", "8p_GEMM", "wrong_result", "mismatch", "correctness",
+     "mismatch", NULL},
+    /* The measurement: replies the harness did not send. */
+    {"attack_early_done.c", "8p_GEMM", "cheat_detected", "protocol", "correctness", "protocol",
+     NULL},
     /* Ending the process or stalling it. */
     {"attack_raw_exit_group.c", "8p_GEMM", "crash", "exit", "correctness", "exit", NULL},
     {"attack_trap.c", "8p_GEMM", "crash", "SIGILL", "correctness", "SIGILL", NULL},
     {"attack_hang_in_timing.c", "8p_GEMM", "timeout", "wall_clock", "timing", "wall_clock", NULL},
-    /* Talking to the harness, or leaving the process changed for it. */
+    /* Talking to the harness, or leaving the process changed. */
     {"attack_forge_reply.c", "8p_GEMM", "cheat_detected", "protocol", "correctness", "protocol", NULL},
     {"attack_mxcsr_round_to_zero.c", "8p_GEMM", "cheat_detected", "fp_state", "correctness",
      "fp_state", NULL},
@@ -94,6 +133,10 @@ static const corpus__row corpus__attacks[] = {
     /* Less work when not checked: caught on the audited timed calls. */
     {"attack_lazy_timed_calls.c", "8p_GEMM", "cheat_detected", "timed_output", "timing",
      "timed_output", NULL},
+    /* Every timed call is checked: lazy on half of them is caught at the
+     * first lazy one. */
+    {"attack_lazy_half.c", "8p_GEMM", "cheat_detected", "timed_output", "timing", "timed_output",
+     NULL},
     /* Precision games: int8 fails the tolerance on any input; half
      * precision is exact on ordinary inputs and overflows on the
      * wide-range set. */
@@ -182,4 +225,129 @@ CKBT_TEST(corpus_memoisation_by_fingerprint_never_hits, "quick")
 {
     static const corpus__row row = CORPUS__OK("attack_memo_sampled_hash.c", "8p_GEMM");
     corpus__run(&row);
+}
+
+/* A kernel that keeps its operands in half precision unless the set looks
+ * wide-range never finds an ordinary set: every set is scaled, by a power
+ * of two drawn per set, so it computes honestly every time. */
+CKBT_TEST(corpus_precision_shortcut_never_finds_an_ordinary_set, "quick")
+{
+    static const corpus__row row = CORPUS__OK("attack_fp16_unless_wide.c", "8p_GEMM");
+    corpus__run(&row);
+}
+
+/* The process names the daemon attacks give a forked child, if a fork
+ * ever got through. */
+static int corpus__daemon_alive(void)
+{
+    DIR *d = opendir("/proc");
+    int found = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && !found) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f) && strncmp(comm, "ckb-daemon", 10) == 0)
+            found = 1;
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Nothing of an evaluation survives it: a daemon forked from load-time
+ * code or from an OpenMP worker, a kernel that hangs past its limit. */
+CKBT_TEST(corpus_no_process_survives_an_evaluation, "quick")
+{
+    static const char *const files[] = {"attack_ctor_setsid_daemon.c",
+                                        "attack_omp_worker_daemon.c", "attack_hang_in_timing.c"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        int code = -1;
+        json_object *j = ckbt_eval("8p_GEMM", files[i], &code, "--iters", "3", "--warmup", "1",
+                                   "--timeout-scale", "0.2", NULL);
+        CKBT_EXPECT(j != NULL && code == 0, "%s: no result", files[i]);
+        json_object_put(j);
+        CKBT_EXPECT(!corpus__daemon_alive(), "%s: a ckb-daemon process outlived the evaluation",
+                    files[i]);
+        CKBT_EXPECT(ckbt_sandboxes_of(1) == 0, "%s: a sandbox outlived the evaluation",
+                    files[i]);
+    }
+}
+
+/* A sandbox's credentials on the host, read from /proc: never root, no
+ * capability, no way to gain one, its own PID namespace. */
+static void corpus__check_unprivileged(pid_t eval_pid)
+{
+    int pids[4];
+    int n = ckbt_sandbox_pids(eval_pid, pids, 4);
+    for (int i = 0; i < n && i < 4; i++) {
+        unsigned uid = 0, nnp = 0, nspid_fields = 0;
+        unsigned long long capeff = 1;
+        /* A sandbox gives up its privileges before it says it is ready: a
+         * newly started one may not be there yet. */
+        for (int tries = 0; tries < 500 && nnp != 1; tries++) {
+            char path[64], line[256];
+            snprintf(path, sizeof path, "/proc/%d/status", pids[i]);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                break;
+            nspid_fields = 0;
+            while (fgets(line, sizeof line, f)) {
+                sscanf(line, "Uid: %u", &uid);
+                sscanf(line, "CapEff: %llx", &capeff);
+                sscanf(line, "NoNewPrivs: %u", &nnp);
+                if (strncmp(line, "NSpid:", 6) == 0)
+                    for (char *t = strtok(line + 6, " \t\n"); t; t = strtok(NULL, " \t\n"))
+                        nspid_fields++;
+            }
+            fclose(f);
+            if (nnp != 1)
+                usleep(20000);
+        }
+        CKBT_EXPECT(geteuid() != 0 || uid != 0, "sandbox %d runs as root on the host", pids[i]);
+        CKBT_EXPECT(capeff == 0, "sandbox %d holds capabilities %llx", pids[i], capeff);
+        CKBT_EXPECT(nnp == 1, "sandbox %d may gain privileges (no_new_privs unset)", pids[i]);
+        CKBT_EXPECT(nspid_fields == 2, "sandbox %d is not in a PID namespace of its own",
+                    pids[i]);
+    }
+}
+
+/* SIGTERM or SIGINT of `ckbench eval` in the middle of a call: its
+ * sandboxes die with it (PR_SET_PDEATHSIG; PID 1 of their namespace takes
+ * everything in it along). */
+CKBT_TEST(corpus_killing_eval_leaves_no_sandbox, "quick")
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGKILL};
+    for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+            execl(ckbt_bin(), "ckbench", "eval", "8p_GEMM",
+                  "tests/candidates/attack_hang_in_timing.c", "--size", "small", (char *)NULL);
+            _exit(127);
+        }
+        int seen = 0;
+        for (int i = 0; i < 600 && seen < 2; i++) {
+            seen = ckbt_sandboxes_of(pid);
+            usleep(20000);
+        }
+        CKBT_EXPECT(seen == 2, "signal %d: the evaluation never had its two sandboxes", sigs[k]);
+        if (k == 0)
+            corpus__check_unprivileged(pid);
+        kill(pid, sigs[k]);
+        int status;
+        waitpid(pid, &status, 0);
+        int left = 1;
+        for (int i = 0; i < 100 && left; i++) {
+            left = ckbt_sandboxes_of(1) + ckbt_sandboxes_of(pid);
+            if (left)
+                usleep(20000);
+        }
+        CKBT_EXPECT(left == 0, "signal %d: %d sandboxes outlived ckbench eval", sigs[k], left);
+    }
 }

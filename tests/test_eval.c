@@ -137,7 +137,7 @@ CKBT_TEST(eval_catches_an_answer_that_changes_on_repeat, "quick")
 /* The roofline check, with a machine profile that claims a peak of 1
  * MFLOP/s: an honest kernel then looks a thousand times faster than the
  * machine allows, as a kernel that skipped its work would on a real one. */
-CKBT_TEST(eval_flags_a_kernel_faster_than_the_roofline, "quick")
+CKBT_TEST(eval_notes_a_kernel_faster_than_the_roofline, "quick")
 {
     char cache[512], path[700];
     snprintf(cache, sizeof cache, "%s/fake-cache", ckbt_tmpdir());
@@ -161,42 +161,46 @@ CKBT_TEST(eval_flags_a_kernel_faster_than_the_roofline, "quick")
     } else {
         unsetenv("XDG_CACHE_HOME");
     }
-    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "cheat_detected") == 0 &&
-                    strcmp(ckbt_str(j, "detail"), "roofline") == 0,
-                "status %s detail %s (%s)", ckbt_str(j, "status"), ckbt_str(j, "detail"),
+    /* The clock and the outputs are out of the kernel's reach: a time under
+     * the roof can only be less work than declared, which is legal; it is
+     * noted, not judged. */
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "ok") == 0 &&
+                    json_object_get_boolean(json_object_object_get(j, "beyond_roofline")),
+                "status %s, beyond_roofline %s (%s)", ckbt_str(j, "status"),
+                json_object_to_json_string(json_object_object_get(j, "beyond_roofline")),
                 ckbt_str(j, "message"));
     json_object_put(j);
 }
 
-/* Every call of the timing loop sees different inputs (no memoisation by
- * address or content can hit) at the same cost: the swaps keep each
- * tensor's values, and differ from call to call. */
-CKBT_TEST(eval_timed_inputs_differ_per_call_and_keep_their_values, "quick")
+/* Every input set of a wide-range workload is scaled, by a power of two
+ * drawn per set, both ways: no set is ordinary, and the exponent is large
+ * enough that an operand leaves half precision's range. */
+CKBT_TEST(eval_every_set_of_a_wide_range_workload_is_wide, "quick")
 {
     const ckb_workload *w = ckb_workload_find("8p");
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
-    void *a[CKB_MAX_TENSORS], *b[CKB_MAX_TENSORS];
-    CKBT_EXPECT(ckb_tensors_alloc(w, dims, a) == 0 && ckb_tensors_alloc(w, dims, b) == 0,
-                "alloc");
-    w->create_inputs(dims, 7, a);
-    w->create_inputs(dims, 7, b);
-    ckb_perturb_inputs(w, dims, a, 99, 0);
-    ckb_perturb_inputs(w, dims, b, 99, 1);
-    size_t bytes = ckb_tensor_bytes(&w->tensors[0], dims);
-    CKBT_EXPECT(memcmp(a[0], b[0], bytes) != 0, "calls 0 and 1 got the same A");
-    /* Same multiset: the sums of the values agree exactly in double. */
-    double sa = 0, sb = 0;
-    int64_t n = ckb_tensor_numel(&w->tensors[0], dims);
-    for (int64_t i = 0; i < n; i++) {
-        sa += ckb_bf16_to_f32(((ckb_bf16 *)a[0])[i]);
-        sb += ckb_bf16_to_f32(((ckb_bf16 *)b[0])[i]);
+    int pos = 0, neg = 0;
+    for (uint64_t d = 1; d < 200; d++) {
+        int e = ckb_widen_exponent(w, ckb_hash64(d, 0x77));
+        CKBT_EXPECT(abs(e) >= w->wide_range - 3 && abs(e) <= w->wide_range && abs(e) >= 16,
+                    "exponent %d out of range", e);
+        pos += e > 0;
+        neg += e < 0;
     }
-    CKBT_EXPECT(sa == sb, "swaps changed the values: %g vs %g", sa, sb);
-    /* Deterministic: the parent repeats the child's swaps exactly. */
-    w->create_inputs(dims, 7, b);
-    ckb_perturb_inputs(w, dims, b, 99, 0);
-    CKBT_EXPECT(memcmp(a[0], b[0], bytes) == 0, "the same call's swaps differ");
-    ckb_tensors_free(w, a);
-    ckb_tensors_free(w, b);
+    CKBT_EXPECT(pos > 50 && neg > 50, "signs not mixed: %d up, %d down", pos, neg);
+    CKBT_EXPECT(ckb_widen_exponent(ckb_workload_find("12p"), 5) == 0,
+                "a workload without a wide range was scaled");
+}
+
+/* Every set a kernel sees comes from its workload's own generator, so every
+ * invariant the generator keeps holds on every call: 10p's routing gap
+ * (MOE_MIN_GAP), which element swaps once broke so that an honest kernel
+ * was judged a cheat one run in three. 7 checked sets and 25 timed ones. */
+CKBT_TEST(eval_timed_sets_keep_the_workload_invariants, "quick")
+{
+    int code = -1;
+    json_object *j = ckbt_eval("10p_Sparse_MoE", "legit_moe_plain.c", &code,
+                               "--seeds", "7", "--warmup", "5", "--iters", "20", NULL);
+    CKBT_EXPECT(j && strcmp(ckbt_str(j, "status"), "ok") == 0, "10p plain kernel: status %s (%s)",
+                ckbt_str(j, "status"), ckbt_str(j, "message"));
+    json_object_put(j);
 }

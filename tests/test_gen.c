@@ -20,7 +20,7 @@
 #include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "eval/child.h"
-#include "gen/excl.h"
+#include "core/excl.h"
 #include "gen/extract.h"
 #include "gen/gen.h"
 #include "gen/prompt.h"

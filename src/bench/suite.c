@@ -1,8 +1,10 @@
 #include "bench/suite.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,21 +23,23 @@
 #include "gen/sample.h"
 #include "workloads/dnnl_ops.h"
 
+/* A figure, or null when it was not measured (JSON has no NaN). */
+static json_object *suite__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
+
+/* One variant's timing: every field is present, null when not timed. */
 static json_object *suite__variant(const char *status, const ckb_stats *s, double flops,
                                    double peak)
 {
     json_object *v = json_object_new_object();
+    int timed = s && s->n > 0;
+    double g = timed && s->median > 0 ? flops / (s->median * 1e-3) / 1e9 : NAN;
     json_object_object_add(v, "status", json_object_new_string(status));
-    if (s && s->n > 0) {
-        json_object_object_add(v, "median_ms", json_object_new_double(s->median));
-        json_object_object_add(v, "mean_ms", json_object_new_double(s->mean));
-        json_object_object_add(v, "std_ms", json_object_new_double(s->std));
-        json_object_object_add(v, "min_ms", json_object_new_double(s->min));
-        double g = flops / (s->median * 1e-3) / 1e9;
-        json_object_object_add(v, "gflops", json_object_new_double(g));
-        if (peak > 0)
-            json_object_object_add(v, "pct_of_peak", json_object_new_double(100.0 * g / peak));
-    }
+    json_object_object_add(v, "median_ms", suite__num(timed ? s->median : NAN));
+    json_object_object_add(v, "mean_ms", suite__num(timed ? s->mean : NAN));
+    json_object_object_add(v, "std_ms", suite__num(timed ? s->std : NAN));
+    json_object_object_add(v, "min_ms", suite__num(timed ? s->min : NAN));
+    json_object_object_add(v, "gflops", suite__num(g));
+    json_object_object_add(v, "pct_of_peak", suite__num(peak > 0 ? 100.0 * g / peak : NAN));
     return v;
 }
 
@@ -174,12 +178,17 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
         if (r.status != CKB_ST_OK)
             json_object_object_add(x, "error", json_object_new_string(r.message));
         json_object_object_add(e, "expert", x);
-        if (r.status == CKB_ST_OK)
-            json_object_object_add(e, "speedup", json_object_new_double(r.speedup));
     }
-    if (!base_ok)
-        json_object_object_add(e, "error", json_object_new_string(r.message));
-    json_object_object_add(e, "eval", ej ? ej : ckb_eval_result_json(w, &eo, &r));
+    json_object_object_add(e, "speedup",
+                           suite__num(has_expert && r.status == CKB_ST_OK ? r.speedup : NAN));
+    json_object_object_add(e, "error", base_ok ? NULL : json_object_new_string(r.message));
+    json_object *ev = ej ? ej : ckb_eval_result_json(w, &eo, &r), *d;
+    /* Still disturbed by other work after every retry: not a figure. */
+    json_object_object_add(e, "timing_disturbed",
+                           json_object_object_get_ex(ev, "timing_disturbed", &d)
+                               ? json_object_get(d)
+                               : NULL);
+    json_object_object_add(e, "eval", ev);
     return e;
 }
 
@@ -196,19 +205,22 @@ static json_object *suite__noise(const ckb_suite_opts *o, const ckb_workload *w)
     eo.mode = CKB_MODE_SELF;
     ckb_eval_result r;
     json_object *n = json_object_new_object(), *ej = NULL;
-    json_object_object_add(n, "workload", json_object_new_string(w->id));
     char name[160];
     snprintf(name, sizeof name, "noise-%s", w->id);
-    if (suite__eval(o, w, NULL, &eo, name, &r, &ej) == 0 && r.status == CKB_ST_OK) {
-        json_object_object_add(n, "first_median_ms", json_object_new_double(r.base.median));
-        json_object_object_add(n, "second_median_ms", json_object_new_double(r.cand.median));
-        json_object_object_add(n, "ratio", json_object_new_double(r.speedup));
-    } else {
-        json_object_object_add(n, "error", json_object_new_string(r.message));
-    }
-    if (ej)
+    int ok = suite__eval(o, w, NULL, &eo, name, &r, &ej) == 0 && r.status == CKB_ST_OK;
+    json_object_object_add(n, "workload", json_object_new_string(w->id));
+    json_object_object_add(n, "first_median_ms", suite__num(ok ? r.base.median : NAN));
+    json_object_object_add(n, "second_median_ms", suite__num(ok ? r.cand.median : NAN));
+    json_object_object_add(n, "ratio", suite__num(ok ? r.speedup : NAN));
+    json_object *ev = ej ? ej : ckb_eval_result_json(w, &eo, &r), *d;
+    json_object_object_add(n, "timing_disturbed",
+                           ok && json_object_object_get_ex(ev, "timing_disturbed", &d)
+                               ? json_object_get(d)
+                               : NULL);
+    if (ej) /* where it ran */
         json_object_object_add(n, "executor", json_object_get(ckb_json_obj(ej, "executor")));
-    json_object_put(ej);
+    json_object_put(ev);
+    json_object_object_add(n, "error", ok ? NULL : json_object_new_string(r.message));
     return n;
 }
 
@@ -282,83 +294,73 @@ static int suite__write(const ckb_suite_opts *o, json_object *root)
                 strerror(errno));
         return -1;
     }
-    /* JAXBench's columns, plus % of peak and the speedup over the baseline. */
-    ckb_strbuf csv = {0};
-    ckb_strbuf_printf(&csv, "name,variant,status,timing_method,median_ms,mean_ms,std_ms,min_ms,"
-                            "flops,gflops,pct_of_peak,output_shape,speedup,error\n");
-    json_object *list;
-    json_object_object_get_ex(root, "workloads", &list);
-    for (size_t i = 0; i < json_object_array_length(list); i++) {
-        json_object *e = json_object_array_get_idx(list, i), *v, *x;
-        const char *variants[2] = {"baseline", "expert"};
-        for (int k = 0; k < 2; k++) {
-            if (!json_object_object_get_ex(e, variants[k], &v))
-                continue;
-#define F(name) (json_object_object_get_ex(v, name, &x) ? json_object_get_double(x) : 0.0)
-#define S(obj, name) (json_object_object_get_ex(obj, name, &x) ? json_object_get_string(x) : "")
-            const char *err = k ? S(v, "error") : S(e, "error");
-            ckb_strbuf_printf(&csv, "%s,%s,%s,in_sandbox_monotonic,%.4f,%.4f,%.4f,%.4f,%.6g,%.2f,"
-                                    "%.2f,%s,",
-                              S(e, "workload"), variants[k], S(v, "status"), F("median_ms"),
-                              F("mean_ms"), F("std_ms"), F("min_ms"),
-                              json_object_object_get_ex(e, "flops", &x) ? json_object_get_double(x)
-                                                                        : 0.0,
-                              F("gflops"), F("pct_of_peak"), S(e, "output_shape"));
-            if (k == 1 && json_object_object_get_ex(e, "speedup", &x))
-                ckb_strbuf_printf(&csv, "%.3f", json_object_get_double(x));
-            /* The error goes last, quoted, with quotes doubled and newlines flattened. */
-            ckb_strbuf_printf(&csv, ",\"");
-            for (const char *p = err; *p && p - err < 300; p++)
-                ckb_strbuf_printf(&csv, "%s", *p == '"' ? "\"\"" : *p == '\n' ? " " : (char[]){*p, 0});
-            ckb_strbuf_printf(&csv, "\"\n");
-#undef F
-#undef S
-        }
+    /* The CSV forms, each replaced atomically like results.json. */
+    const char *names[2] = {"results.csv", "results-jaxbench.csv"};
+    for (int k = 0; k < 2; k++) {
+        ckb_strbuf csv = {0};
+        ckb_suite_csv(root, k, &csv);
+        snprintf(path, sizeof path, "%s/%s", o->out_dir, names[k]);
+        int rc = ckb_write_file_atomic(path, csv.data, csv.len);
+        if (rc != 0)
+            fprintf(stderr, "ckbench: cannot write %s: %s\n", path, strerror(errno));
+        ckb_strbuf_free(&csv);
+        if (rc != 0)
+            return -1;
     }
-    snprintf(path, sizeof path, "%s/results.csv", o->out_dir);
-    int rc = ckb_write_file_atomic(path, csv.data, csv.len);
-    if (rc != 0)
-        fprintf(stderr, "ckbench: cannot write %s: %s\n", path, strerror(errno));
-    ckb_strbuf_free(&csv);
-    return rc;
+    return 0;
+}
+
+/* A millisecond figure for the table, "-" when not measured. */
+static const char *suite__ms(double v, char *buf, size_t n)
+{
+    if (isfinite(v) && v > 0)
+        snprintf(buf, n, "%.2f", v);
+    else
+        snprintf(buf, n, "-");
+    return buf;
 }
 
 static void suite__table(json_object *root, double peak)
 {
-    json_object *list, *x;
+    json_object *list = NULL;
     json_object_object_get_ex(root, "workloads", &list);
     printf("\n%-58s %11s %11s %8s %9s %7s %7s\n", "workload", "baseline ms", "expert ms",
            "speedup", "GFLOP/s", "% peak", "status");
-    for (size_t i = 0; i < json_object_array_length(list); i++) {
-        json_object *e = json_object_array_get_idx(list, i), *b = NULL, *ex = NULL;
-        json_object_object_get_ex(e, "baseline", &b);
-        json_object_object_get_ex(e, "expert", &ex);
-        double bms = b && json_object_object_get_ex(b, "median_ms", &x) ? json_object_get_double(x)
-                                                                         : 0;
-        double ems = ex && json_object_object_get_ex(ex, "median_ms", &x)
-                         ? json_object_get_double(x)
-                         : 0;
-        double best = ems > 0 ? ems : bms;
-        double flops = json_object_object_get_ex(e, "flops", &x) ? json_object_get_double(x) : 0;
-        double g = best > 0 ? flops / (best * 1e-3) / 1e9 : 0;
-        const char *st = ex && json_object_object_get_ex(ex, "status", &x) ? json_object_get_string(x)
-                         : b && json_object_object_get_ex(b, "status", &x) ? json_object_get_string(x)
-                                                                           : "?";
-        char ebuf[16] = "-", sbuf[16] = "-";
-        if (ems > 0) {
-            snprintf(ebuf, sizeof ebuf, "%.2f", ems);
+    int ndisturbed = 0;
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        json_object *b = ckb_json_obj(e, "baseline"), *ex = ckb_json_obj(e, "expert"), *d;
+        double bms = ckb_json_num(b, "median_ms"), ems = ckb_json_num(ex, "median_ms");
+        double best = ems > 0 ? ems : bms, flops = ckb_json_num(e, "flops");
+        double g = best > 0 && flops >= 0 ? flops / (best * 1e-3) / 1e9 : NAN;
+        const char *st = ckb_json_str(ex, "status");
+        if (!st)
+            st = ckb_json_str(b, "status");
+        int disturbed = json_object_object_get_ex(e, "timing_disturbed", &d) && d &&
+                        json_object_get_boolean(d);
+        ndisturbed += disturbed;
+        char bbuf[32], ebuf[32], sbuf[32] = "-", gbuf[32] = "-", pbuf[32] = "-", stbuf[32];
+        if (ems > 0 && bms > 0)
             snprintf(sbuf, sizeof sbuf, "%.2fx", bms / ems);
+        if (isfinite(g)) {
+            snprintf(gbuf, sizeof gbuf, "%.1f", g);
+            if (peak > 0)
+                snprintf(pbuf, sizeof pbuf, "%.1f", 100.0 * g / peak);
         }
-        printf("%-58s %11.2f %11s %8s %9.1f %7.1f %7s\n",
-               json_object_get_string(json_object_object_get(e, "workload")), bms, ebuf, sbuf, g,
-               peak > 0 ? 100.0 * g / peak : 0, st);
+        snprintf(stbuf, sizeof stbuf, "%s%s", st ? st : "?", disturbed ? "*" : "");
+        printf("%-58s %11s %11s %8s %9s %7s %7s\n", ckb_json_str(e, "workload"),
+               suite__ms(bms, bbuf, sizeof bbuf), suite__ms(ems, ebuf, sizeof ebuf), sbuf, gbuf,
+               pbuf, stbuf);
     }
-    json_object *noise;
-    if (json_object_object_get_ex(root, "timing_noise", &noise) &&
-        json_object_object_get_ex(noise, "ratio", &x))
+    if (ndisturbed)
+        printf("\n* %d workload%s timed while other work disturbed the machine: those figures "
+               "are not to be trusted (re-run them on a quiet machine)\n",
+               ndisturbed, ndisturbed == 1 ? " was" : "s were");
+    json_object *noise = ckb_json_obj(root, "timing_noise");
+    double ratio = ckb_json_num(noise, "ratio");
+    if (isfinite(ratio))
         printf("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
-               json_object_get_string(json_object_object_get(noise, "workload")),
-               json_object_get_double(x));
+               ckb_json_str(noise, "workload"), ratio);
 }
 
 static json_object *suite__find(json_object *list, const char *id)
@@ -370,6 +372,119 @@ static json_object *suite__find(json_object *list, const char *id)
             return e;
     }
     return NULL;
+}
+
+/* Whether dir exists with anything in it. */
+static int suite__nonempty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)))
+        entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return entries > 0;
+}
+
+/* The results a --resume continues: 0 with *old the parsed results.json
+ * (NULL when there is none yet); -2 after saying why they cannot be
+ * continued by this run (the file is left as it is). */
+static int suite__load_old(const ckb_suite_opts *o, json_object **old)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results.json", o->out_dir);
+    *old = NULL;
+    size_t len;
+    char *text = ckb_read_file(path, &len);
+    if (!text) {
+        if (errno == ENOENT) {
+            /* No results to continue; CSVs without their results.json would
+             * be overwritten by a fresh run, so they are not taken over. */
+            char csv[1100];
+            for (int k = 0; k < 2; k++) {
+                snprintf(csv, sizeof csv, "%s/%s", o->out_dir,
+                         k ? "results-jaxbench.csv" : "results.csv");
+                if (access(csv, F_OK) == 0) {
+                    fprintf(stderr, "ckbench: cannot resume %s: it has %s but no results.json "
+                                    "to continue; move them away, or give another --out\n",
+                            o->out_dir, csv);
+                    return -2;
+                }
+            }
+            return 0;
+        }
+        fprintf(stderr, "ckbench: cannot resume %s: cannot read %s: %s\n", o->out_dir, path,
+                strerror(errno));
+        return -2;
+    }
+    json_tokener *tok = json_tokener_new();
+    json_object *j = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    /* Trailing bytes after the object are garbage too. */
+    size_t used = jerr == json_tokener_success ? json_tokener_get_parse_end(tok) : 0;
+    json_tokener_free(tok);
+    while (used < len && (text[used] == ' ' || text[used] == '\n' || text[used] == '\t' ||
+                          text[used] == '\r'))
+        used++;
+    json_object *meta = NULL, *list = NULL, *x;
+    const char *why = NULL;
+    if (!j || jerr != json_tokener_success)
+        why = jerr == json_tokener_continue ? "it ends early (truncated)"
+              : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                             : "it is empty";
+    else if (used < len)
+        why = "there are bytes after the JSON object";
+    else if (!json_object_is_type(j, json_type_object) ||
+             !json_object_object_get_ex(j, "metadata", &meta) ||
+             !json_object_is_type(meta, json_type_object) ||
+             !json_object_object_get_ex(j, "workloads", &list) ||
+             !json_object_is_type(list, json_type_array))
+        why = "it has no \"metadata\" object and \"workloads\" array";
+    free(text);
+    if (why) {
+        fprintf(stderr, "ckbench: cannot resume %s: %s is not a complete suite result (%s). It "
+                        "is left as it is: move it away to start afresh, or give another "
+                        "--out\n",
+                o->out_dir, path, why);
+        json_object_put(j);
+        return -2;
+    }
+    /* Results measured another way cannot share one file. */
+    const char *size = json_object_object_get_ex(meta, "size", &x) ? json_object_get_string(x)
+                                                                   : "?";
+    int threads = json_object_object_get_ex(meta, "threads", &x) ? json_object_get_int(x) : -1;
+    int warmup = json_object_object_get_ex(meta, "warmup", &x) ? json_object_get_int(x) : -1;
+    int iters = json_object_object_get_ex(meta, "iters", &x) ? json_object_get_int(x) : -1;
+    if (strcmp(size, ckb_size_name(o->size)) != 0 || threads != o->threads ||
+        warmup != o->warmup || iters != o->iters) {
+        fprintf(stderr, "ckbench: cannot resume %s: its results were measured with --size %s "
+                        "--threads %d --warmup %d --iters %d, and this run asks for --size %s "
+                        "--threads %d --warmup %d --iters %d. Give the same to continue it, or "
+                        "another --out for a new run; nothing was changed\n",
+                o->out_dir, size, threads, warmup, iters, ckb_size_name(o->size), o->threads,
+                o->warmup, o->iters);
+        json_object_put(j);
+        return -2;
+    }
+    *old = j;
+    return 0;
+}
+
+int ckb_suite_check(const ckb_suite_opts *o)
+{
+    if (!o->resume && suite__nonempty(o->out_dir)) {
+        fprintf(stderr, "ckbench: %s exists and is not empty: continue its results with "
+                        "--resume, or choose another --out (nothing was changed)\n",
+                o->out_dir);
+        return -2;
+    }
+    json_object *old = NULL;
+    if (o->resume && suite__load_old(o, &old) != 0)
+        return -2;
+    json_object_put(old);
+    return 0;
 }
 
 /* slurm: every workload's evaluation at once, a node each (the executor
@@ -389,34 +504,47 @@ static void suite__pre_one(void *ctx, int i)
 
 int ckb_suite_run(const ckb_suite_opts *o)
 {
-    if (ckb_mkdirs(o->out_dir) != 0) {
-        fprintf(stderr, "ckbench: cannot create %s: %s\n", o->out_dir, strerror(errno));
-        return -1;
+    if (!o->resume && suite__nonempty(o->out_dir)) {
+        fprintf(stderr, "ckbench: %s exists and is not empty: continue its results with "
+                        "--resume, or choose another --out (nothing was changed)\n",
+                o->out_dir);
+        return -2;
     }
     json_object *old = NULL, *old_list = NULL;
-    if (o->resume) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/results.json", o->out_dir);
-        old = json_object_from_file(path);
-        json_object *meta, *x;
-        /* Only results of the same size and thread budget carry over. */
-        if (old && json_object_object_get_ex(old, "metadata", &meta) &&
-            json_object_object_get_ex(meta, "size", &x) &&
-            strcmp(json_object_get_string(x), ckb_size_name(o->size)) == 0 &&
-            json_object_object_get_ex(meta, "threads", &x) && json_object_get_int(x) == o->threads)
-            json_object_object_get_ex(old, "workloads", &old_list);
+    if (o->resume && suite__load_old(o, &old) != 0)
+        return -2;
+    if (old)
+        json_object_object_get_ex(old, "workloads", &old_list);
+    if (ckb_mkdirs(o->out_dir) != 0) {
+        fprintf(stderr, "ckbench: cannot create %s: %s\n", o->out_dir, strerror(errno));
+        json_object_put(old);
+        return -1;
     }
     json_object *root = json_object_new_object();
-    json_object_object_add(root, "metadata", suite__metadata(o));
     json_object *list = json_object_new_array();
+    if (old) {
+        /* A resumed run keeps its metadata, says when it was continued,
+         * and keeps every finished workload, asked for this time or not. */
+        json_object *meta = json_object_object_get(old, "metadata"), *resumed;
+        if (!json_object_object_get_ex(meta, "resumed_at", &resumed) ||
+            !json_object_is_type(resumed, json_type_array)) {
+            resumed = json_object_new_array();
+            json_object_object_add(meta, "resumed_at", resumed);
+        }
+        char when[32];
+        time_t now = time(NULL);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        json_object_array_add(resumed, json_object_new_string(when));
+        json_object_object_add(root, "metadata", json_object_get(meta));
+        for (size_t i = 0; i < json_object_array_length(old_list); i++)
+            json_object_array_add(list, json_object_get(json_object_array_get_idx(old_list, i)));
+    } else {
+        json_object_object_add(root, "metadata", suite__metadata(o));
+    }
     json_object_object_add(root, "workloads", list);
     int tty = isatty(2), rc = 0;
     json_object **pre = NULL;
     if (ckb_exec_kind_of(o->exec) == CKB_EXEC_SLURM && o->n > 0) {
-        char evals[1100];
-        snprintf(evals, sizeof evals, "%s/evals", o->out_dir);
-        if (!o->resume) /* a fresh bench times everything again */
-            ckb_remove_tree(evals);
         pre = calloc((size_t)o->n, sizeof *pre);
         fprintf(stderr, "ckbench: %d workloads on Slurm nodes ...\n", o->n);
         suite__pre ctx = {o, old_list, pre};
@@ -425,11 +553,8 @@ int ckb_suite_run(const ckb_suite_opts *o)
     }
     for (int i = 0; i < o->n; i++) {
         const ckb_workload *w = o->list[i];
-        json_object *prev = suite__find(old_list, w->id);
-        if (prev) {
-            json_object_array_add(list, json_object_get(prev));
+        if (suite__find(old_list, w->id))
             continue;
-        }
         if (pre && pre[i]) {
             json_object_array_add(list, pre[i]);
             pre[i] = NULL;
@@ -457,7 +582,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
         if (!nw && o->n > 0)
             nw = o->list[0];
         json_object *noise;
-        if (old && json_object_object_get_ex(old, "timing_noise", &noise) && old_list)
+        if (old && json_object_object_get_ex(old, "timing_noise", &noise))
             json_object_object_add(root, "timing_noise", json_object_get(noise));
         else if (nw) {
             if (tty)
@@ -469,7 +594,8 @@ int ckb_suite_run(const ckb_suite_opts *o)
     if (tty)
         fprintf(stderr, "\r\033[K");
     suite__table(root, suite__peak(o));
-    printf("\nresults: %s/results.json, %s/results.csv\n", o->out_dir, o->out_dir);
+    printf("\nresults: %s/results.json, %s/results.csv, %s/results-jaxbench.csv\n", o->out_dir,
+           o->out_dir, o->out_dir);
     json_object_put(root);
     json_object_put(old);
     for (int i = 0; pre && i < o->n; i++)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/strbuf.h"
 #include "exec/executor.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
@@ -22,7 +23,7 @@ typedef struct {
     const ckb_workload *list[128];
     int n;
     int use_expert;                     /* 0: baselines only */
-    int resume;                         /* keep finished workloads of out_dir/results.json */
+    int resume;                         /* continue out_dir/results.json (see ckb_suite_run) */
     int warmup, iters;
     const char *noise_workload;         /* NULL: 8p_GEMM if chosen, else the first */
     const ckb_machine *machine;
@@ -30,12 +31,30 @@ typedef struct {
 } ckb_suite_opts;
 
 /* 0 when every workload was run (whatever their statuses), -1 when the
- * harness failed (results so far are kept on disk). */
+ * harness failed (results so far are kept on disk), -2 when the run was
+ * refused before anything was written (said on stderr): out_dir is not
+ * empty and resume is off, or its results.json cannot be continued (not
+ * a complete suite result, or measured at another size, thread budget,
+ * warm-up or iteration count). A resumed run keeps every workload the
+ * file holds, asked for this time or not, and runs the missing ones. */
 int ckb_suite_run(const ckb_suite_opts *o);
+/* The refusals of ckb_suite_run alone (o->machine is not read), so that a
+ * command refuses before it measures anything: 0 or -2 after saying why. */
+int ckb_suite_check(const ckb_suite_opts *o);
 
 /* The hash recorded as an expert's "source_hash" (FNV-1a 64 of the file's
  * bytes, written as 16 hex digits), for a report to check the source it
  * shows is the one that ran. */
 uint64_t ckb_suite_source_hash(const char *text, size_t n);
+
+/* The CSV forms of a results.json object (docs/FORMATS.md), appended to
+ * out: ckbench's own (results.csv: ckb_suite_csv_header), or with jaxbench
+ * set JAXBench's run_all columns and status names exactly
+ * (results-jaxbench.csv: ckb_suite_jaxbench_header). Unmeasured values are
+ * empty fields. */
+struct json_object;
+void ckb_suite_csv(struct json_object *root, int jaxbench, ckb_strbuf *out);
+extern const char ckb_suite_csv_header[];
+extern const char ckb_suite_jaxbench_header[];
 
 #endif /* CKB_SUITE_H */

@@ -5,50 +5,42 @@
 
 #include "bench/suite.h"
 #include "cli/cli.h"
+#include "exec/executor.h"
 
-int ckb_cmd_bench(int argc, char **argv)
+static int bench__run(const ckb_cli_args *a)
 {
-    ckb_cli_opts o;
-    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
-        return 2;
-    if (o.npositional) {
-        fprintf(stderr, "ckbench: bench takes no positional arguments (use --workloads)\n");
-        return 2;
-    }
+    ckb_cli_common o;
+    ckb_cli_common_get(a, &o);
     ckb_suite_opts so = {0};
     so.size = o.size;
     so.threads = o.threads;
-    so.out_dir = o.out ? o.out : "results";
-    so.use_expert = !o.no_expert;
-    so.resume = o.resume;
+    so.out_dir = ckb_cli_str(a, "out", "results");
+    so.use_expert = !ckb_cli_given(a, "no-expert");
+    so.resume = ckb_cli_given(a, "resume") > 0;
     so.warmup = o.warmup;
     so.iters = o.iters;
-    if (o.workloads) {
-        char *list = strdup(o.workloads), *save = NULL;
-        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const char *list = ckb_cli_str(a, "workloads", NULL);
+    if (list) {
+        char *copy = strdup(list), *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             const ckb_workload *w = ckb_cli_workload(t);
             if (!w) {
-                free(list);
+                free(copy);
                 return 2;
             }
             if (so.n < 128)
                 so.list[so.n++] = w;
         }
-        free(list);
+        free(copy);
     } else {
         for (int i = 0; i < ckb_workload_count() && i < 128; i++)
             so.list[so.n++] = ckb_workload_at(i);
     }
-    ckb_exec_config ec;
-    ckb_exec_config_default(&ec);
-    if (o.executor && ckb_exec_kind_parse(o.executor, &ec.kind) != 0) {
-        fprintf(stderr, "ckbench: --executor is local or slurm\n");
+    if (ckb_suite_check(&so) != 0)
         return 2;
-    }
-    ec.partition = o.partition;
-    ec.account = o.account;
-    if (o.slurm_max_jobs > 0)
-        ec.max_jobs = o.slurm_max_jobs;
+    ckb_exec_config ec;
+    if (ckb_cli_executor(a, &ec) != 0)
+        return 2;
     char err[512];
     ckb_exec *exec = ckb_exec_open(&ec, err, sizeof err);
     if (!exec) {
@@ -56,13 +48,37 @@ int ckb_cmd_bench(int argc, char **argv)
         return 2;
     }
     ckb_machine m;
-    if (ckb_cli_machine(&o, &m) != 0) {
+    if (ckb_cli_machine(o.threads, o.machine, &m) != 0) {
         ckb_exec_close(exec);
         return 1;
     }
     so.machine = &m;
     so.exec = exec;
-    int rc = ckb_suite_run(&so) == 0 ? 0 : 1;
+    int rc = ckb_suite_run(&so);
     ckb_exec_close(exec);
-    return rc;
+    return rc == 0 ? 0 : rc == -2 ? 2 : 1;
 }
+
+static const ckb_cli_opt bench__opts[] = {
+    CKB_CLI_OPT_SIZE,
+    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads to run (default: all)", NULL},
+    CKB_CLI_OPT_THREADS,
+    {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0,
+     "where results.json and results.csv go; a new or empty folder unless --resume "
+     "(default: results)", NULL},
+    {"resume", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
+     "continue the results in DIR (same size, threads, warm-up and iterations): keep every "
+     "workload it holds, run the missing ones", NULL},
+    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "time the baselines only", NULL},
+    CKB_CLI_OPT_WARMUP,
+    CKB_CLI_OPT_ITERS,
+    CKB_CLI_OPT_MACHINE,
+    CKB_CLI_OPTS_EXECUTOR,
+};
+
+const ckb_cli_cmd ckb_cmd_bench = {
+    .name = "bench", .args = "", .min_pos = 0, .max_pos = 0,
+    .summary = "the suite (JAXBench's run_all): baselines and experts, results.json/.csv",
+    .about = "Results are written after every workload, so a killed run continues with --resume.\n",
+    .opts = bench__opts, .nopts = CKB_CLI_NOPTS(bench__opts), .run = bench__run,
+};

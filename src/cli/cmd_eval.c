@@ -5,37 +5,36 @@
 #include "cli/cli.h"
 #include "eval/eval.h"
 
-int ckb_cmd_eval(int argc, char **argv)
+static int eval__run(const ckb_cli_args *a)
 {
-    ckb_cli_opts o;
-    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
-        return 2;
-    if (o.npositional != 2) {
-        fprintf(stderr, "usage: ckbench eval WORKLOAD FILE [--size S] [--seeds N] [--threads N]\n");
-        return 2;
-    }
-    const ckb_workload *w = ckb_cli_workload(o.positional[0]);
+    ckb_cli_common o;
+    ckb_cli_common_get(a, &o);
+    const ckb_workload *w = ckb_cli_workload(a->pos[0]);
     if (!w)
         return 2;
+    const char *defines[CKB_CLI_MAX_REPEAT];
+    int ndefines = ckb_cli_given(a, "define");
+    for (int i = 0; i < ndefines; i++)
+        defines[i] = ckb_cli_at(a, "define", i);
     ckb_machine m;
-    if (ckb_cli_machine(&o, &m) != 0)
+    if (ckb_cli_machine(o.threads, o.machine, &m) != 0)
         return 1;
     ckb_eval_opts eo;
     ckb_eval_opts_default(&eo);
     eo.size = o.size;
     eo.threads = o.threads;
-    eo.nseeds = o.seeds;
+    eo.nseeds = (int)ckb_cli_int(a, "seeds", 3);
     eo.warmup = o.warmup;
     eo.iters = o.iters;
-    eo.seed = o.seed;
-    eo.workdir = o.keep;
-    eo.timeout_scale = o.timeout_scale;
-    eo.defines = o.defines;
-    eo.ndefines = o.ndefines;
+    eo.seed = ckb_cli_u64(a, "seed", 0);
+    eo.workdir = ckb_cli_str(a, "keep", NULL);
+    eo.timeout_scale = ckb_cli_num(a, "timeout-scale", 1.0);
+    eo.defines = defines;
+    eo.ndefines = ndefines;
     eo.peak_gflops = m.bf16_gflops;
     eo.bw_gbs = m.bw_gbs;
     ckb_eval_result r;
-    int rc = ckb_eval_run(w, o.positional[1], &eo, &r);
+    int rc = ckb_eval_run(w, a->pos[1], &eo, &r);
     json_object *j = ckb_eval_result_json(w, &eo, &r);
     printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -44,3 +43,29 @@ int ckb_cmd_eval(int argc, char **argv)
         fprintf(stderr, "ckbench: %s\n", r.message);
     return rc == 0 ? 0 : 1;
 }
+
+static const ckb_cli_opt eval__opts[] = {
+    CKB_CLI_OPT_SIZE,
+    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for the correctness check (default: 3)",
+     NULL},
+    CKB_CLI_OPT_THREADS,
+    CKB_CLI_OPT_WARMUP,
+    CKB_CLI_OPT_ITERS,
+    {"seed", 0, CKB_CLI_U64, "S", 1, 0, 0,
+     "a fixed non-zero seed instead of ones drawn now (reproduces a run)", NULL},
+    {"keep", 0, CKB_CLI_STR, "DIR", 0, 0, 0, "keep the compile folder in DIR", NULL},
+    {"timeout-scale", 0, CKB_CLI_NUM, "X", 1e-3, 1e6, 0,
+     "multiply every time limit by X (default: 1)", NULL},
+    {"define", 0, CKB_CLI_KV, "NAME=VALUE", 0, 0, 8,
+     "a macro for the candidate's compile (an expert's parameters)", NULL},
+    CKB_CLI_OPT_MACHINE,
+};
+
+const ckb_cli_cmd ckb_cmd_eval = {
+    .name = "eval", .args = "WORKLOAD FILE", .min_pos = 2, .max_pos = 2,
+    .missing = "needs WORKLOAD FILE, e.g. ckbench eval 8p kernel.c",
+    .summary = "evaluate a candidate kernel (a C file); one JSON object on stdout",
+    .about = "Exit status: 0 whenever the evaluation ran, whatever the verdict (see \"status\");\n"
+             "1 when the harness could not run; 2 for a bad command line.\n",
+    .opts = eval__opts, .nopts = CKB_CLI_NOPTS(eval__opts), .run = eval__run,
+};

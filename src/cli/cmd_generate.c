@@ -23,164 +23,65 @@ typedef struct {
     ckb_gen_opts g;
     ckb_provider_config pc;
     const char *workloads, *out, *resume, *machine, *prices;
-    ckb_exec_config ec; /* --executor and its Slurm options (not run-defining) */
     int budget_set;
     int given[64]; /* which run-defining options the command line set */
 } generate__opts;
-
-static const char generate__usage[] =
-    "usage: ckbench generate --method best-of-n|refine|refine-docs|beam --provider P "
-    "--model X\n"
-    "         --workloads ID,ID... [--budget N] [--size small|default] [--threads N]\n"
-    "         [--out RUN] [--jobs K] [--concurrency N] [--base-url U] [--command CMD]\n"
-    "         [--replay RUN] [--prices FILE] [--max-retries N] [--timeout S]\n"
-    "         [--temperature T] [--max-tokens N] [--chains C --turns T]\n"
-    "         [--beam-width W --beam-candidates K] [--seed S] [--warmup N] [--iters N]\n"
-    "         [--seeds N] [--timeout-scale X] [--docs-target T] [--no-expert] [--quiet]\n"
-    "         [--executor local|slurm [--partition P] [--account A] [--slurm-max-jobs N]]\n"
-    "       ckbench generate --resume RUN [--jobs K] [--concurrency N] [provider options]\n"
-    "         [executor options]\n";
 
 /* Options that define the run: fixed at creation, read back on resume. */
 enum { G_METHOD, G_PROVIDER, G_MODEL, G_WORKLOADS, G_BUDGET, G_SIZE, G_THREADS, G_CHAINS,
        G_TURNS, G_BEAM_W, G_BEAM_K, G_SEED, G_WARMUP, G_ITERS, G_SEEDS, G_DOCS, G_NOEXPERT,
        G_TEMPERATURE, G_MAXTOK, G_REPLAY, G_NDEF };
 
-static int generate__int(const char *flag, const char *v, long lo, long hi, int *out)
+/* The option behind each G_*, in that order. */
+static const char *const generate__defining[G_NDEF] = {
+    "method", "provider", "model", "workloads", "budget", "size", "threads",
+    "chains", "turns", "beam-width", "beam-candidates", "seed", "warmup", "iters",
+    "seeds", "docs-target", "no-expert", "temperature", "max-tokens", "replay"};
+
+/* The checked command line into o; -1 after saying what is wrong. */
+static int generate__parse(const ckb_cli_args *a, generate__opts *o)
 {
-    char *end;
-    errno = 0;
-    long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || *end || x < lo || x > hi) {
-        fprintf(stderr, "ckbench: %s needs an integer in %ld..%ld (got '%s')\n", flag, lo, hi,
-                v ? v : "");
+    for (int i = 0; i < G_NDEF; i++)
+        o->given[i] = ckb_cli_given(a, generate__defining[i]) > 0;
+    const char *method = ckb_cli_str(a, "method", NULL);
+    if (method && ckb_gen_method_parse(method, &o->g.method) != 0) {
+        ckb_cli_usage_error(a, "--method is best-of-n, refine, refine-docs or beam (got '%s')",
+                            method);
         return -1;
     }
-    *out = (int)x;
-    return 0;
-}
-
-static int generate__double(const char *flag, const char *v, double lo, double *out)
-{
-    char *end;
-    double x = v ? strtod(v, &end) : NAN;
-    if (!v || *end || !(x >= lo)) {
-        fprintf(stderr, "ckbench: %s needs a number >= %g (got '%s')\n", flag, lo, v ? v : "");
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-static int generate__parse(int argc, char **argv, generate__opts *o)
-{
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = 1, rc = 0;
-        if (!strcmp(a, "--method")) {
-            o->given[G_METHOD] = 1;
-            if (ckb_gen_method_parse(v, &o->g.method) != 0) {
-                fprintf(stderr, "ckbench: --method is best-of-n, refine, refine-docs or beam\n");
-                return -1;
-            }
-        } else if (!strcmp(a, "--provider")) {
-            o->given[G_PROVIDER] = 1, o->pc.name = v;
-        } else if (!strcmp(a, "--model")) {
-            o->given[G_MODEL] = 1, o->pc.model = v;
-        } else if (!strcmp(a, "--workloads")) {
-            o->given[G_WORKLOADS] = 1, o->workloads = v;
-        } else if (!strcmp(a, "--budget")) {
-            o->given[G_BUDGET] = 1, rc = generate__int(a, v, 1, 100000, &o->g.budget);
-        } else if (!strcmp(a, "--size")) {
-            o->given[G_SIZE] = 1;
-            if (!v || ckb_size_parse(v, &o->g.eval.size) != 0) {
-                fprintf(stderr, "ckbench: --size is small, default or paper\n");
-                return -1;
-            }
-        } else if (!strcmp(a, "--threads")) {
-            o->given[G_THREADS] = 1, rc = generate__int(a, v, 1, 1024, &o->g.eval.threads);
-        } else if (!strcmp(a, "--chains")) {
-            o->given[G_CHAINS] = 1, rc = generate__int(a, v, 1, 10000, &o->g.chains);
-        } else if (!strcmp(a, "--turns")) {
-            o->given[G_TURNS] = 1, rc = generate__int(a, v, 1, 10000, &o->g.turns);
-        } else if (!strcmp(a, "--beam-width")) {
-            o->given[G_BEAM_W] = 1, rc = generate__int(a, v, 1, 16, &o->g.beam_width);
-        } else if (!strcmp(a, "--beam-candidates")) {
-            o->given[G_BEAM_K] = 1, rc = generate__int(a, v, 1, 64, &o->g.beam_candidates);
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            o->given[G_SEED] = 1;
-            o->g.seed = v ? strtoull(v, &end, 0) : 0;
-            if (!v || *end) {
-                fprintf(stderr, "ckbench: --seed needs an integer\n");
-                return -1;
-            }
-        } else if (!strcmp(a, "--warmup")) {
-            o->given[G_WARMUP] = 1, rc = generate__int(a, v, 0, 100, &o->g.eval.warmup);
-        } else if (!strcmp(a, "--iters")) {
-            o->given[G_ITERS] = 1, rc = generate__int(a, v, 1, 400, &o->g.eval.iters);
-        } else if (!strcmp(a, "--seeds")) {
-            o->given[G_SEEDS] = 1, rc = generate__int(a, v, 1, 7, &o->g.eval.nseeds);
-        } else if (!strcmp(a, "--docs-target")) {
-            o->given[G_DOCS] = 1, o->g.docs_target = v;
-        } else if (!strcmp(a, "--temperature")) {
-            o->given[G_TEMPERATURE] = 1, rc = generate__double(a, v, 0, &o->pc.temperature);
-        } else if (!strcmp(a, "--max-tokens")) {
-            o->given[G_MAXTOK] = 1, rc = generate__int(a, v, 1, 1000000, &o->pc.max_tokens);
-        } else if (!strcmp(a, "--replay")) {
-            o->given[G_REPLAY] = 1, o->pc.replay_run = v;
-        } else if (!strcmp(a, "--timeout-scale")) {
-            rc = generate__double(a, v, 0.01, &o->g.eval.timeout_scale);
-        } else if (!strcmp(a, "--out")) {
-            o->out = v;
-        } else if (!strcmp(a, "--resume")) {
-            o->resume = v;
-        } else if (!strcmp(a, "--jobs")) {
-            rc = generate__int(a, v, 1, 256, &o->g.jobs);
-        } else if (!strcmp(a, "--concurrency")) {
-            rc = generate__int(a, v, 1, 256, &o->pc.concurrency);
-        } else if (!strcmp(a, "--base-url")) {
-            o->pc.base_url = v;
-        } else if (!strcmp(a, "--command")) {
-            o->pc.command = v;
-        } else if (!strcmp(a, "--prices")) {
-            o->pc.price_file = v;
-        } else if (!strcmp(a, "--max-retries")) {
-            rc = generate__int(a, v, 0, 100, &o->pc.max_retries);
-        } else if (!strcmp(a, "--timeout")) {
-            rc = generate__double(a, v, 0.001, &o->pc.timeout_s);
-        } else if (!strcmp(a, "--machine")) {
-            o->machine = v;
-        } else if (!strcmp(a, "--executor")) {
-            if (ckb_exec_kind_parse(v, &o->ec.kind) != 0) {
-                fprintf(stderr, "ckbench: --executor is local or slurm\n");
-                return -1;
-            }
-        } else if (!strcmp(a, "--partition")) {
-            o->ec.partition = v;
-        } else if (!strcmp(a, "--account")) {
-            o->ec.account = v;
-        } else if (!strcmp(a, "--slurm-max-jobs")) {
-            rc = generate__int(a, v, 1, 100000, &o->ec.max_jobs);
-        } else {
-            takes = 0;
-            if (!strcmp(a, "--no-expert"))
-                o->given[G_NOEXPERT] = 1, o->g.use_expert = 0;
-            else if (!strcmp(a, "--quiet"))
-                o->g.quiet = 1;
-            else {
-                fprintf(stderr, "ckbench: generate: unknown argument %s\n%s", a, generate__usage);
-                return -1;
-            }
-        }
-        if (rc != 0)
-            return -1;
-        if (takes && !v) {
-            fprintf(stderr, "ckbench: %s needs a value\n", a);
-            return -1;
-        }
-        i += takes;
-    }
+    o->pc.name = ckb_cli_str(a, "provider", NULL);
+    o->pc.model = ckb_cli_str(a, "model", NULL);
+    o->workloads = ckb_cli_str(a, "workloads", NULL);
+    o->g.budget = (int)ckb_cli_int(a, "budget", o->g.budget);
+    o->g.eval.size = ckb_cli_size(a, "size", o->g.eval.size);
+    o->g.eval.threads = (int)ckb_cli_int(a, "threads", o->g.eval.threads);
+    o->g.chains = (int)ckb_cli_int(a, "chains", o->g.chains);
+    o->g.turns = (int)ckb_cli_int(a, "turns", o->g.turns);
+    o->g.beam_width = (int)ckb_cli_int(a, "beam-width", o->g.beam_width);
+    o->g.beam_candidates = (int)ckb_cli_int(a, "beam-candidates", o->g.beam_candidates);
+    o->g.seed = ckb_cli_u64(a, "seed", o->g.seed);
+    o->g.eval.warmup = (int)ckb_cli_int(a, "warmup", o->g.eval.warmup);
+    o->g.eval.iters = (int)ckb_cli_int(a, "iters", o->g.eval.iters);
+    o->g.eval.nseeds = (int)ckb_cli_int(a, "seeds", o->g.eval.nseeds);
+    o->g.docs_target = ckb_cli_str(a, "docs-target", o->g.docs_target);
+    o->pc.temperature = ckb_cli_num(a, "temperature", o->pc.temperature);
+    o->pc.max_tokens = (int)ckb_cli_int(a, "max-tokens", o->pc.max_tokens);
+    o->pc.replay_run = ckb_cli_str(a, "replay", NULL);
+    o->g.eval.timeout_scale = ckb_cli_num(a, "timeout-scale", o->g.eval.timeout_scale);
+    o->out = ckb_cli_str(a, "out", NULL);
+    o->resume = ckb_cli_str(a, "resume", NULL);
+    o->g.jobs = (int)ckb_cli_int(a, "jobs", o->g.jobs);
+    o->pc.concurrency = (int)ckb_cli_int(a, "concurrency", o->pc.concurrency);
+    o->pc.base_url = ckb_cli_str(a, "base-url", NULL);
+    o->pc.command = ckb_cli_str(a, "command", NULL);
+    o->pc.price_file = ckb_cli_str(a, "prices", NULL);
+    o->pc.max_retries = (int)ckb_cli_int(a, "max-retries", o->pc.max_retries);
+    o->pc.timeout_s = ckb_cli_num(a, "timeout", o->pc.timeout_s);
+    o->machine = ckb_cli_str(a, "machine", NULL);
+    if (ckb_cli_given(a, "no-expert"))
+        o->g.use_expert = 0;
+    if (ckb_cli_given(a, "quiet"))
+        o->g.quiet = 1;
     return 0;
 }
 
@@ -275,6 +176,10 @@ static json_object *generate__config(const generate__opts *o, const ckb_workload
     if (o->g.method == CKB_GEN_REFINE || o->g.method == CKB_GEN_REFINE_DOCS) {
         json_object_object_add(c, "chains", json_object_new_int(chains));
         json_object_object_add(c, "turns", json_object_new_int(turns));
+        /* The budget need not fill the last chain: say how long it is. */
+        if (chains * turns != o->g.budget)
+            json_object_object_add(c, "last_chain_turns",
+                                   json_object_new_int(o->g.budget - (chains - 1) * turns));
     }
     if (o->g.method == CKB_GEN_BEAM) {
         json_object_object_add(c, "beam_width", json_object_new_int(o->g.beam_width));
@@ -364,25 +269,64 @@ static void generate__report(ckb_run *run, const ckb_workload *const *wl, int n)
     fprintf(stderr, "run: %s (summary.json, best/, records.jsonl)\n", ckb_run_dir(run));
 }
 
-int ckb_cmd_generate(int argc, char **argv)
+/* The method's shape from the command line, so that config.json says what
+ * will run: for refine, chains x turns is the budget (two of --budget,
+ * --chains, --turns set the third; three that disagree are refused); an
+ * option of another method is refused. -1 after saying why. */
+static int generate__shape(const ckb_cli_args *a, generate__opts *o)
+{
+    int refine = o->g.method == CKB_GEN_REFINE || o->g.method == CKB_GEN_REFINE_DOCS;
+    const char *m = ckb_gen_method_name(o->g.method);
+    if (!refine && (o->given[G_CHAINS] || o->given[G_TURNS])) {
+        ckb_cli_usage_error(a, "--chains and --turns apply to --method refine and refine-docs, "
+                               "not %s",
+                            m);
+        return -1;
+    }
+    if (o->g.method != CKB_GEN_BEAM && (o->given[G_BEAM_W] || o->given[G_BEAM_K])) {
+        ckb_cli_usage_error(a, "--beam-width and --beam-candidates apply to --method beam, not %s",
+                            m);
+        return -1;
+    }
+    if (!refine)
+        return 0;
+    int c = o->given[G_CHAINS], t = o->given[G_TURNS], b = o->given[G_BUDGET];
+    if (c && t && !b) {
+        o->g.budget = o->g.chains * o->g.turns;
+    } else if (c && t && o->g.chains * o->g.turns != o->g.budget) {
+        ckb_cli_usage_error(a, "--budget %d is not --chains %d x --turns %d (= %d); give two of "
+                               "the three, or three that agree",
+                            o->g.budget, o->g.chains, o->g.turns, o->g.chains * o->g.turns);
+        return -1;
+    } else if (c && !t) {
+        if (o->g.budget % o->g.chains != 0) {
+            ckb_cli_usage_error(a, "a budget of %d does not split into %d chains of equal "
+                                   "length; give --turns, or a --budget that --chains divides",
+                                o->g.budget, o->g.chains);
+            return -1;
+        }
+        o->g.turns = o->g.budget / o->g.chains;
+    }
+    /* --turns alone (or neither): as many chains as the budget needs; the
+     * last may be shorter, and config.json says so (last_chain_turns). */
+    return 0;
+}
+
+static int generate__run(const ckb_cli_args *a)
 {
     generate__opts o;
     memset(&o, 0, sizeof o);
     ckb_gen_opts_default(&o.g);
     ckb_provider_config_default(&o.pc);
-    ckb_exec_config_default(&o.ec);
     o.g.eval.threads = omp_get_num_procs();
-    if (generate__parse(argc, argv, &o) != 0)
+    if (generate__parse(a, &o) != 0)
         return 2;
-    if (argc < 3) {
-        fputs(generate__usage, stderr);
-        return 2;
-    }
     char err[1024], wlbuf[8192], outbuf[512];
     ckb_run *run = NULL;
     ckb_provider *p = NULL;
-    ckb_exec *exec = NULL;
     json_object *config = NULL;
+    ckb_exec *exec = NULL;
+    ckb_exec_config ec;
     int rc = 1;
     const ckb_workload *wl[128];
     int nwl;
@@ -400,13 +344,13 @@ int ckb_cmd_generate(int argc, char **argv)
             rc = 2;
             goto cleanup;
         }
-    }
-    /* --chains and --turns alone set the budget they add up to. */
-    if (!o.resume && o.given[G_CHAINS] && o.given[G_TURNS] && !o.given[G_BUDGET])
-        o.g.budget = o.g.chains * o.g.turns;
-    if (!o.pc.name || !o.workloads) {
-        fprintf(stderr, "ckbench: generate needs --provider and --workloads\n%s", generate__usage);
+    } else if (generate__shape(a, &o) != 0) {
         rc = 2;
+        goto cleanup;
+    }
+    if (!o.pc.name || !o.workloads) {
+        rc = ckb_cli_usage_error(a, "a new run needs --provider and --workloads (or --resume "
+                                    "RUN)");
         goto cleanup;
     }
     if ((nwl = generate__workloads(o.workloads, wl, 128)) <= 0) {
@@ -423,11 +367,7 @@ int ckb_cmd_generate(int argc, char **argv)
         goto cleanup;
     }
     ckb_machine m;
-    ckb_cli_opts co;
-    memset(&co, 0, sizeof co);
-    co.threads = o.g.eval.threads;
-    co.machine = o.machine;
-    if (ckb_cli_machine(&co, &m) != 0)
+    if (ckb_cli_machine(o.g.eval.threads, o.machine, &m) != 0)
         goto cleanup;
     o.g.eval.peak_gflops = m.bf16_gflops;
     o.g.eval.bw_gbs = m.bw_gbs;
@@ -448,8 +388,12 @@ int ckb_cmd_generate(int argc, char **argv)
     } else {
         fprintf(stderr, "ckbench: resuming %s\n", o.resume);
     }
-    o.ec.quiet = o.g.quiet;
-    if (!(exec = ckb_exec_open(&o.ec, err, sizeof err))) {
+    if (ckb_cli_executor(a, &ec) != 0) {
+        rc = 2;
+        goto cleanup;
+    }
+    ec.quiet = o.g.quiet;
+    if (!(exec = ckb_exec_open(&ec, err, sizeof err))) {
         fprintf(stderr, "ckbench: %s\n", err);
         goto cleanup;
     }
@@ -473,3 +417,68 @@ cleanup:
     ckb_run_close(run);
     return rc;
 }
+
+static const ckb_cli_opt generate__table[] = {
+    {"method", 0, CKB_CLI_STR, "M", 0, 0, 0,
+     "best-of-n, refine, refine-docs or beam (default: best-of-n)", NULL},
+    {"provider", 0, CKB_CLI_STR, "P", 0, 0, 0, "openai, anthropic, gemini, command or replay",
+     "resume"},
+    {"model", 0, CKB_CLI_STR, "X", 0, 0, 0,
+     "the model; required by openai, anthropic and gemini, optional for command (its "
+     "CKB_MODEL) and replay", NULL},
+    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads", "resume"},
+    {"budget", 0, CKB_CLI_INT, "N", 1, 100000, 0, "samples per workload (default: 144)", NULL},
+    CKB_CLI_OPT_SIZE,
+    CKB_CLI_OPT_THREADS,
+    {"out", 0, CKB_CLI_STR, "RUN", 0, 0, 0,
+     "the run folder, new or empty (default: runs/<method>-<UTC time>)", NULL},
+    {"resume", 0, CKB_CLI_STR, "RUN", 0, 0, 0,
+     "continue a killed run as it was configured (only --jobs, --concurrency, the "
+     "connection options and the executor's may be given with it)", NULL},
+    {"jobs", 0, CKB_CLI_INT, "K", 1, 256, 0, "workloads worked on at once (default: 1)", NULL},
+    {"concurrency", 0, CKB_CLI_INT, "N", 1, 256, 0, "model calls at once (default: 4)", NULL},
+    {"base-url", 0, CKB_CLI_STR, "U", 0, 0, 0, "the provider's endpoint (an OpenAI-compatible "
+                                               "server, a proxy)", NULL},
+    {"command", 0, CKB_CLI_STR, "CMD", 0, 0, 0,
+     "provider command: run with /bin/sh -c, prompt on stdin, reply on stdout", NULL},
+    {"replay", 0, CKB_CLI_STR, "RUN", 0, 0, 0, "provider replay: the run whose replies to give",
+     NULL},
+    {"prices", 0, CKB_CLI_STR, "FILE", 0, 0, 0, "a price table (docs/FORMATS.md) for cost_usd",
+     NULL},
+    {"max-retries", 0, CKB_CLI_INT, "N", 0, 100, 0, "provider retries (default: 5)", NULL},
+    {"timeout", 0, CKB_CLI_NUM, "S", 0.001, 1e9, 0, "seconds per model call (default: 300)", NULL},
+    {"temperature", 0, CKB_CLI_NUM, "T", 0, 100, 0,
+     "sampling temperature (default: the provider's)", NULL},
+    {"max-tokens", 0, CKB_CLI_INT, "N", 1, 1000000, 0, "reply token limit (default: 8192)", NULL},
+    {"chains", 0, CKB_CLI_INT, "C", 1, 10000, 0,
+     "refine: chains; C x T must be the budget (two of --budget/--chains/--turns set the "
+     "third)", NULL},
+    {"turns", 0, CKB_CLI_INT, "T", 1, 10000, 0, "refine: turns per chain (default: 8)", NULL},
+    {"beam-width", 0, CKB_CLI_INT, "W", 1, 16, 0, "beam: beam width (default: 3)", NULL},
+    {"beam-candidates", 0, CKB_CLI_INT, "K", 1, 64, 0,
+     "beam: candidates per beam element (default: 6)", NULL},
+    {"seed", 0, CKB_CLI_U64, "S", 0, 0, 0, "a fixed seed for the evaluations (default: drawn)",
+     NULL},
+    CKB_CLI_OPT_WARMUP,
+    CKB_CLI_OPT_ITERS,
+    {"seeds", 0, CKB_CLI_INT, "N", 1, 7, 0, "input sets for each correctness check (default: 3)",
+     NULL},
+    {"timeout-scale", 0, CKB_CLI_NUM, "X", 0.01, 1e6, 0,
+     "multiply every evaluation time limit by X (default: 1)", NULL},
+    {"docs-target", 0, CKB_CLI_STR, "T", 0, 0, 0,
+     "documentation target for refine-docs and beam (default: chosen by the host)", NULL},
+    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "do not time the expert for % of expert", NULL},
+    {"quiet", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "no progress lines", NULL},
+    CKB_CLI_OPT_MACHINE,
+    CKB_CLI_OPTS_EXECUTOR,
+};
+
+const ckb_cli_cmd ckb_cmd_generate = {
+    .name = "generate", .args = "", .min_pos = 0, .max_pos = 0,
+    .summary = "a generation method on a sample budget per workload, into a run folder",
+    .about = "A new run needs --provider and --workloads (and --model for the HTTP providers);\n"
+             "`ckbench generate --resume RUN` continues a killed run where its records stop.\n"
+             "The run folder holds config.json, records.jsonl, best/ and summary.json\n"
+             "(docs/FORMATS.md). API keys come from the environment.\n",
+    .opts = generate__table, .nopts = CKB_CLI_NOPTS(generate__table), .run = generate__run,
+};

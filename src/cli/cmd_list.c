@@ -7,11 +7,9 @@
 #include "core/strbuf.h"
 #include "docs/docs.h"
 
-int ckb_cmd_list(int argc, char **argv)
+static int list__run(const ckb_cli_args *a)
 {
-    ckb_cli_opts o;
-    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
-        return 2;
+    (void)a;
     printf("%-58s %-24s %10s %10s %10s  %-6s %s\n", "workload", "model", "small GF",
            "default GF", "paper GF", "expert", "tags");
     for (int i = 0; i < ckb_workload_count(); i++) {
@@ -54,16 +52,10 @@ static void describe__docs(const ckb_workload *w)
     ckb_strbuf_free(&text);
 }
 
-int ckb_cmd_describe(int argc, char **argv)
+static int describe__run(const ckb_cli_args *a)
 {
-    ckb_cli_opts o;
-    if (ckb_cli_parse(argc, argv, 2, &o) != 0)
-        return 2;
-    if (o.npositional != 1) {
-        fprintf(stderr, "usage: ckbench describe WORKLOAD\n");
-        return 2;
-    }
-    const ckb_workload *w = ckb_cli_workload(o.positional[0]);
+    ckb_size size = ckb_cli_size(a, "size", CKB_SIZE_DEFAULT);
+    const ckb_workload *w = ckb_cli_workload(a->pos[0]);
     if (!w)
         return 2;
     printf("%s — %s\n  model: %s   operator: %s   tags: %s\n\n", w->id, w->summary, w->model,
@@ -80,8 +72,8 @@ int ckb_cmd_describe(int argc, char **argv)
     char *sig = ckb_workload_signature(w);
     printf("\n  candidate signature:\n    %s;\n", sig);
     free(sig);
-    char *hdr = ckb_workload_candidate_header(w, o.size);
-    printf("\n  generated header at size %s:\n%s", ckb_size_name(o.size), hdr);
+    char *hdr = ckb_workload_candidate_header(w, size);
+    printf("\n  generated header at size %s:\n%s", ckb_size_name(size), hdr);
     free(hdr);
     if (w->nparams) {
         printf("\n  expert parameters:\n");
@@ -96,3 +88,21 @@ int ckb_cmd_describe(int argc, char **argv)
     describe__docs(w);
     return 0;
 }
+
+const ckb_cli_cmd ckb_cmd_list = {
+    .name = "list", .args = "", .min_pos = 0, .max_pos = 0,
+    .summary = "the workloads: sizes, GFLOP, tags, expert",
+    .opts = NULL, .nopts = 0, .run = list__run,
+};
+
+static const ckb_cli_opt describe__opts[] = {
+    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,
+     "the size whose dims the generated header shows (default: default)", NULL},
+};
+
+const ckb_cli_cmd ckb_cmd_describe = {
+    .name = "describe", .args = "WORKLOAD", .min_pos = 1, .max_pos = 1,
+    .missing = "needs a WORKLOAD, e.g. ckbench describe 8p",
+    .summary = "one workload: dims, tensors, the candidate signature and header, docs blocks",
+    .opts = describe__opts, .nopts = CKB_CLI_NOPTS(describe__opts), .run = describe__run,
+};

@@ -2,7 +2,6 @@
  * `ckbench plan`: model calls, evaluations and node-hours of a generation
  * experiment before it runs (methods x workloads x budget).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,65 +17,19 @@
  * the README's cluster section. */
 #define PLAN__SLURM_OVERHEAD_S 0.2
 
-static const char plan__usage[] =
-    "usage: ckbench plan [--method M[,M...]] [--budget N] [--workloads ID,ID...]\n"
-    "                    [--eval-seconds S | --from RUN[,RUN...]] [--overhead S] [--nodes N]\n"
-    "                    [--no-expert]\n"
-    "  M: best-of-n, refine, refine-docs, beam or all (default all); N: samples per workload\n"
-    "  (default 144); workloads default to the suite; S: a node's seconds per evaluation\n"
-    "  (default: the mean of RUN's records, else 33 s, a correct kernel at default size).\n";
-
-static int plan__num(const char *flag, const char *v, double lo, double *out)
+static int plan__run(const ckb_cli_args *a)
 {
-    char *end;
-    errno = 0;
-    double x = v ? strtod(v, &end) : NAN;
-    if (!v || errno || *end || !(x >= lo)) {
-        fprintf(stderr, "ckbench: %s needs a number >= %g (got '%s')\n%s", flag, lo,
-                v ? v : "", plan__usage);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-int ckb_cmd_plan(int argc, char **argv)
-{
-    const char *methods = "all", *workloads = NULL, *from = NULL;
-    double budget = 144, eval_s = NAN, overhead = PLAN__SLURM_OVERHEAD_S, nodes = 1;
-    int use_expert = 1, overhead_given = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0;
-        if (!strcmp(a, "--method"))
-            methods = v;
-        else if (!strcmp(a, "--workloads"))
-            workloads = v;
-        else if (!strcmp(a, "--from"))
-            from = v;
-        else if (!strcmp(a, "--budget"))
-            rc = plan__num(a, v, 1, &budget);
-        else if (!strcmp(a, "--eval-seconds"))
-            rc = plan__num(a, v, 0, &eval_s);
-        else if (!strcmp(a, "--overhead"))
-            rc = plan__num(a, v, 0, &overhead), overhead_given = 1;
-        else if (!strcmp(a, "--nodes"))
-            rc = plan__num(a, v, 1, &nodes);
-        else if (!strcmp(a, "--no-expert")) {
-            use_expert = 0;
-            continue;
-        } else {
-            fprintf(stderr, "ckbench: plan: unknown argument %s\n%s", a, plan__usage);
-            return 2;
-        }
-        if (rc != 0)
-            return 2;
-        if (!v) {
-            fprintf(stderr, "ckbench: %s needs a value\n", a);
-            return 2;
-        }
-        i++;
-    }
+    const char *methods = ckb_cli_str(a, "method", "all");
+    const char *workloads = ckb_cli_str(a, "workloads", NULL);
+    const char *from = ckb_cli_str(a, "from", NULL);
+    double budget = (double)ckb_cli_int(a, "budget", 144);
+    double eval_s = ckb_cli_num(a, "eval-seconds", NAN);
+    double overhead = ckb_cli_num(a, "overhead", PLAN__SLURM_OVERHEAD_S);
+    double nodes = (double)ckb_cli_int(a, "nodes", 1);
+    int use_expert = !ckb_cli_given(a, "no-expert");
+    int overhead_given = ckb_cli_given(a, "overhead") > 0;
+    if (from && ckb_cli_given(a, "eval-seconds"))
+        return ckb_cli_usage_error(a, "give --eval-seconds or --from, not both");
     /* The workloads and how many have an expert. */
     int nwl = 0, experts = 0;
     char path[1024];
@@ -153,10 +106,10 @@ int ckb_cmd_plan(int argc, char **argv)
         tot_evals += c.evaluations;
         nm++;
     }
-    if (nm == 0) {
-        fprintf(stderr, "ckbench: --method is best-of-n, refine, refine-docs, beam or all\n");
-        return 2;
-    }
+    if (nm == 0)
+        return ckb_cli_usage_error(a, "--method is best-of-n, refine, refine-docs, beam or all, "
+                                      "or a comma-separated list of them (got '%s')",
+                                   methods);
     double nh = (double)tot_evals * (eval_s + overhead) / 3600.0;
     printf("%-12s %12ld %12ld %11.2f\n", "total", tot_calls, tot_evals, nh);
     printf("\n%d workloads (%d with an expert timed once per run), budget %d per workload.\n",
@@ -168,3 +121,29 @@ int ckb_cmd_plan(int argc, char **argv)
            nh / nodes);
     return 0;
 }
+
+static const ckb_cli_opt plan__opts[] = {
+    {"method", 0, CKB_CLI_STR, "M[,M...]", 0, 0, 0,
+     "best-of-n, refine, refine-docs, beam, or all (default: all)", NULL},
+    {"budget", 0, CKB_CLI_INT, "N", 1, 100000, 0, "samples per workload (default: 144)", NULL},
+    {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads (default: all)", NULL},
+    {"eval-seconds", 0, CKB_CLI_NUM, "S", 0, 1e6, 0,
+     "a node's seconds per evaluation (default: measured by --from, else 33, a correct kernel "
+     "at default size)", NULL},
+    {"from", 0, CKB_CLI_STR, "RUN[,RUN...]", 0, 0, 0,
+     "generation runs to measure the cost per evaluation and the scheduling overhead from",
+     NULL},
+    {"overhead", 0, CKB_CLI_NUM, "S", 0, 1e6, 0,
+     "Slurm's seconds per evaluation (default: measured by --from, else 0.2)", NULL},
+    {"nodes", 0, CKB_CLI_INT, "N", 1, 1000000, 0, "nodes for the wall-time estimate (default: 1)",
+     NULL},
+    {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "do not count the experts' timings", NULL},
+};
+
+const ckb_cli_cmd ckb_cmd_plan = {
+    .name = "plan", .args = "", .min_pos = 0, .max_pos = 0,
+    .summary = "model calls, evaluations and node-hours of a generation experiment",
+    .about = "For each method: model calls (beam: a plan and an implementation call per sample),\n"
+             "evaluations (at most one per sample, one per expert) and node-hours.\n",
+    .opts = plan__opts, .nopts = CKB_CLI_NOPTS(plan__opts), .run = plan__run,
+};

@@ -24,44 +24,18 @@ static void prompt__print(const ckb_gen_prompt *p, const char *title)
             chars, chars / 4);
 }
 
-int ckb_cmd_prompt(int argc, char **argv)
+static int prompt__run(const ckb_cli_args *a)
 {
-    const char *name = NULL, *method = "best-of-n", *target = NULL;
-    int docs = 0, threads = omp_get_num_procs();
-    ckb_size size = CKB_SIZE_DEFAULT;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--docs")) {
-            docs = 1;
-        } else if (!strcmp(a, "--method") && v) {
-            method = argv[++i];
-        } else if (!strcmp(a, "--docs-target") && v) {
-            target = argv[++i];
-        } else if (!strcmp(a, "--size") && v) {
-            if (ckb_size_parse(argv[++i], &size) != 0) {
-                fprintf(stderr, "ckbench: --size is small, default or paper\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--threads") && v) {
-            threads = atoi(argv[++i]);
-            if (threads < 1) {
-                fprintf(stderr, "ckbench: --threads needs a positive integer\n");
-                return 2;
-            }
-        } else if (a[0] != '-' && !name) {
-            name = a;
-        } else {
-            fprintf(stderr, "usage: ckbench prompt WORKLOAD [--method M] [--docs] "
-                            "[--size S] [--threads N] [--docs-target T]\n");
-            return 2;
-        }
-    }
+    const char *name = a->pos[0], *method = ckb_cli_str(a, "method", "best-of-n");
+    const char *target = ckb_cli_str(a, "docs-target", NULL);
+    int docs = ckb_cli_given(a, "docs") > 0;
+    int threads = (int)ckb_cli_int(a, "threads", omp_get_num_procs());
+    ckb_size size = ckb_cli_size(a, "size", CKB_SIZE_DEFAULT);
     ckb_gen_method m;
-    if (!name || ckb_gen_method_parse(method, &m) != 0) {
-        fprintf(stderr, "usage: ckbench prompt WORKLOAD [--method best-of-n|refine|"
-                        "refine-docs|beam] [--docs]\n");
-        return 2;
-    }
+    if (ckb_gen_method_parse(method, &m) != 0)
+        return ckb_cli_usage_error(a, "--method is best-of-n, refine, refine-docs or beam (got "
+                                      "'%s')",
+                                   method);
     const ckb_workload *w = ckb_cli_workload(name);
     if (!w)
         return 2;
@@ -89,3 +63,23 @@ int ckb_cmd_prompt(int argc, char **argv)
     ckb_gen_task_free(&t);
     return 0;
 }
+
+static const ckb_cli_opt prompt__opts[] = {
+    {"method", 0, CKB_CLI_STR, "M", 0, 0, 0,
+     "best-of-n, refine, refine-docs or beam (default: best-of-n)", NULL},
+    {"docs", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
+     "include the documentation blocks (refine-docs and beam always do)", NULL},
+    CKB_CLI_OPT_SIZE,
+    CKB_CLI_OPT_THREADS,
+    {"docs-target", 0, CKB_CLI_STR, "T", 0, 0, 0,
+     "the documentation target: x86-avx512 or generic-c (default: chosen by the host)", NULL},
+};
+
+const ckb_cli_cmd ckb_cmd_prompt = {
+    .name = "prompt", .args = "WORKLOAD", .min_pos = 1, .max_pos = 1,
+    .missing = "needs a WORKLOAD, e.g. ckbench prompt 8p",
+    .summary = "print exactly what a model gets for the first sample",
+    .about = "The prompt goes to stdout with role headers, its size to stderr. For beam: the\n"
+             "plan request, then the implementation request.\n",
+    .opts = prompt__opts, .nopts = CKB_CLI_NOPTS(prompt__opts), .run = prompt__run,
+};

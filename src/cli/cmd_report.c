@@ -6,36 +6,12 @@
 #include "cli/cli.h"
 #include "report/report.h"
 
-int ckb_cmd_report(int argc, char **argv)
+static int report__run(const ckb_cli_args *a)
 {
-    const char *paths[CKB_REPORT_MAX_PATHS], *out = NULL;
-    int n = 0;
-    /* Own parsing: any number of paths, and only --out. */
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "ckbench: --out needs a folder\n");
-                return 2;
-            }
-            out = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "ckbench: report takes PATH... [--out DIR] (unknown option %s)\n",
-                    argv[i]);
-            return 2;
-        } else if (n < CKB_REPORT_MAX_PATHS) {
-            paths[n++] = argv[i];
-        } else {
-            fprintf(stderr, "ckbench: report takes at most %d paths (%d suite results)\n",
-                    CKB_REPORT_MAX_PATHS, CKB_REPORT_MAX_INPUTS);
-            return 2;
-        }
-    }
-    if (n == 0) {
-        fprintf(stderr, "ckbench: report needs at least one results.json (or its folder) or "
-                        "generation run folder, e.g. ckbench report results runs/refine --out "
-                        "report\n");
-        return 2;
-    }
+    const char *paths[CKB_REPORT_MAX_PATHS], *out = ckb_cli_str(a, "out", NULL);
+    int n = a->npos;
+    for (int i = 0; i < n; i++)
+        paths[i] = a->pos[i];
     /* By default the report goes beside the first results. */
     char dir[1024];
     if (!out) {
@@ -58,3 +34,20 @@ int ckb_cmd_report(int argc, char **argv)
     printf("report: %s/report.md, %s/report.html\n", out, out);
     return 0;
 }
+
+static const ckb_cli_opt report__opts[] = {
+    {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0, "where report.md and report.html go (default: the "
+                                           "first PATH's folder)", NULL},
+};
+
+const ckb_cli_cmd ckb_cmd_report = {
+    .name = "report", .args = "PATH...", .min_pos = 1, .max_pos = CKB_REPORT_MAX_PATHS,
+    .missing = "needs at least one results.json (or its folder) or generation run folder, "
+               "e.g. ckbench report results runs/refine --out report",
+    .summary = "report.md and a self-contained report.html from suite results and generation "
+               "runs",
+    .about = "A PATH is a suite result (results.json or its folder; up to 6, compared side by\n"
+             "side) or a generation run (a folder with records.jsonl).\n"
+             "Example: ckbench report results runs/refine --out report\n",
+    .opts = report__opts, .nopts = CKB_CLI_NOPTS(report__opts), .run = report__run,
+};

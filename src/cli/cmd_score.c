@@ -10,66 +10,19 @@
 #include "core/strbuf.h"
 #include "score/score.h"
 
-static const char score_usage[] =
-    "ckbench score RUN [RUN...] [--json] [--out FILE] [--verbose] [--p X]... [--n N]...";
-
-int ckb_cmd_score(int argc, char **argv)
+static int score__run(const ckb_cli_args *a)
 {
-    const char *paths[CKB_SCORE_MAX_RUNS], *out = NULL;
+    const char *paths[CKB_SCORE_MAX_RUNS], *out = ckb_cli_str(a, "out", NULL);
     double ps[CKB_SCORE_MAX_P];
     int ns[CKB_SCORE_MAX_N];
-    int n = 0, np = 0, nn = 0, json = 0, verbose = 0;
-    /* Own parsing: any number of runs, repeatable --p and --n. */
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            verbose = 1;
-        } else if (strcmp(a, "--out") == 0) {
-            if (!v) {
-                fprintf(stderr, "ckbench: --out needs a file name (usage: %s)\n", score_usage);
-                return 2;
-            }
-            out = v;
-            i++;
-        } else if (strcmp(a, "--p") == 0) {
-            double p = v ? strtod(v, &end) : -1;
-            if (!v || *end || !(p >= 0) || np == CKB_SCORE_MAX_P) {
-                fprintf(stderr, "ckbench: --p needs a speedup threshold >= 0, e.g. --p 3 "
-                                "(at most %d)\n",
-                        CKB_SCORE_MAX_P);
-                return 2;
-            }
-            ps[np++] = p;
-            i++;
-        } else if (strcmp(a, "--n") == 0) {
-            long k = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || k < 1 || k > 1000000 || nn == CKB_SCORE_MAX_N) {
-                fprintf(stderr, "ckbench: --n needs a sample count >= 1, e.g. --n 16 "
-                                "(at most %d)\n",
-                        CKB_SCORE_MAX_N);
-                return 2;
-            }
-            ns[nn++] = (int)k;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "ckbench: unknown option %s (usage: %s)\n", a, score_usage);
-            return 2;
-        } else if (n < CKB_SCORE_MAX_RUNS) {
-            paths[n++] = a;
-        } else {
-            fprintf(stderr, "ckbench: score takes at most %d runs\n", CKB_SCORE_MAX_RUNS);
-            return 2;
-        }
-    }
-    if (n == 0) {
-        fprintf(stderr, "ckbench: score needs at least one run folder (written by `ckbench "
-                        "generate`), e.g. ckbench score runs/best-of-n\nusage: %s\n",
-                score_usage);
-        return 2;
-    }
+    int n = a->npos, np = ckb_cli_given(a, "p"), nn = ckb_cli_given(a, "n");
+    int json = ckb_cli_given(a, "json") > 0, verbose = ckb_cli_given(a, "verbose") > 0;
+    for (int i = 0; i < n; i++)
+        paths[i] = a->pos[i];
+    for (int i = 0; i < np; i++)
+        ps[i] = strtod(ckb_cli_at(a, "p", i), NULL);
+    for (int i = 0; i < nn; i++)
+        ns[i] = (int)strtol(ckb_cli_at(a, "n", i), NULL, 10);
     ckb_score_set set;
     char err[1024];
     if (ckb_score_load(paths, n, ps, np, ns, nn, &set, err, sizeof err) != 0) {
@@ -112,3 +65,25 @@ cleanup:
     ckb_score_free(&set);
     return rc;
 }
+
+static const ckb_cli_opt score__opts[] = {
+    {"json", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "print score.json instead of the tables", NULL},
+    {"out", 0, CKB_CLI_STR, "FILE", 0, 0, 0,
+     "where score.json goes (default: RUN/score.json for one run, ./score.json for several)", NULL},
+    {"verbose", 'v', CKB_CLI_FLAG, NULL, 0, 0, 0, "add the per-workload tables", NULL},
+    {"p", 0, CKB_CLI_NUM, "X", 0, 1e9, CKB_SCORE_MAX_P,
+     "a fast_p speedup threshold beside 1, 1.5 and 2, e.g. --p 3", NULL},
+    {"n", 0, CKB_CLI_INT, "N", 1, 1000000, CKB_SCORE_MAX_N,
+     "a fast_p sample count beside 1, 8, 32 and the budget, e.g. --n 16", NULL},
+};
+
+const ckb_cli_cmd ckb_cmd_score = {
+    .name = "score", .args = "RUN...", .min_pos = 1, .max_pos = CKB_SCORE_MAX_RUNS,
+    .missing = "needs at least one run folder (written by `ckbench generate`), e.g. ckbench "
+               "score runs/best-of-n",
+    .summary = "score generation runs per method and model; writes score.json",
+    .about = "Metrics: compile rate, correctness, solved, floored geomean speedup, fast_p@N,\n"
+             "% of expert, failure taxonomy (docs/FORMATS.md).\n"
+             "A RUN is a folder written by `ckbench generate`, e.g. ckbench score runs/best-of-n\n",
+    .opts = score__opts, .nopts = CKB_CLI_NOPTS(score__opts), .run = score__run,
+};

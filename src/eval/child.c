@@ -1,27 +1,37 @@
 /*
- * child.c — the sandboxed side of an evaluation (`ckbench __sandbox`),
- * exec'd fresh by the parent with limits already applied. It loads the
- * candidate, then obeys one-byte commands: run the candidate on an input
- * set and copy the outputs out the instant it returns, or run the
- * interleaved timing loop. It computes no verdict and never sees an oracle.
+ * child.c — the inside of a sandbox (`ckbench __sandbox`), exec'd by the
+ * trusted side in fresh namespaces with its limits applied (sandbox.c).
+ *
+ * A candidate's sandbox confines itself before the first instruction of
+ * the candidate object can run: chroot into the folder holding only the
+ * object, every capability dropped, no_new_privs, the OpenMP pool created,
+ * then the seccomp filter synchronised to every thread, and only then
+ * dlopen (whose constructors, .init_array entries and IFUNC resolvers
+ * therefore run confined). A baseline's sandbox runs trusted code only and
+ * is not filtered, but lives in the same kind of process.
+ *
+ * Then it obeys: on CALL it runs the kernel once on the input set mapped
+ * read-only from IN and replies DONE. It keeps no figure and sees no oracle:
+ * the trusted side times each call from the kernel's stamps on the replies
+ * and copies the outputs while the process is stopped.
  */
 #include "eval/child.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <immintrin.h>
 
-#include "eval/guard.h"
-#include "eval/perturb.h"
 #include "eval/protocol.h"
 #include "eval/stage.h"
 #include "eval/syscalls.h"
@@ -36,23 +46,13 @@ typedef struct {
     const ckb_workload *w;
     int64_t dims[CKB_MAX_DIMS];
     ckb_proto_header *h;
-    void *shm;
-    ckb_guard in[CKB_MAX_TENSORS];   /* inputs, read-only during calls */
-    ckb_guard out[CKB_MAX_TENSORS];  /* the candidate's outputs */
-    void *base_out[CKB_MAX_TENSORS]; /* the baseline's own outputs (timing only) */
+    void *t[CKB_MAX_TENSORS]; /* inputs read-only from IN, outputs in OUT */
     child__fn cand;
-    /* What the kernel must leave as it found it, taken before the filter. */
+    /* What the kernel must leave as it found it. */
     int omp_threads, omp_dynamic, omp_levels, omp_sched_chunk;
     omp_sched_t omp_sched;
     unsigned mxcsr;
 } child__state;
-
-static double child__ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 /* Calls workload() with the tensors as separate pointer arguments; every
  * argument is a data pointer, so the call matches the candidate's ABI. */
@@ -75,40 +75,29 @@ static void child__call(child__fn f, int n, void *const *t)
     }
 }
 
-/* Copies set `set`'s inputs into the guarded buffers, read-only again
- * after. A timed call (call >= 0) gets that call's swaps on top
- * (eval/perturb.h), so no two timed calls see the same inputs. */
-static void child__load_inputs(child__state *s, int set, int call)
+/* Maps each tensor's chunk of its memfd between inaccessible pages, so an
+ * overrun or underrun faults. Inputs are mapped read-only from a sealed
+ * memfd: no mprotect can make them writable. */
+static int child__map_tensors(child__state *s)
 {
-    void *t[CKB_MAX_TENSORS];
+    ckb_proto_layout l;
+    ckb_proto_layout_of(s->w, s->dims, &l);
+    const size_t page = 4096;
     for (int i = 0; i < s->w->ntensors; i++) {
-        t[i] = s->in[i].ptr;
-        if (s->w->tensors[i].role != CKB_IN)
-            continue;
-        ckb_guard_protect(&s->in[i], 0);
-        memcpy(s->in[i].ptr, ckb_proto_tensor(s->shm, s->h, set, i), s->in[i].bytes);
+        const ckb_proto_place *p = &l.t[i];
+        int in = s->w->tensors[i].role == CKB_IN;
+        char *base = mmap(NULL, p->chunk + 2 * page, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (base == MAP_FAILED)
+            return -1;
+        void *m = mmap(base + page, p->chunk, in ? PROT_READ : PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_FIXED | MAP_POPULATE, in ? CKB_PROTO_FD_IN : CKB_PROTO_FD_OUT,
+                       (off_t)p->chunk_off);
+        if (m == MAP_FAILED)
+            return -1;
+        s->t[i] = base + page + (p->data_off - p->chunk_off);
     }
-    if (call >= 0)
-        ckb_perturb_inputs(s->w, s->dims, t, s->h->perturb_key, call);
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_IN)
-            ckb_guard_protect(&s->in[i], 1);
-}
-
-/* Poison: all-ones bytes are NaN in bf16 and f32, -1 in i32. */
-static void child__poison_outputs(child__state *s)
-{
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_OUT)
-            memset(s->out[i].ptr, 0xff, s->out[i].bytes);
-}
-
-static void child__tensors(child__state *s, void **t, int baseline_outputs)
-{
-    for (int i = 0; i < s->w->ntensors; i++)
-        t[i] = s->w->tensors[i].role == CKB_IN ? s->in[i].ptr
-               : baseline_outputs              ? s->base_out[i]
-                                               : s->out[i].ptr;
+    return 0;
 }
 
 static void child__save_state(child__state *s)
@@ -125,8 +114,8 @@ static void child__save_state(child__state *s)
 enum { CHILD_MXCSR_CONTROL = 0xffc0 };
 
 /* After a kernel call: puts back OpenMP's settings and the FP control
- * register, and records the first one found changed. A kernel that set
- * one thread would otherwise slow the baseline timed next to it. */
+ * register, and records the first one found changed (the next call must
+ * start from the state the baseline's calls start from). */
 static void child__restore_state(child__state *s)
 {
     omp_sched_t sched;
@@ -145,7 +134,6 @@ static void child__restore_state(child__state *s)
     }
     if (fp_changed)
         _mm_setcsr(s->mxcsr);
-    /* AVX-512 code left with dirty upper halves slows SSE code after it. */
     _mm256_zeroupper();
     if (s->h->violation == CKB_VIOLATION_NONE && (omp_changed || fp_changed)) {
         s->h->violation = omp_changed ? CKB_VIOLATION_OMP : CKB_VIOLATION_FP;
@@ -158,196 +146,154 @@ static void child__restore_state(child__state *s)
     }
 }
 
-static void child__run_candidate(child__state *s, void **t)
-{
-    if (s->h->mode == CKB_MODE_CANDIDATE) {
-        child__call(s->cand, s->w->ntensors, t);
-        child__restore_state(s);
-    } else {
-        s->w->baseline(s->dims, t);
-    }
-}
-
-static void child__check(child__state *s, int set)
-{
-    void *t[CKB_MAX_TENSORS];
-    child__load_inputs(s, set, -1);
-    child__tensors(s, t, 0);
-    child__poison_outputs(s);
-    double t0 = child__ms();
-    child__run_candidate(s, t);
-    double t1 = child__ms();
-    /* Copied out the instant the call returns: later writes do not count. */
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_OUT)
-            memcpy(ckb_proto_tensor(s->shm, s->h, set, i), s->out[i].ptr, s->out[i].bytes);
-    s->h->check_ms = t1 - t0;
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_OUT && !ckb_guard_canary_ok(&s->out[i]))
-            snprintf(s->h->msg, sizeof s->h->msg, "wrote past the end of output %s",
-                     s->w->tensors[i].name);
-}
-
 static int child__reply(char c)
 {
     return write(CKB_PROTO_FD_REPLY, &c, 1) == 1 ? 0 : -1;
 }
 
-/* After a candidate call: the parent says whether to keep its outputs for
- * an audit. Returns -1 when the parent is gone or speaks out of turn. */
-static int child__audit_decision(child__state *s)
+/* A system call the filter refused: say which on stderr and end. The
+ * trusted side reads the number from there and the exit code. */
+static void child__sigsys(int sig, siginfo_t *si, void *uc)
 {
-    unsigned char cmd[2];
-    if (read(CKB_PROTO_FD_CMD, cmd, 2) != 2)
+    (void)sig, (void)uc;
+    char msg[48] = "ckbench-sandbox: syscall ";
+    char digits[24];
+    int n = 0;
+    unsigned v = (unsigned)si->si_syscall;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < 20);
+    size_t len = strlen(msg);
+    while (n > 0)
+        msg[len++] = digits[--n];
+    msg[len++] = '\n';
+    if (write(2, msg, len) < 0) {
+    }
+    _exit(CKB_PROTO_EXIT_SYSCALL);
+}
+
+/* Everything a root of a user namespace holds, given up: capabilities
+ * (effective, permitted, inheritable, bounding, ambient), the way back to
+ * them through set-user-ID programs or uid changes. */
+static int child__drop_privileges(void)
+{
+    if (prctl(PR_SET_SECUREBITS, 0x2f /* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED + locks */) !=
+        0)
         return -1;
-    if (cmd[0] == CKB_CMD_NEXT)
-        return 0;
-    if (cmd[0] != CKB_CMD_AUDIT || cmd[1] >= CKB_PROTO_AUDITS)
+    for (int cap = 0; cap <= 63; cap++)
+        prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &hdr, data) != 0)
         return -1;
-    for (int i = 0; i < s->w->ntensors; i++)
-        if (s->w->tensors[i].role == CKB_OUT)
-            memcpy(ckb_proto_tensor(s->shm, s->h, CKB_PROTO_MAX_SETS + cmd[1], i),
-                   s->out[i].ptr, s->out[i].bytes);
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+/* Confines a candidate's sandbox; everything before the first instruction
+ * of the candidate object. */
+static int child__confine(child__state *s)
+{
+    if (fchdir(CKB_PROTO_FD_ROOT) != 0 || chroot(".") != 0 || chdir("/") != 0) {
+        snprintf(s->h->msg, sizeof s->h->msg, "cannot enter the sandbox's folder");
+        return -1;
+    }
+    close(CKB_PROTO_FD_ROOT);
+    if (child__drop_privileges() != 0) {
+        snprintf(s->h->msg, sizeof s->h->msg, "cannot drop the sandbox's privileges");
+        return -1;
+    }
+    /* AMX tile data needs the kernel's permission once per process, asked
+     * with a system call the filter refuses: every candidate gets what the
+     * library baseline has (a CPU without AMX says no: fine). */
+    syscall(SYS_arch_prctl, CHILD_ARCH_REQ_XCOMP_PERM, CHILD_XFEATURE_XTILEDATA);
+    /* The pool of the thread budget, made now: afterwards no thread can be
+     * made, and the filter below covers these. */
+    volatile int sink = 0;
+#pragma omp parallel
+    sink += omp_get_thread_num() >= 0;
+    (void)sink;
+    struct sigaction sa = {.sa_sigaction = child__sigsys, .sa_flags = SA_SIGINFO};
+    sigaction(SIGSYS, &sa, NULL);
+    if (ckb_syscalls_restrict(CKB_PROTO_FD_CMD, CKB_PROTO_FD_REPLY) != 0) {
+        snprintf(s->h->msg, sizeof s->h->msg, "cannot install the seccomp filter");
+        return -1;
+    }
     return 0;
 }
 
-/* The timing loop: baseline and candidate interleaved, their order
- * alternating, the input set rotating with fresh swaps every call, warm-up
- * calls identical to timed ones. Each call is bracketed by replies so the
- * parent clocks it too; after each candidate call the parent may take its
- * outputs for an audit. */
-static int child__time(child__state *s)
+static int child__load(child__state *s, const char *so_name)
 {
-    void *tc[CKB_MAX_TENSORS], *tb[CKB_MAX_TENSORS];
-    child__tensors(s, tc, 0);
-    child__tensors(s, tb, 1);
-    int calls = s->h->warmup + s->h->iters;
-    int time_baseline = s->h->mode != CKB_MODE_BASELINE;
-    double p0 = child__ms();
-    for (int it = 0; it < calls; it++) {
-        child__load_inputs(s, it % s->h->nsets_timing, it);
-        double cb = 0, cc = 0;
-        for (int k = 0; k < 2; k++) {
-            int cand_turn = (k == 0) == (it % 2 == 0);
-            if (cand_turn) {
-                child__poison_outputs(s);
-                if (child__reply(CKB_REPLY_CAND_START) != 0)
-                    return -1;
-                double t0 = child__ms();
-                child__run_candidate(s, tc);
-                cc = child__ms() - t0;
-                if (child__reply(CKB_REPLY_CAND_DONE) != 0 || child__audit_decision(s) != 0)
-                    return -1;
-            } else if (time_baseline) {
-                if (child__reply(CKB_REPLY_BASE_START) != 0)
-                    return -1;
-                double t0 = child__ms();
-                s->w->baseline(s->dims, tb);
-                cb = child__ms() - t0;
-                if (child__reply(CKB_REPLY_BASE_DONE) != 0)
-                    return -1;
-                /* The baseline's answer must not be left for the candidate. */
-                for (int i = 0; i < s->w->ntensors; i++)
-                    if (s->w->tensors[i].role == CKB_OUT)
-                        memset(tb[i], 0, ckb_tensor_bytes(&s->w->tensors[i], s->dims));
-            }
-        }
-        s->h->cand_ms[it] = cc;
-        s->h->base_ms[it] = cb;
+    char path[256];
+    snprintf(path, sizeof path, "/%s", so_name);
+    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *sym = so ? dlsym(so, "workload") : NULL;
+    if (!sym) {
+        s->h->load_error = 1;
+        snprintf(s->h->msg, sizeof s->h->msg, "%s", so ? "no symbol workload" : dlerror());
+        return -1;
     }
-    s->h->phase_ms = child__ms() - p0;
+    s->cand = (child__fn)sym;
     return 0;
 }
 
 int ckb_child_main(int argc, char **argv)
 {
-    /* argv: __sandbox WORKLOAD SIZE SO_PATH */
+    /* argv: __sandbox WORKLOAD SIZE SO_NAME|- */
     if (argc < 5)
         return 2;
     child__state s = {0};
-    struct stat st;
-    if (fstat(CKB_PROTO_FD_SHM, &st) != 0)
+    s.h = mmap(NULL, CKB_PROTO_HEADER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, CKB_PROTO_FD_OUT,
+               0);
+    if (s.h == MAP_FAILED)
         return 2;
-    s.shm = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, CKB_PROTO_FD_SHM,
-                 0);
-    if (s.shm == MAP_FAILED)
-        return 2;
-    s.h = s.shm;
     ckb_size size;
     s.w = ckb_workload_find(argv[2]);
     if (s.h->magic != CKB_PROTO_MAGIC || !s.w || ckb_size_parse(argv[3], &size) != 0)
         return 2;
     ckb_workload_dims(s.w, size, s.dims);
     omp_set_num_threads(s.h->threads);
-
-    for (int i = 0; i < s.w->ntensors; i++) {
-        size_t bytes = ckb_tensor_bytes(&s.w->tensors[i], s.dims);
-        if (s.w->tensors[i].role == CKB_IN) {
-            if (ckb_guard_alloc(&s.in[i], bytes) != 0)
-                return 3;
-        } else {
-            if (ckb_guard_alloc(&s.out[i], bytes) != 0)
-                return 3;
-            s.base_out[i] = aligned_alloc(64, (bytes + 63) / 64 * 64);
-            if (!s.base_out[i])
-                return 3;
-        }
-    }
+    if (child__map_tensors(&s) != 0)
+        return 3;
+    close(CKB_PROTO_FD_IN);
+    close(CKB_PROTO_FD_OUT);
 
     s.h->stage = CKB_STAGE_LOAD;
-    if (s.h->mode == CKB_MODE_CANDIDATE) {
-        void *so = dlopen(argv[4], RTLD_NOW | RTLD_LOCAL);
-        void *sym = so ? dlsym(so, "workload") : NULL;
-        if (!sym) {
-            s.h->load_error = 1;
-            snprintf(s.h->msg, sizeof s.h->msg, "%s", so ? "no symbol workload" : dlerror());
-            child__reply('L');
+    int candidate = strcmp(argv[4], "-") != 0;
+    if (candidate) {
+        if (child__confine(&s) != 0)
+            return 4;
+        if (child__reply(CKB_REPLY_OPENING) != 0)
+            return 2;
+        if (child__load(&s, argv[4]) != 0) {
+            child__reply(CKB_REPLY_LOAD_ERROR);
             return 0;
         }
-        s.cand = (child__fn)sym;
-    }
-    /* AMX tile data needs the kernel's permission once per process, asked
-     * with a system call the filter below refuses. oneDNN asks for it in
-     * its first call; asking here gives every candidate what the library
-     * baseline has, on every workload (a CPU without AMX says no: fine). */
-    syscall(SYS_arch_prctl, CHILD_ARCH_REQ_XCOMP_PERM, CHILD_XFEATURE_XTILEDATA);
-    /* One baseline call before the filter: oneDNN creates its primitives
-     * and OpenMP its thread pool (the budget) while they still may. */
-    {
-        void *tb[CKB_MAX_TENSORS];
-        child__load_inputs(&s, 0, -1);
-        child__tensors(&s, tb, 1);
-        s.w->baseline(s.dims, tb);
-    }
-    child__save_state(&s);
-    if (ckb_syscalls_restrict(CKB_PROTO_FD_CMD, CKB_PROTO_FD_REPLY) != 0) {
-        snprintf(s.h->msg, sizeof s.h->msg, "cannot install the seccomp filter");
+    } else if (child__drop_privileges() != 0) {
         return 4;
     }
-    if (child__reply('R') != 0)
+    child__save_state(&s);
+    if (child__reply(CKB_REPLY_READY) != 0)
         return 2;
 
     for (;;) {
         unsigned char cmd[2];
-        ssize_t n = read(CKB_PROTO_FD_CMD, cmd, 2);
-        if (n != 2)
-            return 0; /* the parent is gone */
-        switch (cmd[0]) {
-        case CKB_CMD_CHECK:
-            s.h->stage = CKB_STAGE_CORRECTNESS;
-            child__check(&s, cmd[1]);
-            break;
-        case CKB_CMD_TIME:
-            s.h->stage = CKB_STAGE_TIMING;
-            if (child__time(&s) != 0)
-                return 2;
-            break;
-        case CKB_CMD_QUIT:
+        if (read(CKB_PROTO_FD_CMD, cmd, 2) != 2)
+            return 0; /* the trusted side is gone */
+        if (cmd[0] == CKB_CMD_QUIT)
             return 0;
-        default:
+        if (cmd[0] != CKB_CMD_CALL)
             return 2;
+        if (candidate) {
+            child__call(s.cand, s.w->ntensors, s.t);
+            child__restore_state(&s);
+        } else {
+            s.w->baseline(s.dims, s.t);
         }
-        if (child__reply((char)cmd[0]) != 0)
+        char done[2] = {CKB_REPLY_DONE, (char)cmd[1]};
+        if (write(CKB_PROTO_FD_REPLY, done, 2) != 2)
             return 2;
     }
 }

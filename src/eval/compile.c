@@ -116,6 +116,7 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     argv[n++] = "-o";
     argv[n++] = out->so_path;
     argv[n++] = "-lm";
+    argv[n++] = "-latomic";
     argv[n] = NULL;
 
     ckb_proc_result r;

@@ -49,7 +49,7 @@ typedef struct {
     double worst_got, worst_want;
     char worst_tensor[32];
     int nseeds;
-    uint64_t seeds[CKB_PROTO_MAX_SETS];
+    uint64_t seeds[CKB_PROTO_MAX_SEEDS];
     uint64_t final_seed;
     int warmup, iters;
     ckb_stats cand, base;      /* per-call milliseconds */
@@ -57,16 +57,13 @@ typedef struct {
     double flops, bytes;
     double compile_s, correctness_s, timing_s, total_s;
     double setup_s;            /* inputs, oracles, the sandbox's start (after compile) */
-    double audit_s;            /* of timing_s: re-checking the audited timed calls */
     double final_check_s;
     double steal_pct;          /* of the kept timing run: the hypervisor's share */
     double others_pct;         /* ... and other processes' share of the CPU time */
     int timing_runs;
-    double parent_timing_ms, child_timing_ms;
-    int wide_set;              /* the seed set with wide-range inputs, or -1 */
-    double clock_gap_ms;       /* median of (parent's view - child's) per candidate call */
-    double sched_wait_ms;      /* the sandbox's main thread's wait for a CPU, per call */
-    double baseline_alone_ms;  /* the baseline's fastest call in the harness, alone */
+    double parent_timing_ms;   /* the kept timing run's length */
+    int beyond_roofline;       /* median under the roofline bound: less than the declared
+                                  work was done (a legal exact rewrite, SECURITY.md) */
 } ckb_eval_result;
 
 /* Evaluates the candidate file src (ignored in the baseline modes). Returns

@@ -1,13 +1,11 @@
 /*
- * perturb.h — why no two timed calls see the same inputs. A kernel that
- * remembers answers by the inputs' address or content would be timed on
- * cache hits; instead each call of the timing loop gets its input set with
- * about half the neighbouring pairs of elements of every floating-point
- * input swapped, a different choice per call. Swapping keeps each tensor's multiset of values (signs, ranges,
- * positivity of variances) and never touches the integer tensors that give
- * a workload its structure (lengths, page tables, labels), so the cost of a
- * call does not change. The parent repeats the same swaps to compute the
- * oracle of an audited call.
+ * perturb.h — wide-range input sets. Every input set of an evaluation is
+ * fresh (its own seed, drawn by the trusted side when the set is used), so
+ * no two calls see the same values; for workloads whose output is a
+ * product of two operands (ckb_workload.wide_range) every set is also
+ * scaled, by a power of two drawn per set, so that no set can be told apart
+ * by its magnitudes and a half-precision or fp8 data path overflows or
+ * underflows on all of them.
  */
 #ifndef CKB_PERTURB_H
 #define CKB_PERTURB_H
@@ -16,16 +14,14 @@
 
 #include "workloads/workload.h"
 
-/* Swaps elements of every bf16/f32 input in t (the workload's tensors at
- * dims), as chosen by (key, call). Deterministic. */
-void ckb_perturb_inputs(const ckb_workload *w, const int64_t *dims, void *const *t, uint64_t key,
-                        int call);
-
-/* Scales the floating-point inputs by 2^e and 2^-e alternately (the
- * first by 2^e, the second by 2^-e, ...): exact in bf16 and f32, and for
- * a product of two operands the result keeps its magnitude and its bits,
- * while each operand lies far outside the range of half precision or
- * fp8 (ckb_workload.wide_range). */
+/* Scales the floating-point inputs by 2^e and 2^-e alternately (the first
+ * by 2^e, the second by 2^-e, ...): exact in bf16 and f32, and for a
+ * product of two operands the result keeps its magnitude and its bits. */
 void ckb_widen_inputs(const ckb_workload *w, const int64_t *dims, void *const *t, int e);
+
+/* The exponent of one set, from a random draw: |e| in
+ * [wide_range - 3, wide_range] with either sign (0 when the workload has
+ * no wide range). */
+int ckb_widen_exponent(const ckb_workload *w, uint64_t draw);
 
 #endif /* CKB_PERTURB_H */

@@ -1,11 +1,24 @@
 #include "eval/protocol.h"
 
-uint64_t ckb_proto_layout(const ckb_workload *w, const int64_t *dims, uint64_t *offset)
+#include <string.h>
+
+void ckb_proto_layout_of(const ckb_workload *w, const int64_t *dims, ckb_proto_layout *l)
 {
-    uint64_t off = 0;
+    memset(l, 0, sizeof *l);
+    l->out_bytes = CKB_PROTO_HEADER_BYTES;
     for (int i = 0; i < w->ntensors; i++) {
-        offset[i] = off;
-        off += (ckb_tensor_bytes(&w->tensors[i], dims) + 4095) / 4096 * 4096;
+        ckb_proto_place *p = &l->t[i];
+        p->bytes = ckb_tensor_bytes(&w->tensors[i], dims);
+        uint64_t aligned = (p->bytes + 63) / 64 * 64;
+        if (aligned == 0)
+            aligned = 64;
+        p->chunk = (aligned + 4095) / 4096 * 4096;
+        p->slack = aligned - p->bytes;
+        uint64_t *end = w->tensors[i].role == CKB_IN ? &l->in_bytes : &l->out_bytes;
+        p->chunk_off = *end;
+        p->data_off = p->chunk_off + p->chunk - aligned;
+        *end += p->chunk;
     }
-    return off ? off : 4096;
+    if (l->in_bytes == 0)
+        l->in_bytes = 4096;
 }

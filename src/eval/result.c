@@ -57,10 +57,9 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     for (int i = 0; i < r->nseeds; i++)
         json_object_array_add(seeds, result__seed(r->seeds[i]));
     json_object_object_add(j, "seeds", seeds);
-    json_object_object_add(j, "wide_range_set", json_object_new_int(r->wide_set));
     if (r->final_seed)
         json_object_object_add(j, "final_seed", result__seed(r->final_seed));
-    json_object_object_add(j, "timing_method", json_object_new_string("in_sandbox_monotonic"));
+    json_object_object_add(j, "timing_method", json_object_new_string("trusted_clock_kernel_stamps"));
     json_object_object_add(j, "warmup", json_object_new_int(r->warmup));
     json_object_object_add(j, "iters", json_object_new_int(r->iters));
     if (timed) {
@@ -98,16 +97,13 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
                                                        o->max_steal_pct));
         json_object_object_add(j, "timing_runs", json_object_new_int(r->timing_runs));
         json_object_object_add(j, "parent_timing_ms", result__num(r->parent_timing_ms));
-        json_object_object_add(j, "baseline_alone_ms", result__num(r->baseline_alone_ms));
-        json_object_object_add(j, "clock_gap_ms", result__num(r->clock_gap_ms));
-        json_object_object_add(j, "sched_wait_ms", result__num(r->sched_wait_ms));
-        json_object_object_add(j, "child_timing_ms", result__num(r->child_timing_ms));
+        json_object_object_add(j, "beyond_roofline",
+                               json_object_new_boolean(r->beyond_roofline));
     }
     json_object *st = json_object_new_object();
     json_object_object_add(st, "compile", result__num(r->compile_s));
     json_object_object_add(st, "setup", result__num(r->setup_s));
     json_object_object_add(st, "correctness", result__num(r->correctness_s));
-    json_object_object_add(st, "audit", result__num(r->audit_s));
     json_object_object_add(st, "final_check", result__num(r->final_check_s));
     json_object_object_add(st, "timing", result__num(r->timing_s));
     json_object_object_add(st, "total", result__num(r->total_s));

@@ -9,6 +9,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,26 +46,117 @@ static int sandbox__env_passes(const char *kv)
     return 0;
 }
 
-int ckb_sandbox_start(ckb_sandbox *sb, int shm_fd, const char *workload, const char *size,
-                      const char *so_path, const ckb_sandbox_limits *lim)
+/* What the cloned process needs before it execs, prepared by the parent:
+ * after clone only async-signal-safe calls run. */
+typedef struct {
+    int sync_fd;           /* one byte arrives once the id maps are written */
+    int src[5];            /* in, out, cmd, reply, root (-1: none) */
+    int err_fd, exe_fd;
+    int drop_groups;       /* the parent is root: clear supplementary groups */
+    const ckb_sandbox_limits *lim;
+    char **argv, **envp;
+} sandbox__boot;
+
+static int sandbox__child(void *arg)
+{
+    sandbox__boot *b = arg;
+    char go;
+    if (read(b->sync_fd, &go, 1) != 1)
+        _exit(120);
+    if (b->drop_groups && setgroups(0, NULL) != 0)
+        _exit(121);
+    /* Root of the namespace: `nobody` (or the invoking user) on the host. */
+    if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0)
+        _exit(122);
+    /* Set after the id change, which clears it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Move the protocol's descriptors to their fixed numbers; dup2 clears
+     * close-on-exec on the copies. The sources may sit on the targets'
+     * numbers: copy them high first. */
+    int src[5];
+    for (int i = 0; i < 5; i++) {
+        src[i] = -1;
+        if (b->src[i] >= 0 && (src[i] = fcntl(b->src[i], F_DUPFD_CLOEXEC, 20)) < 0)
+            _exit(123);
+    }
+    for (int i = 0; i < 5; i++)
+        if (src[i] >= 0 && dup2(src[i], CKB_PROTO_FD_IN + i) < 0)
+            _exit(124);
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+    }
+    dup2(b->err_fd, 2);
+    if (!SANDBOX_ASAN && b->lim->mem_bytes)
+        sandbox__limit(RLIMIT_AS, b->lim->mem_bytes);
+    sandbox__limit(RLIMIT_CPU, (rlim_t)(b->lim->cpu_s + 1));
+    sandbox__limit(RLIMIT_FSIZE, 0);
+    sandbox__limit(RLIMIT_CORE, 0);
+    sandbox__limit(RLIMIT_STACK, 64u << 20);
+    /* ckbench's parent is gone already: do not outlive it. */
+    struct pollfd p = {.fd = CKB_PROTO_FD_CMD, .events = 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
+        _exit(125);
+    /* Through the descriptor: no path on the host needs to be reachable. */
+    syscall(SYS_execveat, b->exe_fd, "", b->argv, b->envp, AT_EMPTY_PATH);
+    _exit(127);
+}
+
+static int sandbox__write_map(pid_t pid, const char *what, const char *text)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* The sandbox's root is `nobody` on the host when ckbench runs as root,
+ * else the invoking user (the only id an unprivileged user may map). */
+static int sandbox__map_ids(pid_t pid)
+{
+    int root = geteuid() == 0;
+    char map[64];
+    if (!root && sandbox__write_map(pid, "setgroups", "deny") != 0)
+        return -1;
+    snprintf(map, sizeof map, "0 %u 1\n", root ? 65534u : (unsigned)geteuid());
+    if (sandbox__write_map(pid, "uid_map", map) != 0)
+        return -1;
+    snprintf(map, sizeof map, "0 %u 1\n", root ? 65534u : (unsigned)getegid());
+    return sandbox__write_map(pid, "gid_map", map);
+}
+
+int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const char *workload,
+                      const char *size, const char *so_name, const ckb_sandbox_limits *lim,
+                      char *why, size_t why_len)
 {
     memset(sb, 0, sizeof *sb);
     sb->pid = -1;
-    int cmd[2], reply[2], err[2];
-    if (pipe2(cmd, O_CLOEXEC) != 0)
-        return -1;
-    /* Replies travel as packets on a socket with kernel receive stamps:
-     * the time each was sent, whatever the parent's own wake-up delay. */
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reply) != 0) {
-        close(cmd[0]), close(cmd[1]);
-        return -1;
+    sb->cmd_fd = sb->reply_fd = sb->err_fd = -1;
+    int cmd[2] = {-1, -1}, reply[2] = {-1, -1}, err[2] = {-1, -1}, sync[2] = {-1, -1};
+    int exe_fd = -1, rc = -1, saved = 0;
+    void *stack = MAP_FAILED;
+    const size_t stack_bytes = 256 << 10;
+    snprintf(why, why_len, "cannot create the sandbox's pipes");
+    if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(sync, O_CLOEXEC) != 0)
+        goto out;
+    /* Replies travel as packets on a socket with kernel send stamps: the
+     * time each was sent, whatever the parent's own wake-up delay. */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reply) != 0)
+        goto out;
+    exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (exe_fd < 0) {
+        snprintf(why, why_len, "cannot open /proc/self/exe");
+        goto out;
     }
-    if (pipe2(err, O_CLOEXEC) != 0) {
-        close(cmd[0]), close(cmd[1]), close(reply[0]), close(reply[1]);
-        return -1;
-    }
-    /* Everything the child needs is prepared before fork: after it, only
-     * async-signal-safe calls. */
+    stack = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED)
+        goto out;
+
     char threads_env[32], *envp[16];
     int ne = 0;
     snprintf(threads_env, sizeof threads_env, "OMP_NUM_THREADS=%d", lim->threads);
@@ -71,58 +167,63 @@ int ckb_sandbox_start(ckb_sandbox *sb, int shm_fd, const char *workload, const c
             envp[ne++] = *e;
     envp[ne] = NULL;
     char *argv[] = {"ckbench", "__sandbox", (char *)workload, (char *)size,
-                    (char *)(so_path ? so_path : "-"), NULL};
-
-    pid_t pid = fork();
+                    (char *)(so_name ? so_name : "-"), NULL};
+    sandbox__boot boot = {
+        .sync_fd = sync[0],
+        .src = {in_fd, out_fd, cmd[0], reply[1], root_fd},
+        .err_fd = err[1],
+        .exe_fd = exe_fd,
+        .drop_groups = geteuid() == 0,
+        .lim = lim,
+        .argv = argv,
+        .envp = envp,
+    };
+    int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC |
+                CLONE_NEWUTS | SIGCHLD;
+    pid_t pid = clone(sandbox__child, (char *)stack + stack_bytes, flags, &boot);
     if (pid < 0) {
-        int e = errno;
-        close(cmd[0]), close(cmd[1]), close(reply[0]), close(reply[1]), close(err[0]),
-            close(err[1]);
-        errno = e;
-        return -1;
+        saved = errno;
+        snprintf(why, why_len,
+                 "cannot create the sandbox's namespaces (%s): ckbench needs user namespaces "
+                 "(kernel.unprivileged_userns_clone=1, or run as root)", strerror(saved));
+        goto out;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        /* Move the protocol's descriptors to their fixed numbers; dup2
-         * clears close-on-exec on the copies. Order matters: the sources
-         * may sit on the targets' numbers. */
-        int src[3] = {shm_fd, cmd[0], reply[1]};
-        for (int i = 0; i < 3; i++) {
-            int tmp = fcntl(src[i], F_DUPFD_CLOEXEC, 10);
-            if (tmp < 0)
-                _exit(120);
-            src[i] = tmp;
-        }
-        if (dup2(src[0], CKB_PROTO_FD_SHM) < 0 || dup2(src[1], CKB_PROTO_FD_CMD) < 0 ||
-            dup2(src[2], CKB_PROTO_FD_REPLY) < 0)
-            _exit(121);
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            dup2(devnull, 1);
-        }
-        dup2(err[1], 2);
-        if (!SANDBOX_ASAN && lim->mem_bytes)
-            sandbox__limit(RLIMIT_AS, lim->mem_bytes);
-        sandbox__limit(RLIMIT_CPU, (rlim_t)(lim->cpu_s + 1));
-        sandbox__limit(RLIMIT_FSIZE, 0);
-        sandbox__limit(RLIMIT_CORE, 0);
-        sandbox__limit(RLIMIT_STACK, 64u << 20);
-        execve("/proc/self/exe", argv, envp);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    close(cmd[0]);
-    close(reply[1]);
-    close(err[1]);
     sb->pid = pid;
-    sb->cmd_fd = cmd[1];
-    sb->reply_fd = reply[0];
+    if (sandbox__map_ids(pid) != 0) {
+        saved = errno;
+        snprintf(why, why_len, "cannot map the sandbox's user ids: %s", strerror(saved));
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        sb->pid = -1;
+        goto out;
+    }
+    if (write(sync[1], "g", 1) != 1) {
+        saved = errno;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        sb->pid = -1;
+        goto out;
+    }
+    sb->cmd_fd = cmd[1], cmd[1] = -1;
+    sb->reply_fd = reply[0], reply[0] = -1;
+    sb->err_fd = err[0], err[0] = -1;
     int on = 1;
     if (setsockopt(sb->reply_fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0)
         sb->no_stamps = 1;
-    sb->err_fd = err[0];
-    return 0;
+    why[0] = '\0';
+    rc = 0;
+out:
+    if (!saved)
+        saved = errno;
+    int fds[] = {cmd[0], cmd[1], reply[0], reply[1], err[0], err[1], sync[0], sync[1], exe_fd};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    /* The clone ran on its own copy of memory: the stack is ours to free. */
+    if (stack != MAP_FAILED)
+        munmap(stack, stack_bytes);
+    errno = saved;
+    return rc;
 }
 
 int ckb_sandbox_send(ckb_sandbox *sb, char cmd, unsigned char arg)
@@ -138,19 +239,41 @@ int ckb_sandbox_send(ckb_sandbox *sb, char cmd, unsigned char arg)
     return n == 2 ? 0 : -1;
 }
 
-static void sandbox__reap(ckb_sandbox *sb)
+static void sandbox__note_status(ckb_sandbox *sb, int status)
 {
-    if (sb->dead || sb->pid <= 0)
-        return;
-    int status = 0;
-    while (waitpid(sb->pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    kill(-sb->pid, SIGKILL); /* anything it left in its group */
     sb->dead = 1;
     if (WIFEXITED(status))
         sb->exit_code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
         sb->term_signal = WTERMSIG(status);
+}
+
+static void sandbox__reap(ckb_sandbox *sb)
+{
+    if (sb->dead || sb->pid <= 0)
+        return;
+    int status = 0;
+    /* PID 1 of its namespace: when it is gone, the kernel ends everything
+     * else in it. */
+    kill(sb->pid, SIGKILL);
+    while (waitpid(sb->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    sandbox__note_status(sb, status);
+}
+
+/* The reply socket closed: the sandbox is exiting (or closed it itself;
+ * then it is killed). Its own exit status is what counts. */
+static void sandbox__wait_exit(ckb_sandbox *sb)
+{
+    for (int i = 0; i < 200 && !sb->dead; i++) {
+        int status;
+        if (waitpid(sb->pid, &status, WNOHANG) == sb->pid) {
+            sandbox__note_status(sb, status);
+            return;
+        }
+        usleep(1000);
+    }
+    sandbox__reap(sb);
 }
 
 static void sandbox__drain_err(ckb_sandbox *sb)
@@ -187,7 +310,6 @@ int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s)
         double left = timeout_s - (ckb_now() - t0);
         if (left <= 0) {
             sb->timed_out = 1;
-            ckb_proc_kill_group(sb->pid);
             sandbox__reap(sb);
             return -2;
         }
@@ -208,26 +330,57 @@ int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s)
                 err_open = 0;
         }
         if (p[0].revents) {
-            unsigned char c;
+            unsigned char c[2] = {0, 0};
             char control[CMSG_SPACE(sizeof(struct timespec))];
-            struct iovec iov = {.iov_base = &c, .iov_len = 1};
+            struct iovec iov = {.iov_base = c, .iov_len = sizeof c};
             struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
                                  .msg_controllen = sizeof control};
             ssize_t n = recvmsg(sb->reply_fd, &msg, 0);
-            if (n == 1) {
+            if (n >= 1) {
                 sb->reply_stamp = sandbox__stamp(&msg);
-                return c;
+                sb->reply_len = (int)n;
+                sb->reply_arg = c[1];
+                return c[0];
             }
             if (n < 0 && errno == EINTR)
                 continue;
             /* EOF: the child is gone. Collect what it said, then reap it. */
             for (int i = 0; i < 8; i++)
                 sandbox__drain_err(sb);
-            ckb_proc_kill_group(sb->pid);
-            sandbox__reap(sb);
+            sandbox__wait_exit(sb);
             return -1;
         }
     }
+}
+
+int ckb_sandbox_pause(ckb_sandbox *sb)
+{
+    if (sb->dead)
+        return -1;
+    kill(sb->pid, SIGSTOP);
+    for (;;) {
+        int status;
+        pid_t r = waitpid(sb->pid, &status, WUNTRACED);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == sb->pid && WIFSTOPPED(status)) {
+            sb->stopped = 1;
+            return 0;
+        }
+        if (r == sb->pid) {
+            sandbox__note_status(sb, status);
+            for (int i = 0; i < 8; i++)
+                sandbox__drain_err(sb);
+        }
+        return -1;
+    }
+}
+
+void ckb_sandbox_resume(ckb_sandbox *sb)
+{
+    if (!sb->dead)
+        kill(sb->pid, SIGCONT);
+    sb->stopped = 0;
 }
 
 void ckb_sandbox_stop(ckb_sandbox *sb)
@@ -235,32 +388,51 @@ void ckb_sandbox_stop(ckb_sandbox *sb)
     if (sb->pid <= 0)
         return;
     if (!sb->dead) {
+        if (sb->stopped)
+            ckb_sandbox_resume(sb);
         ckb_sandbox_send(sb, CKB_CMD_QUIT, 0);
-        /* A well-behaved child quits at once; no need to wait long. */
+        /* A well-behaved sandbox quits at once; no need to wait long. */
         for (int i = 0; i < 50 && !sb->dead; i++) {
             int status;
             pid_t r = waitpid(sb->pid, &status, WNOHANG);
             if (r == sb->pid) {
-                sb->dead = 1;
-                if (WIFEXITED(status))
-                    sb->exit_code = WEXITSTATUS(status);
-                else if (WIFSIGNALED(status))
-                    sb->term_signal = WTERMSIG(status);
+                sandbox__note_status(sb, status);
                 break;
             }
             usleep(2000);
         }
-        ckb_proc_kill_group(sb->pid);
         sandbox__reap(sb);
     }
-    kill(-sb->pid, SIGKILL);
-    close(sb->cmd_fd);
-    close(sb->reply_fd);
-    close(sb->err_fd);
+    if (sb->cmd_fd >= 0)
+        close(sb->cmd_fd);
+    if (sb->reply_fd >= 0)
+        close(sb->reply_fd);
+    if (sb->err_fd >= 0)
+        close(sb->err_fd);
+    sb->cmd_fd = sb->reply_fd = sb->err_fd = -1;
     sb->pid = -1;
 }
 
-void ckb_cpu_times_read(pid_t pid, ckb_cpu_times *out)
+static double sandbox__pid_cpu(pid_t pid, double tick)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *p = fopen(path, "r");
+    if (!p)
+        return 0;
+    size_t len = fread(buf, 1, sizeof buf - 1, p);
+    buf[len] = '\0';
+    fclose(p);
+    /* Fields after the command name, which may hold spaces: utime and
+     * stime are the 12th and 13th after ')'. */
+    char *q = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
+        return (double)(ut + st) / tick;
+    return 0;
+}
+
+void ckb_cpu_times_read(const pid_t *pids, int npids, ckb_cpu_times *out)
 {
     memset(out, 0, sizeof *out);
     out->ncpu = 1;
@@ -285,30 +457,7 @@ void ckb_cpu_times_read(pid_t pid, ckb_cpu_times *out)
         fclose(f);
         out->ncpu = n ? n : 1;
     }
-    if (pid > 0) {
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-        FILE *p = fopen(path, "r");
-        if (p) {
-            size_t len = fread(buf, 1, sizeof buf - 1, p);
-            buf[len] = '\0';
-            fclose(p);
-            /* Fields after the command name, which may hold spaces: utime and
-             * stime are the 12th and 13th after ')'. */
-            char *q = strrchr(buf, ')');
-            unsigned long long ut = 0, st = 0;
-            if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-                            &st) == 2)
-                out->pid_cpu = (double)(ut + st) / tick;
-        }
-        /* The main thread's run delay: how long it waited for a CPU. */
-        snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
-        FILE *ss = fopen(path, "r");
-        unsigned long long on_cpu = 0, waited = 0;
-        if (ss) {
-            if (fscanf(ss, "%llu %llu", &on_cpu, &waited) == 2)
-                out->main_wait = (double)waited * 1e-9;
-            fclose(ss);
-        }
-    }
+    for (int i = 0; i < npids; i++)
+        if (pids[i] > 0)
+            out->ours += sandbox__pid_cpu(pids[i], tick);
 }

@@ -1,9 +1,21 @@
 /*
- * sandbox.h — the parent's handle on a sandboxed child: started by exec of
- * this binary (`ckbench __sandbox`) in its own process group with resource
- * limits, a minimal environment and the protocol's descriptors; driven by
- * one-byte commands under a wall-clock limit; killed as a group at the end,
- * so that nothing it started is left running.
+ * sandbox.h — the trusted side's handle on one sandboxed process.
+ *
+ * A sandbox is cloned into new user, PID, network, mount, IPC and UTS
+ * namespaces: it is PID 1 of its own PID namespace (when it ends, the
+ * kernel ends everything it could have started), root of its namespace
+ * but `nobody` on the host (or the invoking user, when ckbench does not
+ * run as root), with no network, and it dies with ckbench
+ * (PR_SET_PDEATHSIG). It execs this binary (`ckbench __sandbox`) through a
+ * descriptor, with a minimal environment, resource limits and only the
+ * protocol's descriptors open (protocol.h). A candidate's sandbox then
+ * confines itself before the object is opened (child.c): chroot into a
+ * folder holding only the object, every capability dropped,
+ * no_new_privs, the seccomp filter on every thread.
+ *
+ * Between its calls the trusted side keeps a sandbox stopped (SIGSTOP,
+ * waited for): no thread of it runs while inputs are written, outputs
+ * copied, or the other process is timed.
  */
 #ifndef CKB_SANDBOX_H
 #define CKB_SANDBOX_H
@@ -18,39 +30,46 @@ typedef struct {
 } ckb_sandbox_limits;
 
 typedef struct {
-    pid_t pid;
+    pid_t pid;         /* on the host */
     int cmd_fd, reply_fd, err_fd;
-    char err[4096];    /* the start of the child's stderr */
+    char err[4096];    /* the start of the sandbox's stderr */
     size_t err_len;
     int dead;          /* reaped: see exit_code / term_signal */
     int exit_code, term_signal;
     int timed_out;     /* killed by us at a wall-clock limit */
+    int stopped;       /* stopped by ckb_sandbox_pause */
     double reply_stamp; /* when the last reply was sent (kernel stamp, CLOCK_REALTIME s) */
-    int no_stamps;     /* the kernel gives no stamps: the parent's clock instead */
+    int reply_len;     /* bytes in the last reply packet */
+    unsigned char reply_arg; /* its second byte */
+    int no_stamps;     /* the kernel gives no stamps: the trusted side's clock instead */
 } ckb_sandbox;
 
-/* Starts the child. 0 on success, -1 (errno) when it could not be started. */
-int ckb_sandbox_start(ckb_sandbox *sb, int shm_fd, const char *workload, const char *size,
-                      const char *so_path, const ckb_sandbox_limits *lim);
+/* Starts a sandbox. root_fd: the folder a candidate's sandbox is confined
+ * to (-1 for a baseline's); so_name: the object's name inside it (NULL: no
+ * candidate). 0 on success, -1 with errno (and why in `why`) otherwise. */
+int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const char *workload,
+                      const char *size, const char *so_name, const ckb_sandbox_limits *lim,
+                      char *why, size_t why_len);
 int ckb_sandbox_send(ckb_sandbox *sb, char cmd, unsigned char arg);
-/* Waits for the child's next reply byte. Returns it (0..255) and sets
- * reply_stamp to when the child sent it; -1 when the
- * child died first (reaped; fields set), -2 when timeout_s passed (the
- * group is killed and reaped, timed_out set). */
+/* Waits for the sandbox's next reply byte. Returns it (0..255) and sets
+ * reply_stamp to when it was sent; -1 when the sandbox died first (reaped;
+ * fields set), -2 when timeout_s passed (killed and reaped, timed_out set). */
 int ckb_sandbox_wait(ckb_sandbox *sb, double timeout_s);
-/* Asks the child to quit, then kills its group and reaps it. Idempotent. */
+/* Stops every thread of the sandbox and waits until they are stopped; 0,
+ * or -1 when it died (reaped; fields set). */
+int ckb_sandbox_pause(ckb_sandbox *sb);
+void ckb_sandbox_resume(ckb_sandbox *sb);
+/* Asks the sandbox to quit, then kills and reaps it. Idempotent. */
 void ckb_sandbox_stop(ckb_sandbox *sb);
 
 /* Where this machine's CPU time has gone so far, in seconds summed over
  * CPUs: stolen by the hypervisor (our vCPUs taken away), busy in any
- * process, and used by process `pid` (all its threads; 0 when pid <= 0). */
+ * process, and used by the given processes (all their threads). */
 typedef struct {
-    double steal, busy, pid_cpu;
-    double main_wait; /* seconds pid's main thread has been runnable but not
-                         running (scheduler's run delay; 0 when unknown) */
+    double steal, busy, ours;
     int ncpu;
 } ckb_cpu_times;
 
-void ckb_cpu_times_read(pid_t pid, ckb_cpu_times *out);
+void ckb_cpu_times_read(const pid_t *pids, int npids, ckb_cpu_times *out);
 
 #endif /* CKB_SANDBOX_H */

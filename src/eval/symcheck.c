@@ -18,6 +18,13 @@ static const char *const symcheck__exact[] = {
     /* OpenMP queries (setting the thread count is not allowed: the budget is ours) */
     "omp_get_thread_num", "omp_get_num_threads", "omp_get_max_threads", "omp_in_parallel",
     "omp_get_num_procs", "omp_get_level", "omp_get_team_size", "omp_get_ancestor_thread_num",
+    "omp_in_final", "omp_get_active_level", "omp_get_thread_limit",
+    /* OpenMP locks, plain and nested */
+    "omp_init_lock", "omp_destroy_lock", "omp_set_lock", "omp_unset_lock", "omp_test_lock",
+    "omp_init_nest_lock", "omp_destroy_nest_lock", "omp_set_nest_lock", "omp_unset_nest_lock",
+    "omp_test_nest_lock",
+    /* _Thread_local data in a shared object */
+    "__tls_get_addr",
 };
 
 /* libm, float and double variants: the name, and the name with 'f' suffix. */
@@ -60,6 +67,9 @@ int ckb_symcheck_allowed(const char *name)
     /* The OpenMP runtime's entry points generated for pragmas, and libmvec's
      * vector math (e.g. _ZGVeN16v_expf) generated for `omp simd` loops. */
     if (strncmp(name, "GOMP_", 5) == 0 || strncmp(name, "_ZGV", 4) == 0)
+        return 1;
+    /* C11 _Atomic operations too wide to be lock-free go to libatomic. */
+    if (strncmp(name, "__atomic_", 9) == 0)
         return 1;
     return 0;
 }
@@ -110,7 +120,9 @@ int ckb_symcheck_file(const char *so_path, ckb_symcheck *out)
         if (!*name)
             continue;
         if (sym[i].st_shndx != SHN_UNDEF) {
-            if (strcmp(name, "workload") == 0 && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC)
+            /* target_clones and ifunc make workload an IFUNC symbol. */
+            int type = ELF64_ST_TYPE(sym[i].st_info);
+            if (strcmp(name, "workload") == 0 && (type == STT_FUNC || type == STT_GNU_IFUNC))
                 out->has_workload = 1;
             continue;
         }

@@ -9,7 +9,7 @@
 #include "core/jsonget.h"
 #include "core/proc.h"
 #include "exec/exec_priv.h"
-#include "gen/excl.h"
+#include "core/excl.h"
 #include "machine/profile.h"
 
 void ckb_exec_config_default(ckb_exec_config *c)

@@ -13,7 +13,7 @@
 #include "core/jsonget.h"
 #include "core/proc.h"
 #include "exec/exec_priv.h"
-#include "gen/excl.h"
+#include "core/excl.h"
 #include "machine/profile.h"
 
 static const char exec__magic[8] = "CKBRES1";

@@ -3,7 +3,7 @@
  * one call:
  *
  * - local: in this process (ckb_eval_run), under the machine-wide timing
- *   lock (gen/excl.h), so no two timings of any ckbench process overlap;
+ *   lock (core/excl.h), so no two timings of any ckbench process overlap;
  * - slurm: one `srun --exclusive -N1 -n1 ckbench __exec JOB` per
  *   evaluation, so each timing has a node to itself. The job file, the
  *   node's result (JSON) and its raw form live in a folder both sides see

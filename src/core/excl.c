@@ -7,9 +7,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "gen/excl.h"
+#include "core/excl.h"
 
 static pthread_mutex_t excl__mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int excl__depth; /* this thread's nested holds */
 static int excl__fd = -1;
 static char excl__file[512];
 
@@ -26,6 +27,8 @@ const char *ckb_excl_path(void)
 
 void ckb_excl_lock(void)
 {
+    if (excl__depth++ > 0)
+        return;
     pthread_mutex_lock(&excl__mutex);
     if (excl__fd < 0)
         excl__fd = open(ckb_excl_path(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -37,6 +40,8 @@ void ckb_excl_lock(void)
 
 void ckb_excl_unlock(void)
 {
+    if (--excl__depth > 0)
+        return;
     if (excl__fd >= 0)
         flock(excl__fd, LOCK_UN);
     pthread_mutex_unlock(&excl__mutex);
