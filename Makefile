@@ -20,7 +20,8 @@ endif
 
 LIB_SRC  := $(filter-out src/cli/main.c,$(wildcard src/*/*.c)) $(wildcard workloads/*/workload.c)
 TEST_SRC := $(wildcard tests/*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/shown_data.o
+SHOWN    := $(sort $(wildcard workloads/*/shown.md))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps test test-quick bench clean FORCE
@@ -39,6 +40,16 @@ deps:
 	@scripts/deps.sh
 
 $(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_PROJECT) $(CFLAGS) -c $< -o $@
+
+# What a model is shown of each workload, embedded at build time.
+$(BUILD)/gen/shown_data.c: scripts/embed_shown.sh $(SHOWN)
+	@mkdir -p $(dir $@)
+	@echo "embed $(words $(SHOWN)) shown.md -> $@"
+	@scripts/embed_shown.sh $@ $(SHOWN)
+
+$(BUILD)/obj/gen/shown_data.o: $(BUILD)/gen/shown_data.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_PROJECT) $(CFLAGS) -c $< -o $@
 

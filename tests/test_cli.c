@@ -57,6 +57,7 @@ static const struct {
                   "--replay", "--prices", "--chains", "--turns", "--beam-width",
                   "--beam-candidates", "--max-retries", "--timeout", "--temperature", NULL}},
     {"prompt", {"--method", "--docs", "--size", "--threads", "--docs-target", NULL}},
+    {"retime", {"--tries", "--quiet", NULL}},
     {"plan", {"--method", "--budget", "--workloads", "--eval-seconds", "--from", "--overhead",
               "--nodes", "--no-expert", NULL}},
 };

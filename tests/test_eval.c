@@ -11,6 +11,7 @@
 
 #include "ckbench.h"
 #include "eval/perturb.h"
+#include "machine/isa.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -147,11 +148,14 @@ CKBT_TEST(eval_notes_a_kernel_faster_than_the_roofline, "quick")
     m.f32_gflops = m.bf16_gflops = m.f32_gflops_1t = m.bf16_gflops_1t = 0.001;
     m.bw_gbs = 0.001;
     snprintf(m.measured_at, sizeof m.measured_at, "2026-01-01T00:00:00Z");
-    snprintf(path, sizeof path, "%s/ckbench/machine-%dt.json", cache, threads);
-    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "cannot write %s", path);
     const char *old = getenv("XDG_CACHE_HOME");
     char *saved = old ? strdup(old) : NULL;
     setenv("XDG_CACHE_HOME", cache, 1);
+    /* where `ckbench eval` looks (ckb_machine_default_path's name, spelled
+     * out: in this process the cache folder was fixed at its first use) */
+    snprintf(path, sizeof path, "%s/ckbench/machine-%dt-%s.json", cache, threads,
+             ckb_isa_name(ckb_isa_level()));
+    CKBT_EXPECT(ckb_machine_save(&m, path) == 0, "cannot write %s", path);
     int code = -1;
     json_object *j = ckbt_eval("8p_GEMM", "gemm_plain.c", &code, "--warmup", "1", "--iters", "3",
                                NULL);

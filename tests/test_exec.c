@@ -302,6 +302,7 @@ CKBT_TEST(exec_slurm_resume_does_not_ask_the_model_again, "quick")
     snprintf(dir, sizeof dir, "%s/gen-run", ckbt_tmpdir());
     snprintf(recs, sizeof recs, "%s/records.jsonl", dir);
     exect_model m = {0};
+    setenv("CKBENCH_MAX_DISTURBED_PCT", "1e9", 1); /* nothing re-timed: one record a sample */
     /* Slurm loses every job: the run stops after its first reply. */
     int rc = exect_generate(dir, 0, "1000", &m);
     CKBT_EXPECT(rc == -1 && m.calls == 1 && exect_lines(recs) == 0,
@@ -311,4 +312,5 @@ CKBT_TEST(exec_slurm_resume_does_not_ask_the_model_again, "quick")
                 rc, exect_lines(recs));
     CKBT_EXPECT(m.calls == 2, "sample 0's reply was kept: the model was asked %d times, want 2",
                 m.calls);
+    unsetenv("CKBENCH_MAX_DISTURBED_PCT");
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/fsutil.h"
+#include "machine/profile.h"
 
 int ckb_expert_path(const ckb_workload *w, char *buf, size_t n)
 {
@@ -31,43 +32,107 @@ void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_exp
     }
 }
 
-static void expert__key(ckb_size s, int threads, char *buf, size_t n)
+void ckb_expert_host(char *buf, size_t n)
+{
+    ckb_machine m;
+    ckb_machine_probe(1, &m);
+    snprintf(buf, n, "%s | %s", m.cpu, m.isa_level);
+}
+
+/* "<size>/<threads>t", the key of tuned.json before host keys. */
+static void expert__base_key(ckb_size s, int threads, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/%dt", ckb_size_name(s), threads);
 }
 
-void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
-                            ckb_expert_config *cfg)
+static void expert__key(ckb_size s, int threads, const char *host, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%dt @ %s", ckb_size_name(s), threads, host);
+}
+
+/* The hosts tuned.json has for this size and budget, for the note. */
+static void expert__others(json_object *root, const char *base, char *buf, size_t n)
+{
+    size_t used = 0, blen = strlen(base);
+    buf[0] = '\0';
+    if (!root || !json_object_is_type(root, json_type_object))
+        return;
+    json_object_object_foreach(root, k, v)
+    {
+        (void)v;
+        if (strncmp(k, base, blen) != 0 || used + 8 >= n)
+            continue;
+        const char *host = k[blen] == '\0' ? "an unrecorded host" : k + blen + 3;
+        if (k[blen] != '\0' && strncmp(k + blen, " @ ", 3) != 0)
+            continue;
+        int w = snprintf(buf + used, n - used, "%s'%s'", used ? ", " : "", host);
+        used = w > 0 && (size_t)w < n - used ? used + (size_t)w : n - 1;
+    }
+}
+
+void ckb_expert_config_read(const char *path, const char *host, const ckb_workload *w,
+                            ckb_size s, int threads, ckb_expert_config *cfg)
 {
     int64_t values[CKB_MAX_PARAMS];
     for (int i = 0; i < w->nparams; i++)
         values[i] = w->params[i].fallback;
-    char path[512], key[64];
-    ckb_expert_tuned_path(w, path, sizeof path);
-    expert__key(s, threads, key, sizeof key);
-    int tuned = 0;
+    char key[512], base[64], others[160];
+    expert__key(s, threads, host, key, sizeof key);
+    expert__base_key(s, threads, base, sizeof base);
+    int tuned = 0, missing = 0;
     json_object *root = json_object_from_file(path), *entry, *params, *v;
-    if (root && json_object_object_get_ex(root, key, &entry) &&
+    if (root && json_object_is_type(root, json_type_object) &&
+        json_object_object_get_ex(root, key, &entry) &&
         json_object_object_get_ex(entry, "params", &params)) {
         tuned = 1;
         for (int i = 0; i < w->nparams; i++) {
             if (json_object_object_get_ex(params, w->params[i].name, &v))
                 values[i] = json_object_get_int64(v);
             else
-                tuned = 0; /* a parameter added since tuning: not fully tuned */
+                tuned = 0, missing = 1; /* a parameter added since tuning */
         }
     }
+    expert__others(root, base, others, sizeof others);
     json_object_put(root);
     ckb_expert_config_set(w, values, cfg);
     cfg->tuned = tuned;
+    if (tuned)
+        return;
+    if (missing)
+        snprintf(cfg->note, sizeof cfg->note,
+                 "untuned on this host: a parameter was added since it was tuned");
+    else if (others[0])
+        snprintf(cfg->note, sizeof cfg->note,
+                 "untuned on this host ('%s', %s): tuned.json has it for %s only", host, base,
+                 others);
+    else
+        snprintf(cfg->note, sizeof cfg->note, "untuned: no tuned values for %s", base);
+}
+
+void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
+                            ckb_expert_config *cfg)
+{
+    char path[512], host[200];
+    ckb_expert_tuned_path(w, path, sizeof path);
+    ckb_expert_host(host, sizeof host);
+    ckb_expert_config_read(path, host, w, s, threads, cfg);
 }
 
 int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
                            const ckb_expert_config *cfg, const ckb_tune_outcome *out)
 {
-    char path[512], key[64], when[32];
+    char path[512], host[200];
     ckb_expert_tuned_path(w, path, sizeof path);
-    expert__key(s, threads, key, sizeof key);
+    ckb_expert_host(host, sizeof host);
+    return ckb_expert_config_write(path, host, w, s, threads, cfg, out);
+}
+
+int ckb_expert_config_write(const char *path, const char *host, const ckb_workload *w,
+                            ckb_size s, int threads, const ckb_expert_config *cfg,
+                            const ckb_tune_outcome *out)
+{
+    char key[512], when[32];
+    expert__key(s, threads, host, key, sizeof key);
     json_object *root = json_object_from_file(path);
     if (!root || !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
@@ -76,6 +141,13 @@ int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
     json_object *entry = json_object_new_object(), *params = json_object_new_object();
     for (int i = 0; i < cfg->n; i++)
         json_object_object_add(params, w->params[i].name, json_object_new_int64(cfg->values[i]));
+    /* the key's parts, spelled out for a reader of the file */
+    const char *bar = strstr(host, " | ");
+    json_object_object_add(entry, "cpu", bar ? json_object_new_string_len(host, (int)(bar - host))
+                                              : json_object_new_string(host));
+    json_object_object_add(entry, "isa_level", json_object_new_string(bar ? bar + 3 : "?"));
+    json_object_object_add(entry, "size", json_object_new_string(ckb_size_name(s)));
+    json_object_object_add(entry, "threads", json_object_new_int(threads));
     json_object_object_add(entry, "params", params);
     json_object_object_add(entry, "median_ms", json_object_new_double(out->best_ms));
     json_object_object_add(entry, "speedup", json_object_new_double(out->speedup));

@@ -1,9 +1,15 @@
 /*
  * expert.h — a workload's expert kernel: workloads/<id>/expert.c, a
  * candidate file whose tunable macros the registry declares, and the tuned
- * values `ckbench tune` stores beside it in tuned.json, per size and thread
- * budget (they are this machine's values; absent ones fall back to the
- * declared defaults).
+ * values `ckbench tune` stores beside it in tuned.json, keyed by size,
+ * thread budget and host (CPU model and ISA level in force): one file holds
+ * the values of every host it was tuned on, and a host without an entry
+ * runs the declared defaults, untuned, and is told so.
+ *
+ * tuned.json: {"<size>/<threads>t @ <cpu> | <isa level>": {"params": {...},
+ * "cpu", "isa_level", "size", "threads", "median_ms", "speedup", ...}}.
+ * Entries keyed "<size>/<threads>t" alone (written before host keys) name
+ * no host and are used by none.
  */
 #ifndef CKB_EXPERT_H
 #define CKB_EXPERT_H
@@ -18,16 +24,24 @@ typedef struct {
     int64_t values[CKB_MAX_PARAMS];
     char text[CKB_MAX_PARAMS][80];          /* "NAME=VALUE" */
     const char *defines[CKB_MAX_PARAMS];    /* points into text, for ckb_eval_opts */
-    int tuned;                              /* 1: read from tuned.json */
+    int tuned;                              /* 1: read from tuned.json for this host */
+    char note[256];                         /* why untuned, for the user; "" when tuned */
 } ckb_expert_config;
+
+/* This host as tuned.json keys it: "<cpu model> | <ISA level in force>". */
+void ckb_expert_host(char *buf, size_t n);
 
 /* 1 when w has an expert; its path goes into buf. */
 int ckb_expert_path(const ckb_workload *w, char *buf, size_t n);
 /* Fills cfg from values[] (w->nparams of them). */
 void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_expert_config *cfg);
-/* The tuned values for (size, threads), else the declared defaults. */
+/* The tuned values for (size, threads, this host), else the declared
+ * defaults with cfg->tuned = 0 and cfg->note saying what tuned.json holds. */
 void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
                             ckb_expert_config *cfg);
+/* The same from the tuned.json at path for the given host string. */
+void ckb_expert_config_read(const char *path, const char *host, const ckb_workload *w,
+                            ckb_size s, int threads, ckb_expert_config *cfg);
 /* What a search found: the best configuration's and the untuned defaults'
  * medians and speedups over the baseline timed beside them (-1: not correct). */
 typedef struct {
@@ -35,9 +49,14 @@ typedef struct {
     double speedup, untuned_speedup;
     int tried, correct;
 } ckb_tune_outcome;
-/* Records the tuned values with what the search found; 0 on success. */
+/* Records the tuned values for this host with what the search found; 0 on
+ * success. Other hosts' entries are kept. */
 int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
                            const ckb_expert_config *cfg, const ckb_tune_outcome *out);
+/* The same into the tuned.json at path for the given host string. */
+int ckb_expert_config_write(const char *path, const char *host, const ckb_workload *w,
+                            ckb_size s, int threads, const ckb_expert_config *cfg,
+                            const ckb_tune_outcome *out);
 /* Where tuned values live: workloads/<id>/tuned.json. */
 void ckb_expert_tuned_path(const ckb_workload *w, char *buf, size_t n);
 

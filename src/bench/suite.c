@@ -21,6 +21,8 @@
 #include "eval/compile.h"
 #include "eval/eval.h"
 #include "gen/sample.h"
+#include "machine/isa.h"
+#include "machine/roofline.h"
 #include "workloads/dnnl_ops.h"
 
 /* A figure, or null when it was not measured (JSON has no NaN). */
@@ -28,7 +30,7 @@ static json_object *suite__num(double v) { return isfinite(v) ? json_object_new_
 
 /* One variant's timing: every field is present, null when not timed. */
 static json_object *suite__variant(const char *status, const ckb_stats *s, double flops,
-                                   double peak)
+                                   const ckb_roof *roof)
 {
     json_object *v = json_object_new_object();
     int timed = s && s->n > 0;
@@ -39,7 +41,8 @@ static json_object *suite__variant(const char *status, const ckb_stats *s, doubl
     json_object_object_add(v, "std_ms", suite__num(timed ? s->std : NAN));
     json_object_object_add(v, "min_ms", suite__num(timed ? s->min : NAN));
     json_object_object_add(v, "gflops", suite__num(g));
-    json_object_object_add(v, "pct_of_peak", suite__num(peak > 0 ? 100.0 * g / peak : NAN));
+    json_object_object_add(v, "pct_of_peak",
+                           suite__num(roof->compute_gflops > 0 ? ckb_roof_pct(roof, g) : NAN));
     return v;
 }
 
@@ -89,8 +92,6 @@ static void suite__source(json_object *x, const char *path)
     free(text);
 }
 
-static double suite__peak(const ckb_suite_opts *o) { return o->machine->bf16_gflops; }
-
 /* One evaluation through the executor (local when none was given): 0 with
  * *r and *json (the caller's), or -1 with r->message saying why. The job's
  * files, for slurm, go to OUT/evals/NAME.*. */
@@ -130,13 +131,20 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     eo.threads = o->threads;
     eo.warmup = o->warmup;
     eo.iters = o->iters;
-    eo.peak_gflops = suite__peak(o);
-    eo.bw_gbs = o->machine->bw_gbs;
+    /* the workload's roofs: % of peak, bound and the plausibility check */
+    ckb_roof roof;
+    ckb_roof_for_workload(o->machine, w, o->size, &roof);
+    eo.peak_gflops = roof.compute_gflops;
+    eo.bw_gbs = roof.mem_gbs;
     char expert[512];
     ckb_expert_config cfg;
     int has_expert = o->use_expert && ckb_expert_path(w, expert, sizeof expert);
     if (has_expert) {
         ckb_expert_config_load(w, o->size, o->threads, &cfg);
+        /* tuned values are per host: say so when this one has none */
+        if (!cfg.tuned && w->nparams > 0)
+            fprintf(stderr, "%sckbench: %s: the expert runs %s; `ckbench tune %s` tunes it here\n",
+                    isatty(2) ? "\r\033[K" : "", w->id, cfg.note, w->id);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
     } else {
@@ -160,20 +168,31 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     suite__shape(w, o->size, shape, sizeof shape);
     json_object_object_add(e, "output_shape", json_object_new_string(shape));
 
-    double peak = suite__peak(o);
+    json_object_object_add(e, "roof", ckb_roof_to_json(&roof));
+    double rms = ckb_roof_ms(&roof, r.flops, r.bytes);
+    const char *bound = ckb_roof_bound(&roof, r.flops, r.bytes);
+    if (isfinite(rms))
+        json_object_object_add(e, "roofline_ms", json_object_new_double(rms));
+    if (bound)
+        json_object_object_add(e, "bound", json_object_new_string(bound));
     int base_ok = rc == 0 && r.base.n > 0;
     json_object_object_add(e, "baseline",
                            suite__variant(base_ok ? "ok" : "error", base_ok ? &r.base : NULL,
-                                          r.flops, peak));
+                                          r.flops, &roof));
     if (has_expert) {
         json_object *x = suite__variant(ckb_status_name(r.status),
-                                        r.status == CKB_ST_OK ? &r.cand : NULL, r.flops, peak);
+                                        r.status == CKB_ST_OK ? &r.cand : NULL, r.flops, &roof);
         json_object *params = json_object_new_object();
         for (int i = 0; i < cfg.n; i++)
             json_object_object_add(params, w->params[i].name,
                                    json_object_new_int64(cfg.values[i]));
         json_object_object_add(x, "params", params);
         json_object_object_add(x, "tuned", json_object_new_boolean(cfg.tuned));
+        char host[200];
+        ckb_expert_host(host, sizeof host);
+        json_object_object_add(x, "tuned_for_host", json_object_new_string(host));
+        if (!cfg.tuned)
+            json_object_object_add(x, "untuned_reason", json_object_new_string(cfg.note));
         suite__source(x, expert);
         if (r.status != CKB_ST_OK)
             json_object_object_add(x, "error", json_object_new_string(r.message));
@@ -255,8 +274,16 @@ static json_object *suite__metadata(const ckb_suite_opts *o)
         "median of per-call monotonic-clock times inside the sandbox; baseline and "
         "candidate interleaved in one process"));
     json_object_object_add(m, "compiler", json_object_new_string(ckb_compiler_version()));
-    json_object_object_add(m, "compile_flags", json_object_new_string(
-        "-O3 -march=native -fopenmp -shared -fPIC -std=gnu11"));
+    /* the flags compile.c uses: -march follows the ISA level in force */
+    const char *march[CKB_ISA_MAX_FLAGS];
+    int nmarch = ckb_isa_march(ckb_isa_level(), march);
+    char flags[512] = "-O3";
+    for (int i = 0; i < nmarch; i++)
+        snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " %s", march[i]);
+    snprintf(flags + strlen(flags), sizeof flags - strlen(flags),
+             " -fopenmp -shared -fPIC -std=gnu11");
+    json_object_object_add(m, "compile_flags", json_object_new_string(flags));
+    json_object_object_add(m, "isa_level", json_object_new_string(ckb_isa_name(ckb_isa_level())));
     json_object_object_add(m, "onednn_version", json_object_new_string(ckb_dnnl_version()));
     json_object_object_add(m, "onednn_isa", json_object_new_string(ckb_dnnl_isa()));
     json_object_object_add(m, "machine", ckb_machine_to_json(o->machine));
@@ -320,7 +347,7 @@ static const char *suite__ms(double v, char *buf, size_t n)
     return buf;
 }
 
-static void suite__table(json_object *root, double peak)
+static void suite__table(json_object *root)
 {
     json_object *list = NULL;
     json_object_object_get_ex(root, "workloads", &list);
@@ -339,13 +366,15 @@ static void suite__table(json_object *root, double peak)
         int disturbed = json_object_object_get_ex(e, "timing_disturbed", &d) && d &&
                         json_object_get_boolean(d);
         ndisturbed += disturbed;
+        ckb_roof roof;
+        ckb_roof_from_json(json_object_object_get(e, "roof"), &roof);
         char bbuf[32], ebuf[32], sbuf[32] = "-", gbuf[32] = "-", pbuf[32] = "-", stbuf[32];
         if (ems > 0 && bms > 0)
             snprintf(sbuf, sizeof sbuf, "%.2fx", bms / ems);
         if (isfinite(g)) {
             snprintf(gbuf, sizeof gbuf, "%.1f", g);
-            if (peak > 0)
-                snprintf(pbuf, sizeof pbuf, "%.1f", 100.0 * g / peak);
+            if (roof.compute_gflops > 0)
+                snprintf(pbuf, sizeof pbuf, "%.1f", ckb_roof_pct(&roof, g));
         }
         snprintf(stbuf, sizeof stbuf, "%s%s", st ? st : "?", disturbed ? "*" : "");
         printf("%-58s %11s %11s %8s %9s %7s %7s\n", ckb_json_str(e, "workload"),
@@ -593,7 +622,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
     }
     if (tty)
         fprintf(stderr, "\r\033[K");
-    suite__table(root, suite__peak(o));
+    suite__table(root);
     printf("\nresults: %s/results.json, %s/results.csv, %s/results-jaxbench.csv\n", o->out_dir,
            o->out_dir, o->out_dir);
     json_object_put(root);

@@ -5,6 +5,7 @@
 
 #include "bench/expert.h"
 #include "eval/eval.h"
+#include "machine/roofline.h"
 
 /* Evaluates one configuration; its speedup over the baseline timed in the
  * same interleaved run, or -1 when not correct. Ranking by that ratio
@@ -23,8 +24,10 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
     eo.iters = o->iters;
     eo.defines = cfg.defines;
     eo.ndefines = cfg.n;
-    eo.peak_gflops = o->machine->bf16_gflops;
-    eo.bw_gbs = o->machine->bw_gbs;
+    ckb_roof roof;
+    ckb_roof_for_workload(o->machine, w, o->size, &roof);
+    eo.peak_gflops = roof.compute_gflops;
+    eo.bw_gbs = roof.mem_gbs;
     if (ckb_eval_run(w, expert, &eo, r) != 0 || r->status != CKB_ST_OK || !(r->speedup > 0))
         return -1;
     return r->speedup;
@@ -130,8 +133,9 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         perror("ckbench: cannot store the tuned values");
         return -1;
     }
-    char path[512];
+    char path[512], host[200];
     ckb_expert_tuned_path(w, path, sizeof path);
-    printf("stored in %s\n", path);
+    ckb_expert_host(host, sizeof host);
+    printf("stored in %s for %s/%dt on '%s'\n", path, ckb_size_name(o->size), o->threads, host);
     return 0;
 }

@@ -3,7 +3,9 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "core/utf8.h"
 #include "eval/eval.h"
+#include "machine/roofline.h"
 
 static int eval__run(const ckb_cli_args *a)
 {
@@ -31,13 +33,18 @@ static int eval__run(const ckb_cli_args *a)
     eo.timeout_scale = ckb_cli_num(a, "timeout-scale", 1.0);
     eo.defines = defines;
     eo.ndefines = ndefines;
-    eo.peak_gflops = m.bf16_gflops;
-    eo.bw_gbs = m.bw_gbs;
+    /* the workload's roofs (machine/roofline.h): % of peak, bound and the
+     * roofline note all divide by these */
+    ckb_roof roof;
+    ckb_roof_for_workload(&m, w, o.size, &roof);
+    eo.peak_gflops = roof.compute_gflops;
+    eo.bw_gbs = roof.mem_gbs;
     ckb_eval_result r;
     int rc = ckb_eval_run(w, a->pos[1], &eo, &r);
     json_object *j = ckb_eval_result_json(w, &eo, &r);
-    printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_object_add(j, "roof", ckb_roof_to_json(&roof));
+    /* valid UTF-8 whatever the compiler or the kernel said (core/utf8.h) */
+    printf("%s\n", ckb_json_text(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     if (rc != 0)
         fprintf(stderr, "ckbench: %s\n", r.message);

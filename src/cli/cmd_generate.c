@@ -18,6 +18,7 @@
 #include "core/proc.h"
 #include "docs/docs.h"
 #include "gen/gen.h"
+#include "machine/roofline.h"
 
 typedef struct {
     ckb_gen_opts g;
@@ -369,8 +370,14 @@ static int generate__run(const ckb_cli_args *a)
     ckb_machine m;
     if (ckb_cli_machine(o.g.eval.threads, o.machine, &m) != 0)
         goto cleanup;
-    o.g.eval.peak_gflops = m.bf16_gflops;
-    o.g.eval.bw_gbs = m.bw_gbs;
+    /* One roof for every workload of the run (the evaluation options are
+     * shared): the bf16 compute roof, and the fastest memory level (a working
+     * set of 0 fits L2), so the plausibility check stays an upper bound for
+     * any workload. `eval` and `bench` choose the level per working set. */
+    ckb_roof roof;
+    ckb_roof_make(&m, CKB_PREC_BF16, 0, &roof);
+    o.g.eval.peak_gflops = roof.compute_gflops;
+    o.g.eval.bw_gbs = roof.mem_gbs;
     if (!run) {
         if (!o.out) {
             time_t now = time(NULL);

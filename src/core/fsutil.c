@@ -1,4 +1,5 @@
 #include "core/fsutil.h"
+#include "core/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,5 +152,7 @@ static int fsutil__rm(const char *p, const struct stat *st, int flag, struct FTW
 
 int ckb_remove_tree(const char *path)
 {
-    return nftw(path, fsutil__rm, 16, FTW_DEPTH | FTW_PHYS);
+    int rc = nftw(path, fsutil__rm, 16, FTW_DEPTH | FTW_PHYS);
+    ckb_cleanup_forget_dir(path); /* gone: no signal handler needs it any more */
+    return rc;
 }

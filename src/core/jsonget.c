@@ -44,3 +44,12 @@ void ckb_json_copy_str(json_object *o, const char *key, char *dst, size_t dstlen
     if (s && *s)
         snprintf(dst, dstlen, "%s", s);
 }
+
+int ckb_json_timing_disturbed(json_object *o)
+{
+    json_object *v = jsonget__typed(o, "timing_disturbed", json_type_boolean);
+    if (v)
+        return json_object_get_boolean(v);
+    v = jsonget__typed(ckb_json_obj(o, "eval"), "timing_disturbed", json_type_boolean);
+    return v && json_object_get_boolean(v);
+}

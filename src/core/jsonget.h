@@ -21,4 +21,10 @@ struct json_object *ckb_json_obj(struct json_object *o, const char *key);
 /* Copies a non-empty string into dst; leaves dst as it is otherwise. */
 void ckb_json_copy_str(struct json_object *o, const char *key, char *dst, size_t dstlen);
 
+/* Whether an evaluation result, or a run record holding one under "eval",
+ * says its timing was disturbed by other work on the machine: its figures
+ * are not measurements (DESIGN §5). The record's own "timing_disturbed"
+ * wins over its eval's (a re-timed record carries its new verdict). */
+int ckb_json_timing_disturbed(struct json_object *o);
+
 #endif /* CKB_JSONGET_H */

@@ -6,6 +6,7 @@
 #define CKB_PROC_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -25,8 +26,25 @@ typedef struct {
 int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_proc_result *out);
 void ckb_proc_result_free(ckb_proc_result *r);
 
-/* Kills a process group and reaps its leader (pid); safe if already gone. */
+/* Kills a process group (SIGKILL) and drops it from the cleanup list
+ * (cleanup.h); safe if already gone. The caller still reaps the leader. */
 void ckb_proc_kill_group(pid_t pid);
+
+/* Starts a program in a new process group whose leader is a keeper: a
+ * forked copy of us that starts the program, waits for it and exits with
+ * its status (or dies of its signal). The keeper has PR_SET_PDEATHSIG, so
+ * when the thread that called this dies (kill -9 of ckbench included) it
+ * kills its whole group: the program and everything the program forked
+ * that stayed in the group. It is also a child subreaper, so orphans the
+ * program leaves are its children, not init's.
+ *   fds: the program's stdin, stdout and stderr; mask: the signal mask it
+ *   starts with (NULL: none blocked); envp NULL: our environment and a
+ *   PATH search (execvp), else execve of path with envp.
+ * The group is listed for cleanup (cleanup.h) before any signal can come.
+ * Returns the keeper's pid, which is the group's id, or -1 (errno). The
+ * caller reaps it with waitpid and then calls ckb_proc_kill_group. */
+pid_t ckb_proc_spawn_kept(const char *path, char *const argv[], char *const envp[],
+                          const int fds[3], const sigset_t *mask);
 
 /* Seconds on the monotonic clock. */
 double ckb_now(void);

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <glob.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,17 @@
 
 #include "core/digest.h"
 #include "core/fsutil.h"
+#include "machine/isa.h"
+#include "machine/roofline.h"
 
 const char *ckb_docs_default_target(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") ? "x86-avx512" : "generic-c";
+    /* The target whose examples teach this host's fastest path, at the ISA
+     * level in force (CKBENCH_ISA can hide what the CPU has): AVX-512 BF16,
+     * else AVX2 + FMA (f32 FMA on operands converted while packing), else
+     * portable C. */
+    ckb_isa l = ckb_isa_level();
+    return l >= CKB_ISA_AVX512BF16 ? "x86-avx512" : l >= CKB_ISA_AVX2 ? "x86-avx2" : "generic-c";
 }
 
 static const char *const docs__kinds[] = {"hardware", "api", "example", "rules"};
@@ -313,8 +320,16 @@ static const char *docs__var(const char *name, size_t len, const ckb_machine *m,
                              size_t n)
 {
 #define IS(s) (len == sizeof(s) - 1 && strncmp(name, s, len) == 0)
-    double ridge = m->bw_gbs > 0 ? m->bf16_gflops / m->bw_gbs : 0;
-    double ridge_f32 = m->bw_gbs > 0 ? m->f32_gflops / m->bw_gbs : 0;
+    /* the roofs of the one model (machine/roofline.h) for bf16 and f32 work
+     * over DRAM (a working set larger than any cache) */
+    ckb_roof r16, r32;
+    ckb_roof_make(m, CKB_PREC_BF16, INFINITY, &r16);
+    ckb_roof_make(m, CKB_PREC_F32, INFINITY, &r32);
+    double ridge = m->bw_gbs > 0 ? ckb_roof_ridge(&r16) : 0;
+    double ridge_f32 = m->bw_gbs > 0 ? ckb_roof_ridge(&r32) : 0;
+    /* the bf16 dot where it was measured; else the bf16 roof (f32 after a
+     * conversion, or AMX) */
+    double dot = m->bf16_dot_gflops > 0 ? m->bf16_dot_gflops : r16.compute_gflops;
     if (IS("cpu"))
         snprintf(buf, n, "%s", m->cpu[0] ? m->cpu : "unknown");
     else if (IS("isa"))
@@ -332,11 +347,24 @@ static const char *docs__var(const char *name, size_t len, const ckb_machine *m,
     else if (IS("f32_gflops"))
         docs__figure(buf, n, m->f32_gflops, "GFLOP/s");
     else if (IS("bf16_gflops"))
-        docs__figure(buf, n, m->bf16_gflops, "GFLOP/s");
+        docs__figure(buf, n, dot, "GFLOP/s");
+    else if (IS("amx_gflops"))
+        docs__figure(buf, n, m->bf16_amx_gflops, "GFLOP/s");
+    else if (IS("roof_gflops"))
+        docs__figure(buf, n, r16.compute_gflops, "GFLOP/s");
+    else if (IS("roof_unit"))
+        snprintf(buf, n, "%s", r16.compute_gflops > 0 ? r16.unit : "unknown");
+    else if (IS("l2_gbs"))
+        docs__figure(buf, n, m->l2_gbs, "GB/s");
+    else if (IS("l3_gbs"))
+        docs__figure(buf, n, m->l3_gbs, "GB/s");
+    else if (IS("isa_level"))
+        snprintf(buf, n, "%s", m->isa_level[0] ? m->isa_level : "unknown");
     else if (IS("f32_gflops_1t"))
         docs__figure(buf, n, m->f32_gflops_1t, "GFLOP/s");
     else if (IS("bf16_gflops_1t"))
-        docs__figure(buf, n, m->bf16_gflops_1t, "GFLOP/s");
+        docs__figure(buf, n, m->bf16_dot_gflops_1t > 0 ? m->bf16_dot_gflops_1t : m->bf16_gflops_1t,
+                     "GFLOP/s");
     else if (IS("bw_gbs"))
         docs__figure(buf, n, m->bw_gbs, "GB/s");
     else if (IS("ridge"))
@@ -347,17 +375,17 @@ static const char *docs__var(const char *name, size_t len, const ckb_machine *m,
         snprintf(buf, n, "%s", m->measured_at[0] ? m->measured_at : "never");
     else if (IS("dot_note")) {
         /* Which unit wins on this machine decides the inner loop. */
-        if (m->bf16_gflops <= 0 || m->f32_gflops <= 0)
+        if (dot <= 0 || m->f32_gflops <= 0)
             snprintf(buf, n, "Measure both (`ckbench machine`) before choosing between "
                              "vdpbf16ps and f32 FMA for the inner loop.");
-        else if (m->bf16_gflops >= 1.2 * m->f32_gflops)
+        else if (dot >= 1.2 * m->f32_gflops)
             snprintf(buf, n, "On this machine vdpbf16ps is the faster path (%.1fx the f32 FMA "
-                             "peak): feed it bf16 pairs directly.", m->bf16_gflops / m->f32_gflops);
+                             "peak): feed it bf16 pairs directly.", dot / m->f32_gflops);
         else
             snprintf(buf, n, "On this machine vdpbf16ps is NOT faster than f32 FMA (%.0f vs "
                              "%.0f GFLOP/s): converting bf16 to f32 once (while packing) and "
                              "using _mm512_fmadd_ps reaches the higher roof.",
-                     m->bf16_gflops, m->f32_gflops);
+                     dot, m->f32_gflops);
     } else
         return NULL;
     return buf;
@@ -404,8 +432,7 @@ static void docs__machine(ckb_machine *m)
     ckb_machine_probe(threads, &probe);
     char path[1024];
     ckb_machine_default_path(threads, path, sizeof path);
-    if (ckb_machine_load(path, &stored) == 0 && strcmp(stored.cpu, probe.cpu) == 0 &&
-        strcmp(stored.isa, probe.isa) == 0 && stored.cores == probe.cores)
+    if (ckb_machine_load(path, &stored) == 0 && ckb_machine_same_host(&stored, &probe))
         *m = stored;
     else
         *m = probe;

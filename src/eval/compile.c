@@ -7,6 +7,7 @@
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
+#include "machine/isa.h"
 
 enum { COMPILE_TIMEOUT_S = 120, COMPILE_MAX_OUTPUT = 1 << 20, COMPILE_KEEP_LINES = 30,
        COMPILE_KEEP_CHARS = 4000, COMPILE_MAX_DEFINES = 32 };
@@ -95,7 +96,11 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     int n = 0;
     argv[n++] = (char *)ckb_compiler();
     argv[n++] = "-O3";
-    argv[n++] = "-march=native";
+    /* -march=native, or the level CKBENCH_ISA lowers it to (machine/isa.h) */
+    const char *march[CKB_ISA_MAX_FLAGS];
+    int nmarch = ckb_isa_march(ckb_isa_level(), march);
+    for (int i = 0; i < nmarch; i++)
+        argv[n++] = (char *)march[i];
     argv[n++] = "-fopenmp";
     argv[n++] = "-shared";
     argv[n++] = "-fPIC";

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cleanup.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
@@ -115,9 +116,8 @@ static int eval__make_workdir(eval__ctx *c)
         snprintf(c->workdir, sizeof c->workdir, "%s", c->o->workdir);
         return ckb_mkdirs(c->workdir);
     }
-    const char *tmp = getenv("TMPDIR");
-    snprintf(c->workdir, sizeof c->workdir, "%s/ckbench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(c->workdir))
+    /* $TMPDIR/ckbench-<pid>-XXXXXX, removed on a signal, swept when stale */
+    if (ckb_tmpdir_make(c->workdir, sizeof c->workdir) != 0)
         return -1;
     c->own_workdir = 1;
     return 0;
@@ -527,14 +527,16 @@ static void eval__timed_miss(eval__ctx *c, int call, int calls, const ckb_check 
 {
     int64_t n = eval__output_numel(c);
     int lazy = k->nonfinite > 0 || k->nbad * 2 > n;
+    /* The first sentence's shape is read back by the feedback (gen/prompt.c). */
     eval__fail(c, lazy ? CKB_ST_CHEAT_DETECTED : CKB_ST_WRONG_RESULT,
                lazy ? "timed_output" : "timed_call",
-               "%stimed call %d of %d gave a wrong %s: %lld of %lld elements outside tolerance "
-               "(atol %g, rtol %g)%s; worst at index %lld: got %g, expected %g",
+               "%stimed call %d of %d gave a wrong %s: %lld elements outside tolerance; worst at "
+               "index %lld: got %g, expected %g (%lld of %lld output elements wrong, atol %g, "
+               "rtol %g%s)",
                lazy ? "correct when checked, but " : "", call + 1, calls, c->r->worst_tensor,
-               (long long)k->nbad, (long long)n, ckb_workload_atol(c->w),
-               ckb_workload_rtol(c->w), k->nonfinite ? ", NaN/Inf included" : "",
-               (long long)k->worst, k->got, k->want);
+               (long long)k->nbad, (long long)k->worst, k->got, k->want, (long long)k->nbad,
+               (long long)n, ckb_workload_atol(c->w), ckb_workload_rtol(c->w),
+               k->nonfinite ? ", NaN/Inf included" : "");
 }
 
 static int eval__timing(eval__ctx *c)

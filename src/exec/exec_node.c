@@ -15,6 +15,7 @@
 #include "exec/exec_priv.h"
 #include "core/excl.h"
 #include "machine/profile.h"
+#include "machine/roofline.h"
 
 static const char exec__magic[8] = "CKBRES1";
 
@@ -105,13 +106,13 @@ static int exec__node_machine(int threads, const char *host, ckb_machine *m)
 {
     char def[1024], path[1400];
     ckb_machine_default_path(threads, def, sizeof def);
-    snprintf(path, sizeof path, "%s/nodes/%s-%dt.json", ckb_cache_dir(), host, threads);
+    const char *base = strrchr(def, '/'); /* machine-<threads>t-<ISA level>.json */
+    snprintf(path, sizeof path, "%s/nodes/%s-%s", ckb_cache_dir(), host, base ? base + 1 : def);
     ckb_machine probe;
     ckb_machine_probe(threads, &probe);
     const char *try[2] = {path, def};
     for (int i = 0; i < 2; i++)
-        if (ckb_machine_load(try[i], m) == 0 && strcmp(m->cpu, probe.cpu) == 0 &&
-            strcmp(m->isa, probe.isa) == 0 && m->cores == probe.cores && m->threads == threads) {
+        if (ckb_machine_load(try[i], m) == 0 && ckb_machine_same_host(m, &probe)) {
             if (i == 1)
                 ckb_machine_save(m, path);
             return 0;
@@ -197,8 +198,11 @@ int ckb_exec_node_main(int argc, char **argv)
         exec__write(harness, msg, strlen(msg));
         goto done;
     }
-    eo.peak_gflops = m.bf16_gflops;
-    eo.bw_gbs = m.bw_gbs;
+    /* This node's roofs for the workload (machine/roofline.h), as eval's. */
+    ckb_roof roof;
+    ckb_roof_for_workload(&m, w, eo.size, &roof);
+    eo.peak_gflops = roof.compute_gflops;
+    eo.bw_gbs = roof.mem_gbs;
     /* The node is ours (srun --exclusive); the lock also keeps a node that
      * is someone's workstation from timing two ckbench runs at once. */
     ckb_excl_lock();

@@ -57,11 +57,17 @@ static int beam__progress(json_object *rec)
     return 2; /* crash, timeout, resource_limit, forbidden_symbol, cheat_detected */
 }
 
+/* A correct kernel's speedup; one whose timing was disturbed (or never
+ * taken) is correct but of unknown speed: it ranks below every timed one. */
+#define BEAM_UNTIMED 1e-6
+
 static double beam__speedup(ckb_gen_wl *g, int index)
 {
     json_object *rec = index >= 0 ? ckb_run_record(g->run, g->w->id, index) : NULL;
-    double s = ckb_rec_correct(rec) ? ckb_json_num(rec, "speedup") : NAN;
-    return isfinite(s) ? s : -1;
+    if (!ckb_rec_correct(rec))
+        return -1;
+    double s = ckb_json_timing_disturbed(rec) ? NAN : ckb_json_num(rec, "speedup");
+    return isfinite(s) && s > 0 ? s : BEAM_UNTIMED;
 }
 
 /* The top `width` of cands[0..n-1] into beam; returns the new size. */
@@ -83,7 +89,8 @@ int ckb_gen_beam(ckb_gen_wl *g)
     beam[0] = -1; /* the root: no kernel yet, the reference */
     ckb_sample_spec *specs = calloc((size_t)per_iter, sizeof *specs);
     beam__cand *cands = calloc((size_t)(per_iter + W), sizeof *cands);
-    for (int it = 0; it < niters && next < o->budget && !g->failed; it++) {
+    for (int it = 0; it < niters && next < o->budget && !g->failed && !g->sh->unreachable;
+         it++) {
         if (translating && t_iters >= o->translate_iters)
             translating = 0;
         if (!translating && opt_start < 0)
@@ -103,7 +110,7 @@ int ckb_gen_beam(ckb_gen_wl *g)
         }
         beam__batch b = {g, specs};
         ckb_gen_parallel(n, o->concurrency, beam__one, &b);
-        if (g->failed)
+        if (g->failed || g->sh->unreachable)
             break;
 
         /* The next beam. */

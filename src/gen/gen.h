@@ -21,6 +21,8 @@
 #include "gen/run.h"
 #include "providers/provider.h"
 
+struct json_object;
+
 typedef enum {
     CKB_GEN_BEST_OF_N,
     CKB_GEN_REFINE,
@@ -52,8 +54,8 @@ typedef struct {
 
 void ckb_gen_opts_default(ckb_gen_opts *o);
 
-/* Loads what every prompt of w shares (reference source, README formula,
- * documentation when with_docs). 0, or -1 with a message. */
+/* Loads what every prompt of w shares (its shown text, the host's facts and
+ * stored figures, documentation when with_docs). 0, or -1 with a message. */
 int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int with_docs,
                       const char *docs_target, ckb_gen_task *t, char *err, size_t errlen);
 void ckb_gen_task_free(ckb_gen_task *t);
@@ -67,5 +69,42 @@ void ckb_gen_refine_shape(const ckb_gen_opts *o, int *chains, int *turns);
  * records so far stay; resume continues). */
 int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *workloads, int n,
                 const ckb_gen_opts *o);
+
+/* A timing disturbed by other work is not a figure (DESIGN §5): such
+ * samples are correct but unmeasured until they are re-timed. */
+typedef struct {
+    int queued;          /* correct samples with a disturbed timing at the start */
+    int evaluations;     /* evaluations made */
+    int measured;        /* re-timed undisturbed: a new record replaces the old */
+    int still_disturbed; /* disturbed in every round */
+} ckb_retime_stats;
+
+/* Evaluates again, with eo's protocol, the kernel of every correct record
+ * of the run whose timing was disturbed, in up to `tries` rounds with a
+ * growing pause before each ($CKBENCH_RETIME_PAUSE_S x round seconds,
+ * default 5) so that the machine can quiet down. An evaluation that is not
+ * disturbed is appended as a record that re-times the old one
+ * (ckb_run_retimed: the old line stays, the latest wins), whatever its
+ * verdict; a disturbed one is dropped and tried in the next round.
+ * 0, or -1 when an evaluation or a write failed. */
+int ckb_gen_retime(ckb_run *run, const ckb_eval_opts *eo, int tries, int quiet,
+                   ckb_retime_stats *st);
+/* The same with the evaluations through executor x (NULL: this process,
+ * under the timing lock). */
+int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tries, int quiet,
+                      ckb_retime_stats *st);
+
+/* The most rounds generate spends draining its disturbed timings. */
+enum { CKB_GEN_RETIME_TRIES = 3 };
+
+/* $CKBENCH_MAX_DISTURBED_PCT, when set, replaces eo->max_steal_pct: the
+ * share of the machine's CPU time other work may take during a timing run
+ * before the run counts as disturbed (a negative value makes every timing
+ * disturbed, for tests). */
+void ckb_gen_eval_env(ckb_eval_opts *eo);
+
+/* Sets a record's speedup, timing_disturbed and speedup_disturbed from its
+ * evaluation (speedup is null when the timing was disturbed). */
+void ckb_gen_record_speedup(struct json_object *rec, struct json_object *eval);
 
 #endif /* CKB_GEN_H */

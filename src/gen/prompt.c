@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/protocol.h"
 #include "gen/menu.h"
 #include "gen/prompt.h"
 
 #define PROMPT_FEEDBACK_LINES 40
+/* The input sets checked before timing when the task does not say:
+ * ckb_eval_opts_default's nseeds. */
+#define PROMPT_CHECKED_SETS 3
 
 void ckb_gen_prompt_free(ckb_gen_prompt *p)
 {
@@ -29,12 +33,64 @@ static void prompt__set(ckb_gen_prompt *p, char *system, char *user)
     p->n = 2;
 }
 
-/* The task and the rules, true to what src/eval enforces. */
+double ckb_gen_compute_roof(const ckb_machine *m, const char **unit)
+{
+    const char *u = "f32 FMA (bf16 converted to f32 while packing)";
+    double roof = m->f32_gflops;
+    if (m->bf16_gflops > roof) {
+        roof = m->bf16_gflops;
+        u = m->bf16_amx_gflops > 0 && m->bf16_amx_gflops >= m->bf16_gflops
+                ? "AMX tiles (tdpbf16ps)"
+                : "the AVX-512 BF16 dot (vdpbf16ps)";
+    }
+    if (unit)
+        *unit = u;
+    return roof > 0 ? roof : 0;
+}
+
+void ckb_gen_machine(int threads, ckb_machine *m, int *measured)
+{
+    ckb_machine probe, stored;
+    char path[1024];
+    ckb_machine_probe(threads, &probe);
+    ckb_machine_default_path(threads, path, sizeof path);
+    *measured = ckb_machine_load(path, &stored) == 0 && strcmp(stored.cpu, probe.cpu) == 0 &&
+                strcmp(stored.isa, probe.isa) == 0 && stored.cores == probe.cores &&
+                stored.threads == threads;
+    *m = *measured ? stored : probe;
+}
+
+/* The host in one line: CPU, the vector ISA that matters, what it lacks. */
+static void prompt__host(ckb_strbuf *sb, const ckb_machine *m)
+{
+    const char *isa = m->isa;
+    int avx512 = strstr(isa, "avx512f") != NULL, bf16 = strstr(isa, "avx512_bf16") != NULL;
+    int amx = strstr(isa, "amx_bf16") != NULL, avx2 = strstr(isa, "avx2") != NULL;
+    ckb_strbuf_printf(sb, "%s, %d CPUs; ", m->cpu[0] ? m->cpu : "unknown CPU", m->cores);
+    if (amx)
+        ckb_strbuf_printf(sb, "AVX-512 with BF16 and AMX (tiles)");
+    else if (bf16)
+        ckb_strbuf_printf(sb, "AVX-512 with BF16 (vdpbf16ps), no AMX");
+    else if (avx512)
+        ckb_strbuf_printf(sb, "AVX-512 without BF16, no AMX");
+    else if (avx2)
+        ckb_strbuf_printf(sb, "AVX2%s, no AVX-512 (512-bit intrinsics do not compile), no AMX",
+                          strstr(isa, "fma") ? " and FMA" : "");
+    else
+        ckb_strbuf_printf(sb, "no AVX2");
+}
+
+/* The task and the rules, true to what src/eval enforces, and next to the
+ * signature the facts a kernel is judged and timed by: the judge and its
+ * tolerance, the dims it is compiled at, the threads, the host's roofs. */
 static char *prompt__preamble(const ckb_gen_task *t)
 {
     ckb_strbuf sb = {0};
     const ckb_workload *w = t->w;
+    const ckb_machine *m = &t->machine;
     char *sig = ckb_workload_signature(w);
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, t->size, dims);
     ckb_strbuf_printf(
         &sb,
         "You write fast CPU kernels in C. Your kernel replaces the baseline of one workload "
@@ -44,26 +100,68 @@ static char *prompt__preamble(const ckb_gen_task *t)
         "- Reply with ONE complete C file in a ```c fenced block. It defines exactly\n"
         "    %s\n"
         "  (the tensors in this order, inputs first; every tensor is contiguous, row-major, "
-        "64-byte aligned; inputs are read-only).\n"
-        "- It is compiled with `cc -O3 -march=native -fopenmp -shared -fPIC` and a generated "
-        "header force-included: the dims as macros (64-bit, e.g. `#define N 4096L`), the "
-        "constants, and the prototype of workload() - so do not redefine those macros.\n"
+        "64-byte aligned; inputs are read-only).\n",
+        sig);
+    free(sig);
+    ckb_strbuf_printf(&sb,
+                      "- The judge: the BASELINE's output on the same inputs (not the plain "
+                      "reference, which fixes the semantics; the two agree within the "
+                      "tolerance). Every output element must satisfy |got - expected| <= atol "
+                      "+ rtol*|expected| with this workload's atol = %g, rtol = %g",
+                      ckb_workload_atol(w), ckb_workload_rtol(w));
+    if (w->tolerance_reason)
+        ckb_strbuf_printf(&sb, " (why: %s)", w->tolerance_reason);
+    ckb_strbuf_printf(&sb,
+                      "; a NaN or Inf the baseline lacks is wrong. Checked on %d input sets "
+                      "from seeds drawn at evaluation time (then the first again), on EVERY "
+                      "timed call (each gets a fresh input set of its own) and on a fresh set "
+                      "at the end; outputs are poisoned before each call (write every element); "
+                      "memory past the tensors is guarded.\n",
+                      t->nseeds > 0 ? t->nseeds : PROMPT_CHECKED_SETS);
+    ckb_strbuf_printf(&sb, "- Compiled once, at size `%s` only:", ckb_size_name(t->size));
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(&sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
+    ckb_strbuf_printf(
+        &sb,
+        " (the dims are macros of these values; no other size is compiled). It is compiled "
+        "with `cc -O3 -march=native -fopenmp -shared -fPIC` and a generated header "
+        "force-included: the dims as macros (64-bit, e.g. `#define N 4096L`), the constants, "
+        "and the prototype of workload() - so do not redefine those macros.\n"
+        "- Threads: %d (OpenMP's default team is that size; the baseline has the same).\n",
+        t->threads);
+    ckb_strbuf_printf(&sb, "- This host: ");
+    prompt__host(&sb, m);
+    const char *unit = NULL;
+    double roof = t->measured ? ckb_gen_compute_roof(m, &unit) : 0;
+    if (roof > 0) {
+        double flops = w->flops(dims), bytes = w->bytes(dims);
+        double tc = flops / (roof * 1e9), tm = m->bw_gbs > 0 ? bytes / (m->bw_gbs * 1e9) : 0;
+        ckb_strbuf_printf(&sb, ". Roofs for %d threads: compute %.0f GFLOP/s, from %s (",
+                          m->threads, roof, unit);
+        if (strstr(m->isa, "avx512_bf16") || strstr(m->isa, "amx_bf16"))
+            ckb_strbuf_printf(&sb, "f32 FMA %.0f, bf16 unit %.0f GFLOP/s", m->f32_gflops,
+                              m->bf16_gflops);
+        else
+            ckb_strbuf_printf(&sb, "no bf16 arithmetic unit on this host");
+        ckb_strbuf_printf(&sb,
+                          "), memory %.0f GB/s. This workload at this size: %.3g GFLOP and "
+                          "%.3g MB of compulsory traffic, so no kernel beats %.3g ms "
+                          "(%s-bound).\n",
+                          m->bw_gbs, flops / 1e9, bytes / 1e6, 1e3 * (tc > tm ? tc : tm),
+                          tc > tm ? "compute" : "memory");
+    } else {
+        ckb_strbuf_printf(&sb, ". Its roofs are not measured yet (`ckbench machine`).\n");
+    }
+    ckb_strbuf_printf(
+        &sb,
         "- You may include the C standard headers, <immintrin.h>, <omp.h> and \"ckbench.h\" "
         "(ckb_bf16 = uint16_t raw bf16 bits; ckb_bf16_to_f32, ckb_f32_to_bf16 (round to "
         "nearest even), ckb_hash64, ckb_uniform). malloc/free and libm are allowed.\n"
         "- Forbidden (the build is rejected or the run killed): I/O, files, sockets, "
         "processes, signals, timers, syscalls, dlopen; state kept between calls (static or "
         "global caches of inputs or results); reading anything but the arguments.\n"
-        "- Threads: %d (OpenMP's default team is that size). The machine: -march=native, "
-        "AVX-512 where the CPU has it.\n"
-        "- Correctness: every output element is compared with the baseline's on several "
-        "random input sets: |got - expected| <= atol + rtol*|expected| with atol = %g, "
-        "rtol = %g; a NaN or Inf the baseline lacks is wrong. Outputs are poisoned before "
-        "the call: write every element. Memory past the tensors is guarded.\n"
         "- Then it is timed (median of many calls) against the baseline in the same "
-        "process.\n",
-        sig, t->threads, ckb_workload_atol(w), ckb_workload_rtol(w));
-    free(sig);
+        "process.\n");
     return ckb_strbuf_take(&sb);
 }
 
@@ -73,8 +171,6 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
     int64_t dims[CKB_MAX_DIMS];
     ckb_workload_dims(w, t->size, dims);
     ckb_strbuf_printf(sb, "## The workload: %s\n\n%s\n\n", w->id, w->summary);
-    if (t->readme)
-        ckb_strbuf_printf(sb, "%s\n\n", t->readme);
     ckb_strbuf_printf(sb, "Dims (size %s):", ckb_size_name(t->size));
     for (int i = 0; i < w->ndims; i++)
         ckb_strbuf_printf(sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
@@ -90,20 +186,19 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
             ckb_strbuf_printf(sb, "%s%s", r ? "][" : "", w->dims[x->shape[r]].name);
         ckb_strbuf_printf(sb, "]\n");
     }
-    if (w->tolerance_reason)
-        ckb_strbuf_printf(sb, "Tolerance note: %s\n", w->tolerance_reason);
     char *hdr = ckb_workload_candidate_header(w, t->size);
     ckb_strbuf_printf(sb, "\nThe header force-included into your file:\n```c\n%s```\n", hdr);
     free(hdr);
     ckb_strbuf_printf(
         sb,
         "\n## The semantics to reproduce\n\n"
-        "The plain reference below is the exact computation (its rounding to bf16 included). "
-        "It is written against the harness's calling convention: its enums index the dims "
-        "and the tensors, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the "
-        "tensor `name` (your parameter of that name); the helpers it calls are shown above "
-        "it.\n```c\n%s```\n",
-        t->reference ? t->reference : "/* reference source unavailable */\n");
+        "Below: what the workload computes, its inputs and the plain reference in C, written "
+        "against the harness's calling convention: its enums index the dims and the "
+        "tensors, d[X] is the dim X (the macro X in your file) and t[T_NAME] is the tensor "
+        "`name` (your parameter of that name); the helpers it calls are shown above it. The "
+        "reference fixes the semantics, its bf16 rounding points included; the judge is the "
+        "baseline's output (see the rules), which matches it within the tolerance.\n\n%s",
+        t->reference ? t->reference : "(the workload's description is unavailable)\n");
 }
 
 static void prompt__docs(ckb_strbuf *sb, const ckb_gen_task *t)
@@ -165,7 +260,69 @@ static const char *prompt__str(json_object *o, const char *k)
     return o && json_object_object_get_ex(o, k, &v) && v ? json_object_get_string(v) : NULL;
 }
 
-void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
+/* One side's timing: the median and the spread of its calls. */
+static void prompt__timing_side(ckb_strbuf *sb, const char *who, json_object *t)
+{
+    ckb_strbuf_printf(sb, "%s %.4g ms (median of %d calls; min %.4g, max %.4g, std %.3g ms)",
+                      who, prompt__num(t, "median_ms"), (int)prompt__num(t, "n"),
+                      prompt__num(t, "min_ms"), prompt__num(t, "max_ms"),
+                      prompt__num(t, "std_ms"));
+}
+
+/* The timing block: disturbed or not, both medians with their spread, and
+ * the profile against the host's roof (ckb_gen_compute_roof: the seam). */
+static void prompt__timing(ckb_strbuf *sb, json_object *eval, const ckb_machine *m)
+{
+    json_object *cand, *base, *dist;
+    if (!eval || !json_object_object_get_ex(eval, "candidate", &cand) ||
+        !json_object_object_get_ex(eval, "baseline", &base))
+        return;
+    double cm = prompt__num(cand, "median_ms"), bm = prompt__num(base, "median_ms");
+    int disturbed = json_object_object_get_ex(eval, "timing_disturbed", &dist) &&
+                    json_object_get_boolean(dist);
+    if (disturbed) {
+        ckb_strbuf_printf(sb,
+                          "Timing: DISTURBED - other work took %.0f%% of the machine's CPU time "
+                          "(other processes %.0f%%, hypervisor steal %.0f%%) even in the least "
+                          "disturbed of %d runs, so these times measure the load, not your "
+                          "kernel: there is no speedup figure to improve on this turn. For the "
+                          "record: ",
+                          prompt__num(eval, "other_processes_pct") +
+                              prompt__num(eval, "steal_pct"),
+                          prompt__num(eval, "other_processes_pct"),
+                          prompt__num(eval, "steal_pct"), (int)prompt__num(eval, "timing_runs"));
+    } else {
+        ckb_strbuf_printf(sb, "Timing: ");
+    }
+    prompt__timing_side(sb, "your kernel", cand);
+    ckb_strbuf_printf(sb, "; ");
+    prompt__timing_side(sb, "baseline", base);
+    if (disturbed) {
+        ckb_strbuf_printf(sb, ".\n");
+        return;
+    }
+    ckb_strbuf_printf(sb, ": speedup %.3gx%s (ratio of medians). A change between turns "
+                          "smaller than the spread of the calls is noise, not a gain.\n",
+                      bm / cm, bm / cm < 1 ? " (slower than the baseline)" : "");
+    double g = prompt__num(eval, "gflops");
+    ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s; arithmetic intensity %.3g FLOP/byte", g,
+                      prompt__num(eval, "arithmetic_intensity"));
+    const char *unit = NULL;
+    double roof = m ? ckb_gen_compute_roof(m, &unit) : 0;
+    double flops = prompt__num(eval, "flops"), bytes = prompt__num(eval, "bytes");
+    if (roof > 0 && m->bw_gbs > 0 && isfinite(flops) && isfinite(bytes)) {
+        double tc = flops / (roof * 1e9), tm = bytes / (m->bw_gbs * 1e9);
+        ckb_strbuf_printf(sb,
+                          "; %.3g%% of this host's compute roof (%.4g GFLOP/s, %s); %s-bound: "
+                          "the roofline allows %.4g ms",
+                          100.0 * g / roof, roof, unit, tc > tm ? "compute" : "memory",
+                          1e3 * (tc > tm ? tc : tm));
+    }
+    ckb_strbuf_printf(sb, ".\n");
+}
+
+void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
+                      const ckb_machine *m)
 {
     const char *detail = prompt__str(eval, "detail"), *msg = prompt__str(eval, "message");
     ckb_strbuf_printf(sb, "Status: %s%s%s%s\n", status, detail ? " (" : "", detail ? detail : "",
@@ -179,10 +336,12 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
         ckb_strbuf_printf(sb, "No reply came back for this request.\n");
         return;
     }
+    json_object *worst = NULL;
+    if (eval)
+        json_object_object_get_ex(eval, "worst", &worst);
     if (strcmp(status, "wrong_result") == 0 || strcmp(status, "nondeterministic") == 0) {
         ckb_strbuf_printf(sb, "Max abs error: %g\n", prompt__num(eval, "max_abs_err"));
-        json_object *worst;
-        if (eval && json_object_object_get_ex(eval, "worst", &worst))
+        if (worst)
             ckb_strbuf_printf(sb,
                               "Worst element: tensor %s, flat index %lld (row-major), got %g, "
                               "expected %g; %lld elements out of tolerance.\n",
@@ -191,50 +350,71 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval)
                               prompt__num(worst, "expected"),
                               (long long)prompt__num(worst, "bad_elements"));
     }
-    if (strcmp(status, "ok") != 0 && msg && msg[0]) {
+    int call = 0, calls = 0;
+    long long nbad = 0, index = 0;
+    double got = 0, want = 0;
+    char tensor[64] = "";
+    if (detail && strcmp(detail, "timed_output") == 0) {
+        /* The evaluator names the call and the worst element in its message. */
+        if (msg && sscanf(msg,
+                          "correct when checked, but timed call %d of %d gave a wrong %63s "
+                          "%lld elements outside tolerance; worst at index %lld: got %lg, "
+                          "expected %lg",
+                          &call, &calls, tensor, &nbad, &index, &got, &want) == 7) {
+            size_t tl = strlen(tensor);
+            if (tl && tensor[tl - 1] == ':')
+                tensor[tl - 1] = '\0';
+            ckb_strbuf_printf(sb,
+                              "Your kernel was correct on the checked input sets, but timed "
+                              "call %d of %d (each timed call gets different inputs) returned "
+                              "a wrong %s: %lld elements out of tolerance, the worst at flat "
+                              "index %lld (row-major): got %g, expected %g. Every call must "
+                              "compute its answer from its own inputs.\n",
+                              call, calls, tensor, nbad, index, got, want);
+        } else if (worst) {
+            ckb_strbuf_printf(sb, "A timed call returned a wrong output: tensor %s, flat index "
+                                  "%lld, got %g, expected %g.\n",
+                              prompt__str(worst, "tensor"),
+                              (long long)prompt__num(worst, "index"), prompt__num(worst, "got"),
+                              prompt__num(worst, "expected"));
+        }
+    }
+    if (detail && strcmp(detail, "syscall") == 0)
+        ckb_strbuf_printf(sb, "The process was stopped by a system call the sandbox does not "
+                              "allow (named in the message below): a kernel may only compute, "
+                              "allocate and use OpenMP.\n");
+    if (strcmp(status, "ok") != 0 && msg && msg[0] && !call) {
         ckb_strbuf_printf(sb, "%s:\n```\n",
                           strcmp(status, "compile_error") == 0 ? "Compiler output (trimmed)"
                                                                : "Message");
         prompt__trimmed(sb, msg, PROMPT_FEEDBACK_LINES);
         ckb_strbuf_printf(sb, "```\n");
     }
-    json_object *cand, *base;
-    if (eval && json_object_object_get_ex(eval, "candidate", &cand) &&
-        json_object_object_get_ex(eval, "baseline", &base)) {
-        double cm = prompt__num(cand, "median_ms"), bm = prompt__num(base, "median_ms");
-        ckb_strbuf_printf(sb, "Timing: your kernel %.4g ms, baseline %.4g ms (medians): "
-                              "speedup %.3gx%s.\n",
-                          cm, bm, bm / cm, bm / cm < 1 ? " (slower than the baseline)" : "");
-        double g = prompt__num(eval, "gflops"), pct = prompt__num(eval, "pct_of_peak");
-        const char *bound = prompt__str(eval, "bound");
-        ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s", g);
-        if (isfinite(pct))
-            ckb_strbuf_printf(sb, ", %.3g%% of the machine's peak (%.4g GFLOP/s)", pct,
-                              prompt__num(eval, "peak_gflops"));
-        ckb_strbuf_printf(sb, "; arithmetic intensity %.3g FLOP/byte",
-                          prompt__num(eval, "arithmetic_intensity"));
-        if (bound)
-            ckb_strbuf_printf(sb, ", %s-bound: the roofline allows %.4g ms", bound,
-                              prompt__num(eval, "roofline_ms"));
-        ckb_strbuf_printf(sb, ".\n");
-    }
+    prompt__timing(sb, eval, m);
+}
+
+/* The host profile for the feedback's roof, or NULL when not measured. */
+static const ckb_machine *prompt__roofs(const ckb_gen_task *t)
+{
+    return t->measured ? &t->machine : NULL;
 }
 
 /* The previous kernel (or the reference's absence of one) and its feedback. */
-static void prompt__prev(ckb_strbuf *sb, const ckb_gen_prev *prev, const char *title)
+static void prompt__prev(ckb_strbuf *sb, const ckb_gen_task *t, const ckb_gen_prev *prev,
+                         const char *title)
 {
     if (!prev || !prev->code) {
         ckb_strbuf_printf(sb, "\n## %s\n\nNo kernel yet: start from the reference.\n", title);
         if (prev && prev->status) {
             ckb_strbuf_printf(sb, "The previous attempt:\n");
-            ckb_gen_feedback(sb, prev->status, prev->eval);
+            ckb_gen_feedback(sb, prev->status, prev->eval, prompt__roofs(t));
         }
         return;
     }
     ckb_strbuf_printf(sb, "\n## %s\n\n```c\n%s%s```\n\n### Its evaluation\n\n", title,
                       prev->code,
                       prev->code[0] && prev->code[strlen(prev->code) - 1] == '\n' ? "" : "\n");
-    ckb_gen_feedback(sb, prev->status ? prev->status : "ok", prev->eval);
+    ckb_gen_feedback(sb, prev->status ? prev->status : "ok", prev->eval, prompt__roofs(t));
     if (prev->no_code_after)
         ckb_strbuf_printf(sb, "\nYour last reply after this kernel held no C code block.\n");
 }
@@ -244,7 +424,7 @@ void ckb_gen_prompt_refine(const ckb_gen_task *t, const ckb_gen_prev *prev, ckb_
     ckb_strbuf sb = {0};
     prompt__docs(&sb, t);
     prompt__workload(&sb, t);
-    prompt__prev(&sb, prev, "Your previous kernel");
+    prompt__prev(&sb, t, prev, "Your previous kernel");
     ckb_strbuf_printf(&sb, "\n## Your task\n\n%s\n%s",
                       prev && prev->status && strcmp(prev->status, "ok") == 0
                           ? "The kernel is correct. Make it faster, keeping it correct."
@@ -264,7 +444,7 @@ void ckb_gen_prompt_plan(const ckb_gen_task *t, const ckb_gen_prev *parent, cons
     ckb_strbuf sb = {0};
     prompt__docs(&sb, t);
     prompt__workload(&sb, t);
-    prompt__prev(&sb, parent, "The current kernel");
+    prompt__prev(&sb, t, parent, "The current kernel");
     const char *items[CKB_GEN_MENU_MAX];
     int n = ckb_gen_menu(t->w, items, CKB_GEN_MENU_MAX);
     ckb_strbuf_printf(&sb, "\n## Optimization menu\n\n");
@@ -292,7 +472,7 @@ void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
     ckb_strbuf sb = {0};
     prompt__docs(&sb, t);
     prompt__workload(&sb, t);
-    prompt__prev(&sb, parent, "The current kernel");
+    prompt__prev(&sb, t, parent, "The current kernel");
     ckb_strbuf_printf(&sb, "\n## The plan\n\n%s\n\n## Your task\n\nImplement exactly this "
                            "plan on the current kernel (or, with no kernel yet, on the "
                            "reference). Keep it correct.\n%s",

@@ -1,7 +1,8 @@
 /*
  * prompt.h — the messages a model gets (DESIGN §7): a preamble (the task
  * and the rules the evaluator enforces), the workload (dims, tensors, the
- * signature, the README's formula, the reference source), optionally the
+ * signature, the judge and its tolerance, the sizes it is compiled at, the
+ * thread budget and the host's roofs, then its shown.md verbatim), optionally the
  * documentation blocks, and per method the previous kernel with the
  * feedback of its evaluation, or a beam step's plan request and plan.
  *
@@ -12,6 +13,7 @@
 #define CKB_GEN_PROMPT_H
 
 #include "core/strbuf.h"
+#include "machine/profile.h"
 #include "providers/provider.h"
 #include "workloads/workload.h"
 
@@ -22,10 +24,26 @@ typedef struct {
     const ckb_workload *w;
     ckb_size size;
     int threads;
-    const char *reference; /* the reference source (refsrc.h) */
-    const char *readme;    /* the README's formula part, or NULL */
+    const char *reference; /* workloads/<id>/shown.md as embedded (refsrc.h) */
     const char *docs;      /* documentation blocks, or NULL: none in the prompt */
+    ckb_machine machine;   /* this host: its facts always, its figures when measured */
+    int measured;          /* 1: machine holds a stored profile's figures (roofs) */
+    int nseeds;            /* input sets the evaluation checks (0: the default, 3) */
 } ckb_gen_task;
+
+/* The compute roof of m for the suite's work (bf16 operands, f32
+ * accumulation), in GFLOP/s, and the unit that reaches it (*unit, static
+ * text): the fastest unit the host has (AMX tiles, the AVX-512 BF16 dot, or
+ * f32 FMA on operands converted while packing). 0 when m holds no figures.
+ * SEAM: the roofline model of src/machine (being written elsewhere) will
+ * own this choice; the prompt and the feedback ask here and nowhere else,
+ * so this body is the one line to replace by its call. */
+double ckb_gen_compute_roof(const ckb_machine *m, const char **unit);
+
+/* The machine facts of `threads` for a prompt: the stored profile when it
+ * belongs to this CPU (*measured = 1), else what a probe reads (no
+ * figures, *measured = 0). Never measures. */
+void ckb_gen_machine(int threads, ckb_machine *m, int *measured);
 
 /* A kernel already evaluated: its code (NULL: none yet, start from the
  * reference), the record's status and its eval object (may be NULL). */
@@ -59,8 +77,13 @@ void ckb_gen_prompt_plan(const ckb_gen_task *t, const ckb_gen_prev *parent, cons
 void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
                               const char *plan, ckb_gen_prompt *p);
 
-/* The feedback of one evaluated sample (status: the record's status). */
-void ckb_gen_feedback(ckb_strbuf *sb, const char *status, struct json_object *eval);
+/* The feedback of one evaluated sample (status: the record's status; eval:
+ * its evaluation's JSON, may be NULL): the failure with the worst element
+ * (for a timed call too: which call), the timing with both medians and
+ * their spread or, when the timing was disturbed, that there is no figure,
+ * and the profile against m's compute roof (m NULL: no roof is quoted). */
+void ckb_gen_feedback(ckb_strbuf *sb, const char *status, struct json_object *eval,
+                      const ckb_machine *m);
 
 /* SHA-256 of the messages in order (role, NUL, content, NUL each), as hex. */
 void ckb_gen_prompt_sha256(const ckb_gen_prompt *p, char hex[65]);

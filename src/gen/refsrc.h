@@ -1,21 +1,23 @@
 /*
- * refsrc.h — the plain reference of a workload as source text, for a
- * prompt: the reference function of workloads/<id>/workload.c, the file's
- * helpers it calls (transitively, callees first), the shared ops and the
- * reference matmul it uses (src/workloads/ops.[ch], reference.c), and the
- * file's constants and index enums. A model reproduces these semantics.
+ * refsrc.h — what a model is shown of a workload's semantics: the file
+ * workloads/<id>/shown.md (the formula, an "Inputs" paragraph with the
+ * input distributions and invariants, the named constants, and the plain
+ * reference as C), embedded into the binary at build time by
+ * scripts/embed_shown.sh. One file per workload is the single source of
+ * truth: the prompt carries it verbatim and the source tree need not be
+ * present at run time.
  */
 #ifndef CKB_GEN_REFSRC_H
 #define CKB_GEN_REFSRC_H
 
 #include "workloads/workload.h"
 
-/* The source text (caller frees), or NULL with a message in err when
- * workload.c cannot be read or names no reference. */
-char *ckb_gen_reference_source(const ckb_workload *w, char *err, size_t errlen);
+/* The embedded shown.md of w (static storage, never freed), or NULL when
+ * the build holds none for it. */
+const char *ckb_gen_shown(const ckb_workload *w);
 
-/* The text of workloads/<id>/README.md before its first "## " heading: the
- * formula part. NULL when there is none. Caller frees. */
-char *ckb_gen_readme_intro(const ckb_workload *w);
+/* A copy of ckb_gen_shown(w) (caller frees), or NULL with a message in err
+ * when the build holds no shown.md for w. */
+char *ckb_gen_reference_source(const ckb_workload *w, char *err, size_t errlen);
 
 #endif /* CKB_GEN_REFSRC_H */

@@ -13,19 +13,24 @@
 #include <unistd.h>
 
 #include "core/jsonget.h"
+#include "core/jsonl.h"
 #include "core/fsutil.h"
+#include "core/utf8.h"
 #include "gen/run.h"
 
 typedef struct {
     char id[128];
     int budget;
     json_object **recs;  /* [budget], NULL where the sample is not done */
-    double best;         /* best correct speedup so far, 0: none */
+    double best;         /* best correct, undisturbed speedup so far, 0: none */
+    int best_index;      /* the sample in best/: the fastest timed correct one, else
+                            the first correct one; -1: none */
     double expert;       /* NAN: no expert */
 } run__workload;
 
 struct ckb_run {
     char dir[1024];
+    int infra_loaded; /* infra_error records read on resume: asked again */
     json_object *config;
     int lock_fd, records_fd;
     int nwl;
@@ -71,6 +76,36 @@ static int run__lock(ckb_run *r, char *err, size_t errlen)
 }
 
 static int run__write_best(ckb_run *r, const char *workload, json_object *rec);
+
+/* A record's speedup when it is a figure: correct, timed and not disturbed
+ * (DESIGN §5); 0 otherwise. */
+static double run__timed_speedup(json_object *rec)
+{
+    json_object *c;
+    if (!rec || !json_object_object_get_ex(rec, "correct", &c) || !json_object_get_boolean(c) ||
+        ckb_json_timing_disturbed(rec))
+        return 0;
+    double s = ckb_json_num(rec, "speedup");
+    return isfinite(s) && s > 0 ? s : 0;
+}
+
+/* The workload's best: the fastest timed correct sample (the earliest of
+ * equals), else the first correct one. */
+static void run__rebest(run__workload *w)
+{
+    w->best = 0;
+    w->best_index = -1;
+    for (int i = 0; i < w->budget; i++) {
+        json_object *c, *rec = w->recs[i];
+        if (!rec || !json_object_object_get_ex(rec, "correct", &c) || !json_object_get_boolean(c))
+            continue;
+        double s = run__timed_speedup(rec);
+        if (w->best_index < 0 || s > w->best) {
+            w->best_index = i;
+            w->best = s > w->best ? s : w->best;
+        }
+    }
+}
 
 static int run__find(const ckb_run *r, const char *workload)
 {
@@ -166,8 +201,8 @@ int ckb_run_create(const char *dir, json_object *config, ckb_run **out, char *er
         goto cleanup;
     char path[1100];
     run__path(r, "config.json", path, sizeof path);
-    const char *text = json_object_to_json_string_ext(config, JSON_C_TO_STRING_PRETTY |
-                                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text =
+        ckb_json_text(config, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         goto cleanup;
@@ -183,34 +218,55 @@ cleanup:
     return rc;
 }
 
-/* Loads one record line into the table. */
-static int run__load_line(ckb_run *r, const char *line, int lineno, char *err, size_t errlen)
+static const char *run__status(json_object *rec)
 {
-    json_object *j = json_tokener_parse(line), *v;
-    if (!j || !json_object_object_get_ex(j, "workload", &v)) {
-        snprintf(err, errlen, "%s/records.jsonl line %d is not a record; fix or remove it",
-                 r->dir, lineno);
-        json_object_put(j);
-        return -1;
+    json_object *v;
+    return json_object_object_get_ex(rec, "status", &v) && v ? json_object_get_string(v) : "";
+}
+
+typedef struct {
+    ckb_run *r;
+    int not_records;
+} run__loader;
+
+/* Loads one record (borrowed) into the table. */
+static void run__load_value(void *ctx, json_object *v, int lineno)
+{
+    run__loader *ld = ctx;
+    ckb_run *r = ld->r;
+    json_object *j = v, *wv;
+    if (!json_object_is_type(j, json_type_object) ||
+        !json_object_object_get_ex(j, "workload", &wv) ||
+        !json_object_is_type(wv, json_type_string)) {
+        ld->not_records++;
+        return;
     }
-    int w = run__find(r, json_object_get_string(v));
+    json_object_get(j);
+    if (strcmp(run__status(j), "infra_error") == 0) {
+        /* The provider failed, not the model: the sample is still to do. */
+        r->infra_loaded++;
+        json_object_put(j);
+        return;
+    }
+    int w = run__find(r, json_object_get_string(wv));
     json_object *idx;
     int i = json_object_object_get_ex(j, "index", &idx) ? json_object_get_int(idx) : -1;
+    if (w >= 0 && i >= 0 && i < r->wl[w].budget && r->wl[w].recs[i] &&
+        ckb_json_obj(j, "retimed")) {
+        /* A re-timed record replaces the one it re-times: the latest wins. */
+        json_object_put(r->wl[w].recs[i]);
+        r->wl[w].recs[i] = j;
+        return;
+    }
     if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
         /* Not this run's (or a duplicate): kept on disk, ignored here. */
         fprintf(stderr, "ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
                 w < 0 ? "unknown workload" : i < 0 || i >= r->wl[w].budget ? "index out of budget"
                                                                             : "duplicate");
         json_object_put(j);
-        return 0;
+        return;
     }
     r->wl[w].recs[i] = j;
-    json_object *c, *s;
-    if (json_object_object_get_ex(j, "correct", &c) && json_object_get_boolean(c) &&
-        json_object_object_get_ex(j, "speedup", &s) && s &&
-        json_object_get_double(s) > r->wl[w].best)
-        r->wl[w].best = json_object_get_double(s);
-    return 0;
 }
 
 int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
@@ -232,49 +288,56 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
     run__path(r, "records.jsonl", path, sizeof path);
     size_t len = 0;
     text = ckb_read_file(path, &len);
+    int add_newline = 0;
     if (text) {
-        /* A line without its newline was cut by a kill mid-write: drop it,
-         * on disk too, so the next append starts a clean line. */
-        size_t keep = len;
-        while (keep && text[keep - 1] != '\n')
-            keep--;
-        if (keep != len) {
+        /* Damage (NUL bytes, garbage) is skipped with a message and the
+         * whole records around it are kept (core/jsonl.h); the samples it
+         * held are simply missing, so they are asked again. */
+        ckb_jsonl_stats st;
+        run__loader ld = {r, 0};
+        ckb_jsonl_each(text, len, run__load_value, &ld, &st);
+        ckb_jsonl_warn(path, &st);
+        if (ld.not_records)
+            fprintf(stderr, "ckbench: %s: skipped %d JSON value%s that %s not a record\n", path,
+                    ld.not_records, ld.not_records == 1 ? "" : "s",
+                    ld.not_records == 1 ? "is" : "are");
+        if (st.last_cut) {
+            /* A line without its newline was cut by a kill mid-write: drop
+             * it, on disk too, so the next append starts a clean line. */
             fprintf(stderr, "ckbench: %s: dropping a half-written last record (%zu bytes)\n",
-                    path, len - keep);
-            if (truncate(path, (off_t)keep) != 0) {
+                    path, len - st.cut_at);
+            if (truncate(path, (off_t)st.cut_at) != 0) {
                 snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
                 goto cleanup;
             }
-            text[keep] = 0;
-        }
-        int lineno = 0;
-        for (char *line = text, *nl; line < text + keep; line = nl + 1) {
-            nl = strchr(line, '\n');
-            *nl = 0;
-            lineno++;
-            if (*line && run__load_line(r, line, lineno, err, errlen) != 0)
-                goto cleanup;
+        } else if (len && text[len - 1] != '\n') {
+            add_newline = 1; /* a whole last line without its newline */
         }
     }
+    if (r->infra_loaded)
+        fprintf(stderr,
+                "ckbench: %s: %d model call%s had failed on the provider's side (infra_error, "
+                "not counted): asking %s again\n",
+                dir, r->infra_loaded, r->infra_loaded == 1 ? "" : "s",
+                r->infra_loaded == 1 ? "it" : "them");
     char best[1100];
     run__path(r, "best", best, sizeof best);
     if (ckb_mkdirs(best) != 0 || run__open_records(r, err, errlen) != 0)
         goto cleanup;
+    if (add_newline && write(r->records_fd, "\n", 1) != 1) {
+        snprintf(err, errlen, "cannot append to %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
     /* A kill between a record's fsync and its best/ files leaves best/
      * behind the records: rewrite it from them. */
-    for (int w = 0; w < r->nwl; w++)
-        for (int i = 0; i < r->wl[w].budget && r->wl[w].best > 0; i++) {
-            json_object *c, *s, *rec = r->wl[w].recs[i];
-            if (rec && json_object_object_get_ex(rec, "correct", &c) &&
-                json_object_get_boolean(c) && json_object_object_get_ex(rec, "speedup", &s) &&
-                s && json_object_get_double(s) == r->wl[w].best) {
-                if (run__write_best(r, r->wl[w].id, rec) != 0) {
-                    snprintf(err, errlen, "cannot write %s/best: %s", dir, strerror(errno));
-                    goto cleanup;
-                }
-                break;
-            }
+    for (int w = 0; w < r->nwl; w++) {
+        run__rebest(&r->wl[w]);
+        int b = r->wl[w].best_index;
+        if (b >= 0 && run__write_best(r, r->wl[w].id, r->wl[w].recs[b]) != 0) {
+            snprintf(err, errlen, "cannot write %s/best: %s", dir, strerror(errno));
+            goto cleanup;
         }
+    }
     rc = 0;
 cleanup:
     free(text);
@@ -309,12 +372,13 @@ static int run__write_best(ckb_run *r, const char *workload, json_object *rec)
     if (ckb_write_file_atomic(path, c, strlen(c)) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/best/%s.json", r->dir, workload);
-    const char *t = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PRETTY |
-                                                            JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *t = ckb_json_text(rec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     return ckb_write_file_atomic(path, t, strlen(t));
 }
 
-int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
+/* Appends a record; replace: it re-times the sample's record, which must
+ * be there (else the sample must not be). */
+static int run__append(ckb_run *r, json_object *rec, int replace, char *err, size_t errlen)
 {
     json_object *v, *idx;
     int rc = -1;
@@ -322,14 +386,14 @@ int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
     int w = json_object_object_get_ex(rec, "workload", &v) ? run__find(r, json_object_get_string(v))
                                                             : -1;
     int i = json_object_object_get_ex(rec, "index", &idx) ? json_object_get_int(idx) : -1;
-    if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
+    if (w < 0 || i < 0 || i >= r->wl[w].budget || !r->wl[w].recs[i] != !replace) {
         snprintf(err, errlen, "internal: record (%s, %d) is outside the run or done already",
                  w >= 0 ? r->wl[w].id : "?", i);
         json_object_put(rec);
         goto cleanup;
     }
-    const char *line = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN |
-                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *line =
+        ckb_json_text(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(line);
     char *buf = malloc(len + 1);
     memcpy(buf, line, len);
@@ -350,22 +414,39 @@ int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
         json_object_put(rec);
         goto cleanup;
     }
+    if (strcmp(run__status(rec), "infra_error") == 0) {
+        /* on disk for the record; the sample stays undone */
+        json_object_put(rec);
+        rc = 0;
+        goto cleanup;
+    }
+    if (replace) {
+        json_object_put(r->wl[w].recs[i]);
+    }
     r->wl[w].recs[i] = rec;
-    json_object *c, *s;
-    if (json_object_object_get_ex(rec, "correct", &c) && json_object_get_boolean(c) &&
-        json_object_object_get_ex(rec, "speedup", &s) && s &&
-        json_object_get_double(s) > r->wl[w].best) {
-        r->wl[w].best = json_object_get_double(s);
-        if (run__write_best(r, r->wl[w].id, rec) != 0) {
-            snprintf(err, errlen, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
-                     strerror(errno));
-            goto cleanup;
-        }
+    int before = r->wl[w].best_index;
+    run__rebest(&r->wl[w]);
+    int b = r->wl[w].best_index;
+    if (b >= 0 && (b != before || b == i) &&
+        run__write_best(r, r->wl[w].id, r->wl[w].recs[b]) != 0) {
+        snprintf(err, errlen, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
+                 strerror(errno));
+        goto cleanup;
     }
     rc = 0;
 cleanup:
     pthread_mutex_unlock(&r->mu);
     return rc;
+}
+
+int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
+{
+    return run__append(r, rec, 0, err, errlen);
+}
+
+int ckb_run_retimed(ckb_run *r, json_object *rec, char *err, size_t errlen)
+{
+    return run__append(r, rec, 1, err, errlen);
 }
 
 void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup)
@@ -384,6 +465,12 @@ double ckb_run_expert(ckb_run *r, const char *workload)
     double e = w >= 0 ? r->wl[w].expert : NAN;
     pthread_mutex_unlock(&r->mu);
     return e;
+}
+
+static int run__correct(json_object *rec)
+{
+    json_object *c;
+    return rec && json_object_object_get_ex(rec, "correct", &c) && json_object_get_boolean(c);
 }
 
 static json_object *run__num(double v) { return isfinite(v) ? json_object_new_double(v) : NULL; }
@@ -424,7 +511,8 @@ int ckb_run_write_summary(ckb_run *r)
     for (int w = 0; w < r->nwl; w++) {
         const run__workload *x = &r->wl[w];
         int samples, correct, compiled = 0;
-        double best, best_index = -1;
+        double best;
+        int best_index = x->best > 0 ? x->best_index : -1, disturbed = 0;
         run__totals_locked(x, &samples, &correct, &best);
         for (int i = 0; i < x->budget; i++) {
             json_object *rec = x->recs[i], *st;
@@ -441,8 +529,7 @@ int ckb_run_write_summary(ckb_run *r)
                                      : "";
             compiled += strcmp(status, "compile_error") && strcmp(status, "no_code") &&
                         strcmp(status, "provider_error");
-            if (best > 0 && ckb_json_num(rec, "speedup") == best && best_index < 0)
-                best_index = i;
+            disturbed += run__correct(rec) && ckb_json_timing_disturbed(rec);
         }
         json_object *o = json_object_new_object();
         json_object_object_add(o, "workload", json_object_new_string(x->id));
@@ -452,12 +539,13 @@ int ckb_run_write_summary(ckb_run *r)
         json_object_object_add(o, "correct", json_object_new_int(correct));
         json_object_object_add(o, "best_speedup", best > 0 ? json_object_new_double(best) : NULL);
         json_object_object_add(o, "best_index",
-                               best_index >= 0 ? json_object_new_int((int)best_index) : NULL);
+                               best_index >= 0 ? json_object_new_int(best_index) : NULL);
+        json_object_object_add(o, "disturbed", json_object_new_int(disturbed));
         json_object_object_add(o, "expert_speedup", run__num(x->expert));
         json_object_array_add(arr, o);
         all_samples += samples;
         all_correct += correct;
-        solved += best > 0;
+        solved += correct > 0;
     }
     json_object_object_add(s, "workloads", arr);
     json_object *t = json_object_new_object();
@@ -472,7 +560,7 @@ int ckb_run_write_summary(ckb_run *r)
     char path[1100];
     run__path(r, "summary.json", path, sizeof path);
     const char *text =
-        json_object_to_json_string_ext(s, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        ckb_json_text(s, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc = ckb_write_file_atomic(path, text, strlen(text));
     json_object_put(s);
     return rc;

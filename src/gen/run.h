@@ -40,8 +40,15 @@ struct json_object *ckb_run_record(ckb_run *r, const char *workload, int index);
 
 /* Appends a record (taking ownership): one line and an fsync, then it is
  * in memory; best/ is replaced when it is correct and faster than the best
- * so far. 0, or -1 with a message when the disk refused. */
+ * so far (a disturbed timing is no speed: such a sample is best only while
+ * no correct sample has an undisturbed timing). 0, or -1 with a message when the disk refused. */
 int ckb_run_append(ckb_run *r, struct json_object *record, char *err, size_t errlen);
+
+/* Appends a record that re-times the sample's record (the same workload
+ * and index, a "retimed" object saying what it redid): the old line stays
+ * on disk, the new one replaces it here and on every later read (the
+ * latest wins); best/ follows. 0, or -1 with a message. */
+int ckb_run_retimed(ckb_run *r, struct json_object *record, char *err, size_t errlen);
 
 /* The expert's speedup of a workload (NAN: none), recorded for summary. */
 void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cleanup.h"
 #include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
@@ -29,6 +30,35 @@ int ckb_rec_correct(json_object *rec)
     return rec && json_object_object_get_ex(rec, "correct", &v) && json_object_get_boolean(v);
 }
 
+static void sample__put_userdata(json_object *o, void *userdata)
+{
+    (void)o;
+    json_object_put(userdata);
+}
+
+/* The evaluation a model is shown for a record whose timing was disturbed:
+ * no timing figures, and the status detail saying why (made once, kept
+ * with the record). */
+static json_object *sample__disturbed_view(json_object *rec, json_object *eval)
+{
+    json_object *view = json_object_get_userdata(rec);
+    if (view)
+        return view;
+    if (json_object_deep_copy(eval, &view, NULL) != 0)
+        return eval;
+    static const char *const figures[] = {"candidate", "baseline", "speedup", "gflops",
+                                          "baseline_gflops", "pct_of_peak",
+                                          "baseline_pct_of_peak"};
+    for (size_t i = 0; i < sizeof figures / sizeof *figures; i++)
+        json_object_object_del(view, figures[i]);
+    json_object_object_add(view, "detail",
+                           json_object_new_string("correct; its timing was disturbed by other "
+                                                  "work on the machine, so its speed was not "
+                                                  "measured"));
+    json_object_set_userdata(rec, view, sample__put_userdata);
+    return view;
+}
+
 ckb_gen_prev ckb_rec_prev(json_object *rec)
 {
     ckb_gen_prev p = {0};
@@ -37,7 +67,7 @@ ckb_gen_prev ckb_rec_prev(json_object *rec)
         p.code = json_object_get_string(code);
     p.status = ckb_rec_str(rec, "status");
     if (json_object_object_get_ex(rec, "eval", &eval) && eval)
-        p.eval = eval;
+        p.eval = ckb_json_timing_disturbed(rec) ? sample__disturbed_view(rec, eval) : eval;
     return p;
 }
 
@@ -114,6 +144,22 @@ static void sample__usage_fields(json_object *o, const ckb_reply *r)
     json_object_object_add(o, "attempts", json_object_new_int(r->attempts));
 }
 
+/* speedup and timing_disturbed of a record from its evaluation: a timing
+ * disturbed by other work is not a figure (DESIGN §5), so speedup is null
+ * and what it said is kept as speedup_disturbed. */
+void ckb_gen_record_speedup(json_object *rec, json_object *eval)
+{
+    double sp = eval ? ckb_json_num(eval, "speedup") : NAN;
+    json_object *d;
+    int timed = eval && json_object_object_get_ex(eval, "timing_disturbed", &d);
+    int disturbed = timed && json_object_get_boolean(d);
+    json_object_object_add(rec, "speedup", sample__num(disturbed ? NAN : sp));
+    if (timed)
+        json_object_object_add(rec, "timing_disturbed", json_object_new_boolean(disturbed));
+    if (disturbed)
+        json_object_object_add(rec, "speedup_disturbed", sample__num(sp));
+}
+
 /* Sums of two calls' usage (-1 / unknown stays unknown only if both are). */
 static long sample__sum_l(long a, long b) { return a < 0 ? b : b < 0 ? a : a + b; }
 static double sample__sum_d(double a, double b) { return a < 0 ? b : b < 0 ? a : a + b; }
@@ -128,11 +174,13 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     char dir[1200], path[1400];
     snprintf(dir, sizeof dir, "%s/tmp/%s-%d", ckb_run_dir(g->run), g->w->id, index);
     snprintf(path, sizeof path, "%s/kernel.c", dir);
+    ckb_cleanup_add_dir(dir); /* a signal takes it away with the rest */
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, code, strlen(code)) != 0) {
         snprintf(g->error, sizeof g->error, "cannot write %.300s: %s", path, strerror(errno));
         return -1;
     }
     ckb_eval_opts eo = g->o->eval;
+    ckb_gen_eval_env(&eo);
     if (g->o->seed)
         eo.seed = g->o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(index + 1)) ^
                   ckb_hash64(g->o->seed, (uint64_t)strlen(g->w->id));
@@ -143,6 +191,7 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     *eval_s = ckb_now() - t0;
     unlink(path);
     rmdir(dir);
+    ckb_cleanup_forget_dir(dir);
     if (rc != 0) {
         char why[400];
         snprintf(why, sizeof why, "%.399s", g->error);
@@ -179,6 +228,8 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
             s->phase ? s->phase : "", ckb_rec_str(rec, "status"));
     if (isfinite(sp))
         fprintf(stderr, " %.3gx", sp);
+    else if (ckb_json_timing_disturbed(rec))
+        fprintf(stderr, " (timing disturbed: not measured)");
     fprintf(stderr, "  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
     pthread_mutex_unlock(&sample__print);
 }
@@ -240,10 +291,29 @@ static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char
     json_object_put(j);
 }
 
+/* The provider's health after a sample's calls: an infrastructure failure
+ * (infra) lengthens the streak, any call that reached the model ends it. */
+static void sample__health(ckb_gen_wl *g, const ckb_reply *infra, int called)
+{
+    if (!called)
+        return;
+    pthread_mutex_lock(&g->sh->mu);
+    if (infra) {
+        g->sh->infra_streak++;
+        g->sh->infra_total++;
+        snprintf(g->sh->infra_error, sizeof g->sh->infra_error, "%s", infra->error);
+        if (g->sh->infra_streak >= CKB_GEN_INFRA_STOP)
+            g->sh->unreachable = 1;
+    } else {
+        g->sh->infra_streak = 0;
+    }
+    pthread_mutex_unlock(&g->sh->mu);
+}
+
 json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
 {
     json_object *rec = ckb_run_record(g->run, g->w->id, s->index);
-    if (rec || g->failed)
+    if (rec || g->failed || g->sh->unreachable)
         return rec;
     char started[40], finished[40], key[200], plan_key[220];
     sample__now(started, sizeof started);
@@ -277,7 +347,16 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         called = 1;
     }
     const char *status;
-    if (!called || reply.status != CKB_REPLY_OK) {
+    /* The infrastructure failed, not the model: not a sample (provider.h). */
+    const ckb_reply *infra = have_plan && plan.status != CKB_REPLY_OK && ckb_reply_is_infra(&plan)
+                                 ? &plan
+                             : called && reply.status != CKB_REPLY_OK && ckb_reply_is_infra(&reply)
+                                 ? &reply
+                                 : NULL;
+    sample__health(g, infra, called || have_plan);
+    if (infra) {
+        status = "infra_error";
+    } else if (!called || reply.status != CKB_REPLY_OK) {
         status = "provider_error";
     } else if (!(code = ckb_gen_extract(reply.text, "workload"))) {
         status = "no_code";
@@ -333,7 +412,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
     json_object_object_add(rec, "status", json_object_new_string(status));
     json_object_object_add(rec, "correct",
                            json_object_new_boolean(eval && ckb_rec_correct(eval)));
-    json_object_object_add(rec, "speedup", sample__num(eval ? ckb_json_num(eval, "speedup") : NAN));
+    ckb_gen_record_speedup(rec, eval);
     json_object_object_add(rec, "expert_speedup", sample__num(g->expert_speedup));
     json_object_object_add(rec, "eval", eval);
     eval = NULL;
@@ -341,13 +420,31 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
     json_object_object_add(rec, "finished", json_object_new_string(finished));
     json_object_object_add(rec, "eval_s", json_object_new_double(eval_s));
 
+    if (infra) {
+        /* Kept on disk for the record, but the sample stays undone: resume
+         * asks it again. A chain or a beam cannot go on without it. */
+        if (!g->o->quiet) {
+            pthread_mutex_lock(&sample__print);
+            fprintf(stderr, "[%s #%d] infra_error (not counted): %s\n", g->w->id, s->index,
+                    infra->error);
+            pthread_mutex_unlock(&sample__print);
+        }
+        if (g->o->method != CKB_GEN_BEST_OF_N && !g->failed) {
+            snprintf(g->error, sizeof g->error,
+                     "%s sample %d: the provider failed (%.300s); stopped this workload, "
+                     "nothing counted against the model",
+                     g->w->id, s->index, infra->error);
+            g->failed = 1;
+        }
+    }
     if (ckb_run_append(g->run, rec, g->error, sizeof g->error) != 0) {
         g->failed = 1;
         rec = NULL;
         goto cleanup;
     }
     rec = ckb_run_record(g->run, g->w->id, s->index);
-    sample__progress(g, s, rec);
+    if (rec)
+        sample__progress(g, s, rec);
 cleanup:
     json_object_put(eval);
     ckb_gen_prompt_free(&pr);

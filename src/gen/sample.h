@@ -6,12 +6,28 @@
 #ifndef CKB_GEN_SAMPLE_H
 #define CKB_GEN_SAMPLE_H
 
+#include <pthread.h>
+
 #include "gen/gen.h"
 
 struct json_object;
 
+/* What the workloads of a run share: the provider's health. After
+ * CKB_GEN_INFRA_STOP infrastructure failures in a row (no call between
+ * them reached the model) the provider counts as unreachable and the run
+ * stops. */
+enum { CKB_GEN_INFRA_STOP = 3 };
+typedef struct {
+    pthread_mutex_t mu;
+    int infra_streak;      /* infrastructure failures in a row */
+    int infra_total;       /* samples recorded as infra_error by this process */
+    volatile int unreachable;
+    char infra_error[512]; /* the last one's message */
+} ckb_gen_shared;
+
 typedef struct {
     const ckb_gen_opts *o;
+    ckb_gen_shared *sh;
     ckb_provider *p;
     ckb_run *run;
     const ckb_workload *w;

@@ -12,10 +12,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__AVX512F__) || defined(__AVX2__)
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Every kernel is compiled for its own ISA (target attributes), whatever
+ * -march built ckbench, and the one run is chosen at run time by the ISA
+ * level in force: CKBENCH_ISA can hide a unit the CPU has. */
+#define PEAK__X86 1
 #include <immintrin.h>
 #endif
 
+#include "machine/isa.h"
 #include "machine/profile.h"
 
 enum {
@@ -59,10 +64,10 @@ enum {
  * that depends on every instruction, so the compiler must keep them all. */
 typedef float (*peak__kernel)(long iters);
 
-#if defined(__AVX512F__)
-enum { PEAK__F32_FLOP = PEAK__ACC * 16 * 2 }; /* 16 lanes, multiply + add */
+#if PEAK__X86
+enum { PEAK__F32_512_FLOP = PEAK__ACC * 16 * 2 }; /* 16 lanes, multiply + add */
 
-__attribute__((noinline)) static float peak__f32(long iters)
+__attribute__((noinline, target("avx512f"))) static float peak__f32_512(long iters)
 {
     __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-6f);
     /* opaque to the optimiser: no folding of the chain into a closed form */
@@ -72,11 +77,11 @@ __attribute__((noinline)) static float peak__f32(long iters)
         PEAK__STEP16(_mm512_fmadd_ps);
     return _mm512_reduce_add_ps(PEAK__SUM16(_mm512_add_ps));
 }
-#elif defined(__AVX2__) && defined(__FMA__)
-/* 16 ymm registers: 12 accumulators + the two operands, no spills */
-enum { PEAK__F32_ACC = 12 /* PEAK__DECL12 */, PEAK__F32_FLOP = PEAK__F32_ACC * 8 * 2 };
 
-__attribute__((noinline)) static float peak__f32(long iters)
+/* 16 ymm registers: 12 accumulators + the two operands, no spills */
+enum { PEAK__F32_256_FLOP = 12 /* PEAK__DECL12 */ * 8 * 2 };
+
+__attribute__((noinline, target("avx2,fma"))) static float peak__f32_256(long iters)
 {
     __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-6f);
     __asm__("" : "+x"(x), "+x"(y));
@@ -89,11 +94,41 @@ __attribute__((noinline)) static float peak__f32(long iters)
         r += out[k];
     return r;
 }
+#define PEAK__PORTABLE_TARGET __attribute__((target("no-avx")))
+
+/* Portable on x86-64: the SSE2 every x86-64 has, 4 lanes, a multiply and an
+ * add (no FMA), which is what the auto-vectoriser makes of plain C at the
+ * x86-64-v2 of CKBENCH_ISA=portable. GCC vector types, not intrinsics: the
+ * intrinsics carry the build's -march and do not inline into a no-avx
+ * function. */
+typedef float peak__v4 __attribute__((vector_size(16)));
+enum { PEAK__F32_128_FLOP = 12 * 4 * 2 };
+
+#define PEAK__V4(v) ((peak__v4){(v), (v), (v), (v)})
+#define PEAK__MULADD128(a, x, y) ((a) * (x) + (y))
+#define PEAK__ADD128(a, b) ((a) + (b))
+
+__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__f32_128(long iters)
+{
+    /* -ffp-contract would fuse a*x+y into an FMA where the target has one;
+     * no-avx has none, so these stay a multiply and an add */
+    peak__v4 x = PEAK__V4(0.999999f), y = PEAK__V4(1e-6f);
+    __asm__("" : "+x"(x), "+x"(y));
+    PEAK__DECL12(peak__v4, PEAK__V4);
+    for (long i = 0; i < iters; i++)
+        PEAK__STEP12(PEAK__MULADD128);
+    peak__v4 t = PEAK__SUM12(PEAK__ADD128);
+    return t[0] + t[1] + t[2] + t[3];
+}
 #else
-/* Portable: whatever the compiler makes of independent multiply-adds. */
+#define PEAK__PORTABLE_TARGET
+#endif
+
+/* Portable elsewhere: whatever the compiler makes of independent
+ * multiply-adds. */
 enum { PEAK__F32_ACC = 8, PEAK__F32_FLOP = PEAK__F32_ACC * 2 };
 
-__attribute__((noinline)) static float peak__f32(long iters)
+__attribute__((noinline, unused)) PEAK__PORTABLE_TARGET static float peak__f32_portable(long iters)
 {
     volatile float vx = 0.999999f, vy = 1e-6f;
     float x = vx, y = vy, a[PEAK__F32_ACC], r = 0;
@@ -106,12 +141,11 @@ __attribute__((noinline)) static float peak__f32(long iters)
         r += a[k];
     return r;
 }
-#endif
 
-#if defined(__AVX512BF16__)
+#if PEAK__X86
 enum { PEAK__BF16_FLOP = PEAK__ACC * 16 * 2 * 2 }; /* 16 lanes x 2 pairs x (mul + add) */
 
-__attribute__((noinline)) static float peak__bf16(long iters)
+__attribute__((noinline, target("avx512f,avx512bf16"))) static float peak__bf16(long iters)
 {
     /* small products: the sums stay far from overflow for any iters */
     __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
@@ -124,12 +158,12 @@ __attribute__((noinline)) static float peak__bf16(long iters)
 }
 #endif
 
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#if PEAK__X86
 /* 4 accumulator tiles of 16 x 16 f32 fed by 2 + 2 operand tiles of 16 rows
  * x 32 bf16: each tdpbf16ps is 16 x 16 x 32 multiply-adds. */
 enum { PEAK__AMX_FLOP = 4 * 16 * 16 * 32 * 2 };
 
-__attribute__((noinline)) static float peak__amx(long iters)
+__attribute__((noinline, target("amx-tile,amx-bf16"))) static float peak__amx(long iters)
 {
     uint8_t cfg[64];
     memset(cfg, 0, sizeof cfg);
@@ -246,13 +280,22 @@ static double peak__measure(peak__kernel kernel, double flop_per_iter, int threa
 
 double ckb_machine_peak_f32(int threads)
 {
-    return peak__measure(peak__f32, PEAK__F32_FLOP, threads);
+#if PEAK__X86
+    ckb_isa level = ckb_isa_level();
+    if (level >= CKB_ISA_AVX512)
+        return peak__measure(peak__f32_512, PEAK__F32_512_FLOP, threads);
+    if (level >= CKB_ISA_AVX2)
+        return peak__measure(peak__f32_256, PEAK__F32_256_FLOP, threads);
+    return peak__measure(peak__f32_128, PEAK__F32_128_FLOP, threads);
+#else
+    return peak__measure(peak__f32_portable, PEAK__F32_FLOP, threads);
+#endif
 }
 
 int ckb_machine_has_bf16_kernel(void)
 {
-#if defined(__AVX512BF16__)
-    return 1;
+#if PEAK__X86
+    return ckb_isa_level() >= CKB_ISA_AVX512BF16;
 #else
     return 0;
 #endif
@@ -260,21 +303,169 @@ int ckb_machine_has_bf16_kernel(void)
 
 double ckb_machine_peak_bf16_amx(int threads)
 {
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-    if (peak__amx_permitted())
+#if PEAK__X86
+    if (ckb_isa_level() >= CKB_ISA_AMX && peak__amx_permitted())
         return peak__measure(peak__amx, PEAK__AMX_FLOP, threads);
 #endif
     (void)threads;
     return 0.0;
 }
 
-double ckb_machine_peak_bf16(int threads)
+double ckb_machine_peak_bf16_dot(int threads)
 {
-#if defined(__AVX512BF16__)
-    return peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
-#else
-    return ckb_machine_peak_f32(threads);
+#if PEAK__X86
+    if (ckb_isa_level() >= CKB_ISA_AVX512BF16)
+        return peak__measure(peak__bf16, PEAK__BF16_FLOP, threads);
 #endif
+    (void)threads;
+    return 0.0;
+}
+
+/* ---- cache bandwidth: a streaming read over a buffer that fits a level --- */
+
+/* A reader sums n floats (n a multiple of 128) with enough independent
+ * accumulators that the loads, not the adds, bind. */
+typedef float (*peak__reader)(const float *p, size_t n);
+
+#if PEAK__X86
+__attribute__((noinline, target("avx512f"))) static float peak__read_512(const float *p, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+           a7 = a0;
+    for (size_t i = 0; i < n; i += 128) {
+        a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+        a4 = _mm512_add_ps(a4, _mm512_load_ps(p + i + 64));
+        a5 = _mm512_add_ps(a5, _mm512_load_ps(p + i + 80));
+        a6 = _mm512_add_ps(a6, _mm512_load_ps(p + i + 96));
+        a7 = _mm512_add_ps(a7, _mm512_load_ps(p + i + 112));
+    }
+    a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                       _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+    return _mm512_reduce_add_ps(a0);
+}
+
+__attribute__((noinline, target("avx2"))) static float peak__read_256(const float *p, size_t n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0,
+           a7 = a0;
+    for (size_t i = 0; i < n; i += 64) {
+        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+        a4 = _mm256_add_ps(a4, _mm256_load_ps(p + i + 32));
+        a5 = _mm256_add_ps(a5, _mm256_load_ps(p + i + 40));
+        a6 = _mm256_add_ps(a6, _mm256_load_ps(p + i + 48));
+        a7 = _mm256_add_ps(a7, _mm256_load_ps(p + i + 56));
+    }
+    a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                       _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+    float out[8], r = 0;
+    _mm256_storeu_ps(out, a0);
+    for (int k = 0; k < 8; k++)
+        r += out[k];
+    return r;
+}
+
+/* SSE2: 16-byte loads, as plain C vectorised for x86-64-v2 makes them. */
+__attribute__((noinline)) PEAK__PORTABLE_TARGET static float peak__read_128(const float *p,
+                                                                            size_t n)
+{
+    const peak__v4 *v = (const peak__v4 *)p; /* p is 64-byte aligned */
+    peak__v4 a0 = PEAK__V4(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (size_t i = 0; i < n / 4; i += 8) {
+        a0 += v[i], a1 += v[i + 1], a2 += v[i + 2], a3 += v[i + 3];
+        a4 += v[i + 4], a5 += v[i + 5], a6 += v[i + 6], a7 += v[i + 7];
+    }
+    a0 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+    return a0[0] + a0[1] + a0[2] + a0[3];
+}
+#endif
+
+__attribute__((noinline, unused)) PEAK__PORTABLE_TARGET static float
+peak__read_portable(const float *p, size_t n)
+{
+    float a[8] = {0}, r = 0;
+    for (size_t i = 0; i < n; i += 8)
+        for (int k = 0; k < 8; k++)
+            a[k] += p[i + k];
+    for (int k = 0; k < 8; k++)
+        r += a[k];
+    return r;
+}
+
+enum { PEAK__CACHE_REPS = 7 };
+#define PEAK__CACHE_TARGET_S 0.01 /* one repetition: many passes over the buffer */
+
+double ckb_machine_read_bandwidth(int threads, int64_t bytes_per_thread)
+{
+#if PEAK__X86
+    ckb_isa level = ckb_isa_level();
+    peak__reader rd = level >= CKB_ISA_AVX512 ? peak__read_512
+                      : level >= CKB_ISA_AVX2 ? peak__read_256
+                                              : peak__read_128;
+#else
+    peak__reader rd = peak__read_portable;
+#endif
+    if (threads < 1 || bytes_per_thread < 4096)
+        return -1.0;
+    size_t n = (size_t)bytes_per_thread / sizeof(float) / 128 * 128;
+    size_t bytes = n * sizeof(float);
+    double t0 = 0, tbest = 0;
+    long passes = 1;
+    int team = 0, failed = 0;
+    volatile float sink = 0;
+    /* One team throughout; each thread streams a buffer it allocated and
+     * touched itself, so it sits in that core's caches (and NUMA node). */
+#pragma omp parallel num_threads(threads)
+    {
+        float *buf = aligned_alloc(64, bytes);
+        if (buf)
+            for (size_t i = 0; i < n; i++)
+                buf[i] = 1.0f;
+        else {
+#pragma omp atomic write
+            failed = 1;
+        }
+        float r = buf ? rd(buf, n) : 0; /* warm the level */
+#pragma omp barrier
+#pragma omp master
+        {
+            team = omp_get_num_threads();
+            /* passes for about PEAK__CACHE_TARGET_S, timed on this thread */
+            double c0 = peak__now();
+            r += buf ? rd(buf, n) : 0;
+            double t = peak__now() - c0;
+            passes = t > 0 ? (long)(PEAK__CACHE_TARGET_S / t) : 1000;
+            if (passes < 1)
+                passes = 1;
+        }
+        for (int rep = 0; rep < PEAK__CACHE_REPS; rep++) {
+#pragma omp barrier
+#pragma omp master
+            t0 = peak__now();
+#pragma omp barrier
+            for (long k = 0; buf && k < passes; k++)
+                r += rd(buf, n);
+#pragma omp barrier
+#pragma omp master
+            {
+                double t = peak__now() - t0;
+                if (t > 0 && (tbest == 0 || t < tbest))
+                    tbest = t;
+            }
+        }
+#pragma omp critical(peak__sink)
+        sink = sink + r;
+        free(buf);
+    }
+    (void)sink;
+    if (failed || team != threads || !(tbest > 0))
+        return -1.0;
+    return (double)threads * (double)passes * (double)bytes / tbest * 1e-9;
 }
 
 /* Array length (elements) per triad array: >= 8 x L3 each and >= 256 MiB in

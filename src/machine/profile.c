@@ -15,9 +15,10 @@
 #include <unistd.h>
 
 #include "core/fsutil.h"
+#include "machine/isa.h"
 
 /* Bumped when a field changes meaning: an older file is then re-measured. */
-enum { PROFILE__FORMAT = 1 };
+enum { PROFILE__FORMAT = 2 }; /* 2: isa_level, the bf16 dot apart, L2/L3 bandwidth */
 
 /* A single-thread peak this far below its share of the N-thread one (or the
  * reverse) means a vCPU was descheduled during one of the two runs. */
@@ -26,8 +27,8 @@ enum { PROFILE__RETRIES = 2 };
 
 /* The ISA features that decide which kernels can run, in this order. */
 static const char *const profile__features[] = {
-    "avx2",        "fma",         "avx512f",     "avx512bw",  "avx512vl", "avx512_bf16",
-    "avx512_vnni", "avx512_fp16", "avx_vnni",    "amx_tile",  "amx_bf16", "amx_int8",
+    "avx2",        "fma",         "avx512f",  "avx512dq", "avx512cd", "avx512bw", "avx512vl",
+    "avx512_bf16", "avx512_vnni", "avx512_fp16", "avx_vnni", "amx_tile", "amx_bf16", "amx_int8",
 };
 
 static void profile__trim(char *s)
@@ -54,8 +55,9 @@ static int profile__has_word(const char *flags, const char *word)
     return 0;
 }
 
-/* Model name and ISA features of the first processor in /proc/cpuinfo. */
-static void profile__cpuinfo(ckb_machine *m)
+/* Model name and ISA features of the first processor in /proc/cpuinfo,
+ * the features above `level` left out. */
+static void profile__cpuinfo(ckb_machine *m, ckb_isa level)
 {
     snprintf(m->cpu, sizeof m->cpu, "unknown");
     m->isa[0] = '\0';
@@ -78,7 +80,8 @@ static void profile__cpuinfo(ckb_machine *m)
         } else if (!got_flags && strcmp(key, "flags") == 0) {
             size_t len = 0;
             for (size_t i = 0; i < sizeof profile__features / sizeof *profile__features; i++) {
-                if (!profile__has_word(val, profile__features[i]))
+                if (!profile__has_word(val, profile__features[i]) ||
+                    !ckb_isa_feature_allowed(profile__features[i], level))
                     continue;
                 int w = snprintf(m->isa + len, sizeof m->isa - len, "%s%s", len ? " " : "",
                                  profile__features[i]);
@@ -147,7 +150,9 @@ static void profile__caches(ckb_machine *m)
 void ckb_machine_probe(int threads, ckb_machine *m)
 {
     memset(m, 0, sizeof *m);
-    profile__cpuinfo(m);
+    ckb_isa level = ckb_isa_level();
+    profile__cpuinfo(m, level);
+    snprintf(m->isa_level, sizeof m->isa_level, "%s", ckb_isa_name(level));
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     m->cores = n > 0 ? (int)n : 1;
     m->threads = threads;
@@ -169,13 +174,37 @@ static int profile__scales(double nt, double one, int threads, int cores)
     return nt >= PROFILE__SCALING_MIN * expect * one;
 }
 
-/* The bf16 roof: the fastest unit a kernel (and oneDNN) can use, the
- * vdpbf16ps dot or AMX tiles; *amx gets the AMX figure (0 without AMX). */
-static double profile__bf16(int threads, double *amx)
+static double profile__max3(double a, double b, double c)
 {
-    double dot = ckb_machine_peak_bf16(threads);
+    double m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* The units for `threads`: f32 FMA, the bf16 dot and AMX (0 where the ISA
+ * level has none). 0 on success. */
+static int profile__units(int threads, double *f32, double *dot, double *amx)
+{
+    *f32 = ckb_machine_peak_f32(threads);
+    *dot = ckb_machine_peak_bf16_dot(threads);
     *amx = ckb_machine_peak_bf16_amx(threads);
-    return dot > 0 && *amx > dot ? *amx : dot;
+    return *f32 > 0 && *dot >= 0 && *amx >= 0 ? 0 : -1;
+}
+
+/* Bytes per thread for a streaming read that stays in L2 (half of one, a
+ * core's own) and in L3 (a quarter of it, shared by the team: a shared L3
+ * is rarely all ours; half of this host's 32 MiB read at DRAM speed from one
+ * thread); 0 when the size is unknown. With many threads an L3 share can be
+ * as small as an L2 and the figure then leans towards L2's: too high a roof
+ * is safe (a % of peak a little low), too low one is not (the evaluator's
+ * plausibility check would call an honest kernel too fast). */
+static int64_t profile__l2_buffer(const ckb_machine *m) { return m->l2 > 0 ? m->l2 / 2 : 0; }
+
+static int64_t profile__l3_buffer(const ckb_machine *m, int threads)
+{
+    if (m->l3 <= 0)
+        return 0;
+    int64_t b = m->l3 / 4 / threads;
+    return b > 16384 ? b : 16384;
 }
 
 int ckb_machine_measure(int threads, ckb_machine *out)
@@ -185,38 +214,44 @@ int ckb_machine_measure(int threads, ckb_machine *out)
     if (threads < 1 || !out)
         goto cleanup;
     ckb_machine_probe(threads, &m);
-    m.f32_gflops_1t = ckb_machine_peak_f32(1);
-    double amx;
-    m.bf16_gflops_1t = profile__bf16(1, &amx);
-    if (m.f32_gflops_1t <= 0 || m.bf16_gflops_1t <= 0)
+    double dot1, amx1;
+    if (profile__units(1, &m.f32_gflops_1t, &dot1, &amx1) != 0)
         goto cleanup;
+    m.bf16_gflops_1t = profile__max3(m.f32_gflops_1t, dot1, amx1);
+    m.bf16_dot_gflops_1t = dot1;
     if (threads == 1) {
         m.f32_gflops = m.f32_gflops_1t;
-        m.bf16_gflops = m.bf16_gflops_1t;
-        m.bf16_amx_gflops = amx;
+        m.bf16_dot_gflops = dot1;
+        m.bf16_amx_gflops = amx1;
     } else {
         /* a descheduled vCPU shows as a team at single-thread speed: redo it */
         for (int tries = 0; tries <= PROFILE__RETRIES; tries++) {
-            double f = ckb_machine_peak_f32(threads), b = profile__bf16(threads, &amx);
-            if (f <= 0 || b <= 0)
+            double f, d, a;
+            if (profile__units(threads, &f, &d, &a) != 0)
                 goto cleanup;
-            if (amx > m.bf16_amx_gflops)
-                m.bf16_amx_gflops = amx;
             if (f > m.f32_gflops)
                 m.f32_gflops = f;
-            if (b > m.bf16_gflops)
-                m.bf16_gflops = b;
+            if (d > m.bf16_dot_gflops)
+                m.bf16_dot_gflops = d;
+            if (a > m.bf16_amx_gflops)
+                m.bf16_amx_gflops = a;
             if (profile__scales(m.f32_gflops, m.f32_gflops_1t, threads, m.cores) &&
-                profile__scales(m.bf16_gflops, m.bf16_gflops_1t, threads, m.cores))
+                profile__scales(m.bf16_dot_gflops, dot1, threads, m.cores))
                 break;
         }
         if (!profile__scales(m.f32_gflops, m.f32_gflops_1t, threads, m.cores) ||
-            !profile__scales(m.bf16_gflops, m.bf16_gflops_1t, threads, m.cores))
+            !profile__scales(m.bf16_dot_gflops, dot1, threads, m.cores))
             fprintf(stderr,
                     "ckbench: warning: %d threads reach only %.2fx the single-thread f32 peak "
                     "(%.1f vs %.1f GFLOP/s); a core may be busy or descheduled\n",
                     threads, m.f32_gflops / m.f32_gflops_1t, m.f32_gflops, m.f32_gflops_1t);
     }
+    m.bf16_gflops = profile__max3(m.f32_gflops, m.bf16_dot_gflops, m.bf16_amx_gflops);
+    int64_t b2 = profile__l2_buffer(&m), b3 = profile__l3_buffer(&m, threads);
+    m.l2_gbs = b2 > 0 ? ckb_machine_read_bandwidth(threads, b2) : 0;
+    m.l3_gbs = b3 > 0 ? ckb_machine_read_bandwidth(threads, b3) : 0;
+    if (m.l2_gbs < 0 || m.l3_gbs < 0)
+        goto cleanup;
     m.bw_gbs = ckb_machine_bandwidth(threads, m.l3);
     if (m.bw_gbs <= 0)
         goto cleanup;
@@ -237,6 +272,7 @@ json_object *ckb_machine_to_json(const ckb_machine *m)
     json_object_object_add(j, "format", json_object_new_int(PROFILE__FORMAT));
     json_object_object_add(j, "cpu", json_object_new_string(m->cpu));
     json_object_object_add(j, "isa", json_object_new_string(m->isa));
+    json_object_object_add(j, "isa_level", json_object_new_string(m->isa_level));
     json_object_object_add(j, "cores", json_object_new_int(m->cores));
     json_object_object_add(j, "threads", json_object_new_int(m->threads));
     json_object_object_add(j, "l1d_bytes", json_object_new_int64(m->l1d));
@@ -244,10 +280,14 @@ json_object *ckb_machine_to_json(const ckb_machine *m)
     json_object_object_add(j, "l3_bytes", json_object_new_int64(m->l3));
     json_object_object_add(j, "f32_gflops", json_object_new_double(m->f32_gflops));
     json_object_object_add(j, "bf16_gflops", json_object_new_double(m->bf16_gflops));
+    json_object_object_add(j, "bf16_dot_gflops", json_object_new_double(m->bf16_dot_gflops));
     json_object_object_add(j, "bf16_amx_gflops", json_object_new_double(m->bf16_amx_gflops));
+    json_object_object_add(j, "l2_gbs", json_object_new_double(m->l2_gbs));
+    json_object_object_add(j, "l3_gbs", json_object_new_double(m->l3_gbs));
     json_object_object_add(j, "bw_gbs", json_object_new_double(m->bw_gbs));
     json_object_object_add(j, "f32_gflops_1t", json_object_new_double(m->f32_gflops_1t));
     json_object_object_add(j, "bf16_gflops_1t", json_object_new_double(m->bf16_gflops_1t));
+    json_object_object_add(j, "bf16_dot_gflops_1t", json_object_new_double(m->bf16_dot_gflops_1t));
     json_object_object_add(j, "measured_at", json_object_new_string(m->measured_at));
     json_object_object_add(j, "compiler", json_object_new_string(m->compiler));
     return j;
@@ -319,6 +359,17 @@ static int profile__get_pos(json_object *o, const char *key, double *dst)
     return isfinite(*dst) && *dst > 0 ? 0 : -1;
 }
 
+/* A finite number >= 0. */
+static int profile__get_nonneg(json_object *o, const char *key, double *dst)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) ||
+        !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+        return -1;
+    *dst = json_object_get_double(v);
+    return isfinite(*dst) && *dst >= 0 ? 0 : -1;
+}
+
 int ckb_machine_load(const char *path, ckb_machine *out)
 {
     int rc = -1;
@@ -336,6 +387,7 @@ int ckb_machine_load(const char *path, ckb_machine *out)
         goto cleanup;
     if (profile__get_str(j, "cpu", m.cpu, sizeof m.cpu) != 0 ||
         profile__get_str(j, "isa", m.isa, sizeof m.isa) != 0 ||
+        profile__get_str(j, "isa_level", m.isa_level, sizeof m.isa_level) != 0 ||
         profile__get_str(j, "measured_at", m.measured_at, sizeof m.measured_at) != 0 ||
         profile__get_str(j, "compiler", m.compiler, sizeof m.compiler) != 0)
         goto cleanup;
@@ -355,14 +407,14 @@ int ckb_machine_load(const char *path, ckb_machine *out)
         profile__get_pos(j, "f32_gflops_1t", &m.f32_gflops_1t) != 0 ||
         profile__get_pos(j, "bf16_gflops_1t", &m.bf16_gflops_1t) != 0)
         goto cleanup;
-    /* Required: a profile from before AMX was measured has a bf16 roof that
-     * oneDNN's AMX kernels exceed, so it is measured again. */
-    json_object *amx;
-    if (!json_object_object_get_ex(j, "bf16_amx_gflops", &amx) ||
-        !(json_object_is_type(amx, json_type_double) || json_object_is_type(amx, json_type_int)) ||
-        !(json_object_get_double(amx) >= 0))
+    /* Required, 0 allowed (no such unit, or the cache size unknown): a
+     * profile without them is of an older format and is measured again. */
+    if (profile__get_nonneg(j, "bf16_amx_gflops", &m.bf16_amx_gflops) != 0 ||
+        profile__get_nonneg(j, "bf16_dot_gflops", &m.bf16_dot_gflops) != 0 ||
+        profile__get_nonneg(j, "bf16_dot_gflops_1t", &m.bf16_dot_gflops_1t) != 0 ||
+        profile__get_nonneg(j, "l2_gbs", &m.l2_gbs) != 0 ||
+        profile__get_nonneg(j, "l3_gbs", &m.l3_gbs) != 0)
         goto cleanup;
-    m.bf16_amx_gflops = json_object_get_double(amx);
     *out = m;
     rc = 0;
 cleanup:
@@ -376,7 +428,14 @@ void ckb_machine_default_path(int threads, char *buf, size_t n)
 {
     if (!buf || n == 0)
         return;
-    snprintf(buf, n, "%s/machine-%dt.json", ckb_cache_dir(), threads);
+    snprintf(buf, n, "%s/machine-%dt-%s.json", ckb_cache_dir(), threads,
+             ckb_isa_name(ckb_isa_level()));
+}
+
+int ckb_machine_same_host(const ckb_machine *a, const ckb_machine *b)
+{
+    return a->threads == b->threads && a->cores == b->cores && strcmp(a->cpu, b->cpu) == 0 &&
+           strcmp(a->isa, b->isa) == 0 && strcmp(a->isa_level, b->isa_level) == 0;
 }
 
 int ckb_machine_get(int threads, const char *path, ckb_machine *out)
@@ -390,8 +449,7 @@ int ckb_machine_get(int threads, const char *path, ckb_machine *out)
     }
     ckb_machine here, m;
     ckb_machine_probe(threads, &here);
-    if (ckb_machine_load(path, &m) == 0 && m.threads == threads && m.cores == here.cores &&
-        strcmp(m.cpu, here.cpu) == 0 && strcmp(m.isa, here.isa) == 0) {
+    if (ckb_machine_load(path, &m) == 0 && ckb_machine_same_host(&m, &here)) {
         *out = m;
         return 0;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "providers/backend.h"
 #include "providers/http.h"
 
@@ -39,8 +40,9 @@ static char *anthropic__body(const ckb_http_endpoint *ep, const ckb_chat_msg *ms
     json_object_object_add(root, "messages", arr);
     if (ep->temperature >= 0)
         json_object_object_add(root, "temperature", json_object_new_double(ep->temperature));
-    char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+    /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
+    char *body =
+        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     ckb_strbuf_free(&system);
     return body;

@@ -1,7 +1,8 @@
 /*
  * command.c — any program as a model: `/bin/sh -c COMMAND` gets the prompt
- * on stdin and answers on stdout. The child runs in its own process group,
- * which a timeout kills whole. The environment carries CKB_REQUEST_KEY (the
+ * on stdin and answers on stdout. The child runs in its own process group
+ * under a keeper (core/proc.h), which a timeout, the end of the call, a
+ * signal to ckbench or its death kills whole. The environment carries CKB_REQUEST_KEY (the
  * call's key) and CKB_MODEL (the configured model, possibly empty).
  *
  * The prompt is the messages in order, each under a header line:
@@ -110,21 +111,14 @@ static void command__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, 
     sigaddset(&pipe_only, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
 
-    pid = fork();
+    /* The shell runs under a keeper (proc.h): its whole tree ends with
+     * the call, with a signal to ckbench, and with a kill -9 of it. */
+    int fds[3] = {in[0], outp[1], errp[1]};
+    pid = ckb_proc_spawn_kept("/bin/sh", argv, env, fds, &old_mask);
     if (pid < 0) {
         ckb_provider_set_error(out->error, sizeof out->error, COMMAND_NAME, strerror(errno));
         goto restore;
     }
-    if (pid == 0) {
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        setpgid(0, 0);
-        dup2(in[0], 0);
-        dup2(outp[1], 1);
-        dup2(errp[1], 2);
-        execve("/bin/sh", argv, env);
-        _exit(127);
-    }
-    setpgid(pid, pid); /* also here: no race with the kill below */
     close(in[0]), in[0] = -1;
     close(outp[1]), outp[1] = -1;
     close(errp[1]), errp[1] = -1;
@@ -139,11 +133,19 @@ static void command__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, 
             timed_out = 1;
             break;
         }
+        /* The shell gone, what it wrote is in the pipes: a process it left
+         * in the background may hold them open, so stop at the first
+         * moment nothing more is there. */
+        if (!reaped && waitpid(pid, &wstatus, WNOHANG) == pid)
+            reaped = 1;
         struct pollfd p[3] = {{.fd = in[1], .events = POLLOUT},
                               {.fd = outp[0], .events = POLLIN},
                               {.fd = errp[0], .events = POLLIN}};
-        int r = poll(p, 3, (int)(left * 1000) + 1);
+        int wait_ms = reaped ? 0 : left > 0.1 ? 100 : (int)(left * 1000) + 1;
+        int r = poll(p, 3, wait_ms);
         if (r < 0 && errno != EINTR)
+            break;
+        if (r == 0 && reaped)
             break;
         if (r <= 0)
             continue;
@@ -169,7 +171,7 @@ static void command__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, 
         }
     }
     /* its output is closed; give the shell the time left to exit */
-    while (!timed_out) {
+    while (!timed_out && !reaped) {
         pid_t w = waitpid(pid, &wstatus, WNOHANG);
         if (w == pid) {
             reaped = 1;
@@ -188,6 +190,7 @@ static void command__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, 
     kill(-pid, SIGKILL);
     if (!reaped)
         waitpid(pid, &wstatus, 0);
+    ckb_proc_kill_group(pid);
 
     if (timed_out) {
         char msg[128];
@@ -204,6 +207,8 @@ static void command__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, 
         const char *tail = se.data ? se.data : "";
         if (strlen(tail) > 350)
             tail += strlen(tail) - 350;
+        while ((*tail & 0xC0) == 0x80) /* start on a character, not inside one */
+            tail++;
         if (!command__blank(tail))
             ckb_strbuf_printf(&msg, ": %s", tail);
         out->status = CKB_REPLY_TRANSPORT;

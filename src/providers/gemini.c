@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "providers/backend.h"
 #include "providers/http.h"
 
@@ -54,8 +55,9 @@ static char *gemini__body(const ckb_http_endpoint *ep, const ckb_chat_msg *msgs,
     if (ep->temperature >= 0)
         json_object_object_add(gc, "temperature", json_object_new_double(ep->temperature));
     json_object_object_add(root, "generationConfig", gc);
-    char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+    /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
+    char *body =
+        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     ckb_strbuf_free(&system);
     return body;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "providers/backend.h"
 #include "providers/http.h"
 
@@ -40,8 +41,9 @@ static char *openai__body(const openai_state *s, const ckb_chat_msg *msgs, int n
                            json_object_new_int(s->ep.max_tokens));
     if (s->ep.temperature >= 0)
         json_object_object_add(root, "temperature", json_object_new_double(s->ep.temperature));
-    char *body = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+    /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
+    char *body =
+        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     return body;
 }

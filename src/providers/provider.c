@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/proc.h"
+#include "core/utf8.h"
 #include "providers/backend.h"
 
 struct ckb_provider {
@@ -75,8 +76,8 @@ void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const 
     while (o > 0 && dst[o - 1] == ' ')
         o--;
     dst[o] = '\0';
-    if (*s && dstlen > 4) { /* cut: say so */
-        size_t at = o < dstlen - 4 ? o : dstlen - 4;
+    if (*s && dstlen > 4) { /* cut: say so, on a character boundary */
+        size_t at = ckb_utf8_cut(dst, o < dstlen - 4 ? o : dstlen - 4);
         memcpy(dst + at, "...", 4);
     }
 }
@@ -182,6 +183,16 @@ int ckb_provider_complete(ckb_provider *p, const ckb_chat_msg *msgs, int nmsgs, 
                 ckb_price_table_cost(p->prices, p->model, out->tokens_in, out->tokens_out);
     }
     return out->status == CKB_REPLY_OK ? 0 : -1;
+}
+
+int ckb_reply_is_infra(const ckb_reply *r)
+{
+    if (r->status == CKB_REPLY_TRANSPORT)
+        return 1;
+    if (r->status != CKB_REPLY_HTTP_ERROR)
+        return 0;
+    int c = r->http_code;
+    return c == 401 || c == 403 || c == 404 || c == 407 || c == 408 || c == 429 || c >= 500;
 }
 
 const char *ckb_provider_name(const ckb_provider *p)

@@ -86,6 +86,16 @@ ckb_provider *ckb_provider_custom(const char *name, const ckb_provider_ops *ops,
 int ckb_provider_complete(ckb_provider *p, const ckb_chat_msg *msgs, int nmsgs, const char *key,
                           ckb_reply *out);
 
+/* Whether a failed reply is the infrastructure's fault, not the model's:
+ * a transport failure (connection refused, DNS, TLS; a command that could
+ * not start, exited non-zero or was killed), or an HTTP status that says
+ * the service, not the model, refused: 401, 403, 404 (no such model or
+ * endpoint), 407, 408, 429 and 5xx, after the retries. Such a call is
+ * not a sample: it is recorded as infra_error, never scored, and asked
+ * again on resume. A timeout, an empty or malformed reply are the
+ * model's (0). */
+int ckb_reply_is_infra(const ckb_reply *r);
+
 const char *ckb_provider_name(const ckb_provider *p);
 void ckb_reply_free(ckb_reply *r);
 void ckb_provider_close(ckb_provider *p);

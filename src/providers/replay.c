@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/fsutil.h"
+#include "core/jsonl.h"
 #include "core/strbuf.h"
 #include "providers/backend.h"
 #include "providers/http.h"
@@ -95,19 +96,33 @@ cleanup:
     return rc;
 }
 
-/* One line into up to two records (the sample's call and its plan call);
- * returns how many. */
-static int replay__parse_line(const char *line, long lineno, replay_record *r)
+typedef struct {
+    replay_state *s;
+    size_t cap;
+} replay__loader;
+
+/* One record (borrowed) into up to two replies: the sample's call and its
+ * plan call. */
+static void replay__value(void *ctx, json_object *o, int lineno)
 {
-    json_object *o = json_tokener_parse(line), *plan;
-    int n = 0;
-    if (o && replay__parse_call(o, lineno, &r[n]) == 0)
-        n++;
-    if (o && json_object_object_get_ex(o, "plan_call", &plan) &&
-        json_object_is_type(plan, json_type_object) && replay__parse_call(plan, lineno, &r[n]) == 0)
-        n++;
-    json_object_put(o);
-    return n;
+    replay__loader *ld = ctx;
+    replay_state *s = ld->s;
+    if (s->n + 2 > ld->cap) {
+        size_t cap = ld->cap ? 2 * ld->cap : 64;
+        replay_record *p = realloc(s->recs, cap * sizeof *p);
+        if (!p)
+            return;
+        s->recs = p;
+        ld->cap = cap;
+    }
+    json_object *plan;
+    if (replay__parse_call(o, lineno, &s->recs[s->n]) == 0)
+        s->n++;
+    if (json_object_is_type(o, json_type_object) &&
+        json_object_object_get_ex(o, "plan_call", &plan) &&
+        json_object_is_type(plan, json_type_object) &&
+        replay__parse_call(plan, lineno, &s->recs[s->n]) == 0)
+        s->n++;
 }
 
 static void replay__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,
@@ -181,20 +196,15 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
                  strerror(errno), c->replay_run);
         goto fail;
     }
-    size_t cap = 2; /* two calls a line at most */
-    for (size_t i = 0; i < len; i++)
-        cap += 2 * (data[i] == '\n');
-    s->recs = calloc(cap, sizeof *s->recs);
-    long lineno = 0;
-    /* a line without its newline is the half-written last one of a killed
-     * run: it fails to parse (or parses whole) and either way is harmless */
-    for (char *line = data, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        lineno++;
-        if (s->n + 2 <= cap)
-            s->n += (size_t)replay__parse_line(line, lineno, &s->recs[s->n]);
+    /* NUL bytes and garbage are skipped, whole records kept (core/jsonl.h);
+     * a half-written last line of a killed run fails to parse: harmless */
+    replay__loader ld = {s, 0};
+    ckb_jsonl_stats js;
+    ckb_jsonl_each(data, len, replay__value, &ld, &js);
+    ckb_jsonl_warn(s->path, &js);
+    if (s->n == 0) {
+        free(s->recs);
+        s->recs = NULL;
     }
     qsort(s->recs, s->n, sizeof *s->recs, replay__cmp);
     /* keep the last record of each key */

@@ -405,11 +405,15 @@ static void gen__group_table(ckb_doc *d, const ckb_score_set *s, const ckb_score
         ckb_table_set(t, r, 5, "%s", F(w->speedup, 2));
         ckb_table_set(t, r, 6, "%s", F(w->expert_speedup, 2));
         ckb_table_set(t, r, 7, "%s", gen__f((char[48]){0}, 48, w->pct_of_expert, 1, "%"));
+        char dist[96] = "";
+        if (w->disturbed)
+            snprintf(dist, sizeof dist, " (%d disturbed timing%s, not counted)", w->disturbed,
+                     w->disturbed == 1 ? "" : "s");
         if (w->best >= 0)
-            ckb_table_set(t, r, 8, "%s #%d", s->runs[w->run_of[w->best]].path,
-                          w->pool[w->best]->index);
+            ckb_table_set(t, r, 8, "%s #%d%s", s->runs[w->run_of[w->best]].path,
+                          w->pool[w->best]->index, dist);
         else
-            ckb_table_set(t, r, 8, "-");
+            ckb_table_set(t, r, 8, "-%s", dist);
     }
 }
 
@@ -517,6 +521,14 @@ void ckb_report_kernel_sections(ckb_doc *d, const ckb_score_set *s)
                          w->samples, w->correct, b->index, r->path, w->pos[w->best] + 1,
                          w->budget, b->status, F(b->speedup, 2), F(b->cand_ms, 3),
                          F(b->base_ms, 3), F(w->speedup, 2), expert);
+            if (w->disturbed)
+                ckb_doc_para(d, "note",
+                             "%d correct sample%s had %s timing disturbed by other work on the "
+                             "machine: not a figure, counted as untimed (1x) until `ckbench "
+                             "retime %s` measures %s.",
+                             w->disturbed, w->disturbed == 1 ? "" : "s",
+                             w->disturbed == 1 ? "its" : "their", r->path,
+                             w->disturbed == 1 ? "it" : "them");
             char note[4600];
             char *src = gen__source(r, b, note, sizeof note);
             if (note[0])

@@ -13,6 +13,7 @@
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/strbuf.h"
+#include "workloads/workload.h"
 
 static char *results__printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *results__printf(const char *fmt, ...)
@@ -50,6 +51,8 @@ static void results__machine(json_object *m, ckb_machine *out)
         snprintf(out->cpu, sizeof out->cpu, "%s", s);
     if ((s = ckb_json_str(m, "isa")))
         snprintf(out->isa, sizeof out->isa, "%s", s);
+    if ((s = ckb_json_str(m, "isa_level")))
+        snprintf(out->isa_level, sizeof out->isa_level, "%s", s);
     if ((s = ckb_json_str(m, "measured_at")))
         snprintf(out->measured_at, sizeof out->measured_at, "%s", s);
     if ((s = ckb_json_str(m, "compiler")))
@@ -63,12 +66,18 @@ static void results__machine(json_object *m, ckb_machine *out)
     /* Figures that are absent or implausible read as 0: "unknown". */
     out->f32_gflops = (v = ckb_json_num(m, "f32_gflops")) > 0 ? v : 0;
     out->bf16_gflops = (v = ckb_json_num(m, "bf16_gflops")) > 0 ? v : 0;
+    out->bf16_dot_gflops = (v = ckb_json_num(m, "bf16_dot_gflops")) > 0 ? v : 0;
+    out->bf16_amx_gflops = (v = ckb_json_num(m, "bf16_amx_gflops")) > 0 ? v : 0;
+    out->l2_gbs = (v = ckb_json_num(m, "l2_gbs")) > 0 ? v : 0;
+    out->l3_gbs = (v = ckb_json_num(m, "l3_gbs")) > 0 ? v : 0;
     out->bw_gbs = (v = ckb_json_num(m, "bw_gbs")) > 0 ? v : 0;
     out->f32_gflops_1t = (v = ckb_json_num(m, "f32_gflops_1t")) > 0 ? v : 0;
     out->bf16_gflops_1t = (v = ckb_json_num(m, "bf16_gflops_1t")) > 0 ? v : 0;
+    out->bf16_dot_gflops_1t = (v = ckb_json_num(m, "bf16_dot_gflops_1t")) > 0 ? v : 0;
 }
 
-static void results__variant(json_object *v, double flops, double peak, ckb_report_variant *out)
+static void results__variant(json_object *v, double flops, const ckb_roof *roof,
+                             ckb_report_variant *out)
 {
     memset(out, 0, sizeof *out);
     out->median_ms = out->mean_ms = out->std_ms = out->min_ms = NAN;
@@ -89,8 +98,7 @@ static void results__variant(json_object *v, double flops, double peak, ckb_repo
     out->min_ms = ckb_json_num(v, "min_ms");
     if (flops > 0) {
         out->gflops = flops / (m * 1e-3) / 1e9;
-        if (peak > 0)
-            out->pct_of_peak = 100.0 * out->gflops / peak;
+        out->pct_of_peak = ckb_roof_pct(roof, out->gflops);
     }
 }
 
@@ -136,8 +144,25 @@ static void results__source(ckb_report_workload *w, json_object *x, const char *
                                          path[0]);
 }
 
-static int results__workload(json_object *e, const ckb_machine *m, const char *dir,
-                             ckb_report_workload *w)
+/* The roofs of entry e: recorded by the run, else made from the profile
+ * the run recorded (results from before the roofline model): the registry's
+ * workload at the run's size gives precision and working set; a workload
+ * no longer known counts as bf16 over its bytes. */
+static void results__roof(json_object *e, const ckb_machine *m, const char *size,
+                          const ckb_report_workload *w, ckb_roof *out)
+{
+    if (ckb_roof_from_json(ckb_json_obj(e, "roof"), out) == 0)
+        return;
+    const ckb_workload *wl = ckb_workload_find(w->id);
+    ckb_size s;
+    if (wl && size && ckb_size_parse(size, &s) == 0)
+        ckb_roof_for_workload(m, wl, s, out);
+    else
+        ckb_roof_make(m, CKB_PREC_BF16, w->bytes > 0 ? w->bytes : 0, out);
+}
+
+static int results__workload(json_object *e, const ckb_machine *m, const char *size,
+                             const char *dir, ckb_report_workload *w)
 {
     memset(w, 0, sizeof *w);
     w->id = ckb_json_str(e, "workload");
@@ -151,18 +176,26 @@ static int results__workload(json_object *e, const ckb_machine *m, const char *d
     w->flops = ckb_json_num(e, "flops");
     w->bytes = ckb_json_num(e, "bytes");
     w->ai = w->flops >= 0 && w->bytes > 0 ? w->flops / w->bytes : NAN;
-    w->bound = "-";
-    if (isfinite(w->ai) && m->bf16_gflops > 0 && m->bw_gbs > 0)
-        w->bound = w->ai >= m->bf16_gflops / m->bw_gbs ? "compute" : "memory";
+    results__roof(e, m, size, w, &w->roof);
+    w->bound = isfinite(w->ai) ? ckb_roof_bound(&w->roof, w->flops, w->bytes) : NULL;
+    if (!w->bound)
+        w->bound = "-";
     json_object *x = ckb_json_obj(e, "expert");
-    results__variant(ckb_json_obj(e, "baseline"), w->flops, m->bf16_gflops, &w->base);
-    results__variant(x, w->flops, m->bf16_gflops, &w->expert);
+    results__variant(ckb_json_obj(e, "baseline"), w->flops, &w->roof, &w->base);
+    results__variant(x, w->flops, &w->roof, &w->expert);
     if (!w->base.error)
         w->base.error = ckb_json_str(e, "error");
     w->speedup = NAN;
     if (w->expert.present && strcmp(w->expert.status, "ok") == 0 && w->base.median_ms > 0 &&
         w->expert.median_ms > 0)
         w->speedup = w->base.median_ms / w->expert.median_ms;
+    if (ckb_json_timing_disturbed(e)) {
+        /* not a figure (DESIGN §5): no speedup, nothing to plot */
+        w->disturbed = 1;
+        w->speedup = NAN;
+        w->base.gflops = w->base.pct_of_peak = NAN;
+        w->expert.gflops = w->expert.pct_of_peak = NAN;
+    }
     if (x) {
         w->params = results__pairs(ckb_json_obj(x, "params"));
         json_object *t;
@@ -267,7 +300,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
         if (!json_object_is_type(e, json_type_object) ||
-            results__workload(e, &s->machine, dir, &s->w[s->n]) != 0) {
+            results__workload(e, &s->machine, s->size, dir, &s->w[s->n]) != 0) {
             snprintf(err, errlen, "%s: workloads[%zu] is not a workload result (no \"workload\" "
                                   "id)",
                      s->path, i);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "machine/profile.h"
+#include "machine/roofline.h"
 
 struct json_object;
 
@@ -30,9 +31,14 @@ typedef struct {
     char *dims;               /* "M=256 K=256 N=512" (owned) */
     double flops, bytes;
     double ai;                /* FLOP per byte; NAN when bytes unknown */
-    const char *bound;        /* "compute" or "memory" at the bf16 roofline; "-" unknown */
+    ckb_roof roof;            /* the workload's roofs: as the run recorded them, else made
+                                 from the recorded profile (machine/roofline.h) */
+    const char *bound;        /* "compute" or "memory" against roof; "-" unknown */
     ckb_report_variant base, expert;
-    double speedup;           /* baseline / expert median; NAN without a timed expert */
+    double speedup;           /* baseline / expert median; NAN without a timed expert, or
+                                 when the timing was disturbed */
+    int disturbed;            /* other work disturbed the timing: the times are shown
+                                 marked, never used as figures (speedup, GFLOP/s NAN) */
     char *params;             /* the expert's parameters "MR=6 MC=1024" (owned), or NULL */
     int tuned;
     const char *source_path;  /* the expert source as recorded, or NULL */

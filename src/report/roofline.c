@@ -6,6 +6,7 @@
 
 #include "report/sections.h"
 #include "report/svg.h"
+#include "machine/roofline.h"
 
 typedef struct {
     double *x, *y;
@@ -119,39 +120,65 @@ char *ckb_report_roofline(const ckb_report_suite *s, const ckb_score_set *runs, 
             ckb_svg_axis_include(&f.x, gen[k].x[i]);
             ckb_svg_axis_include(&f.y, gen[k].y[i]);
         }
-    int roofs = m->bw_gbs > 0 && m->bf16_gflops > 0;
-    double r16 = roofs ? m->bf16_gflops / m->bw_gbs : NAN;
-    double r32 = roofs && m->f32_gflops > 0 ? m->f32_gflops / m->bw_gbs : NAN;
+    /* The roofs of the one model (machine/roofline.h): every compute unit
+     * the profile measured and every memory level, each memory line up to
+     * the top compute roof, each compute roof from its ridge with the
+     * fastest memory level. The solid pair is the bf16 roof over DRAM. */
+    const char *top_unit;
+    double top = ckb_roof_compute(m, CKB_PREC_BF16, &top_unit);
+    int roofs = m->bw_gbs > 0 && top > 0;
+    double fastest_bw = m->bw_gbs;
+    if (m->l3_gbs > fastest_bw)
+        fastest_bw = m->l3_gbs;
+    if (m->l2_gbs > fastest_bw)
+        fastest_bw = m->l2_gbs;
     if (roofs) {
-        ckb_svg_axis_include(&f.x, r16);
-        ckb_svg_axis_include(&f.y, m->bf16_gflops);
+        ckb_svg_axis_include(&f.x, top / m->bw_gbs);
+        ckb_svg_axis_include(&f.y, top);
         ckb_svg_axis_include(&f.y, m->f32_gflops);
     }
     ckb_svg_axis_finish(&f.x);
     ckb_svg_axis_finish(&f.y);
 
-    /* The roofs, from the profile: bandwidth x AI up to each ridge, then flat. */
-    double bwx[2] = {f.x.lo, r16}, bwy[2] = {m->bw_gbs * f.x.lo, m->bf16_gflops};
-    double b16x[2] = {r16, f.x.hi}, b16y[2] = {m->bf16_gflops, m->bf16_gflops};
-    double f32x[2] = {r32, f.x.hi}, f32y[2] = {m->f32_gflops, m->f32_gflops};
-    char n_bw[64], n_16[64], n_32[64];
-    snprintf(n_bw, sizeof n_bw, "bandwidth %.1f GB/s", m->bw_gbs);
-    snprintf(n_16, sizeof n_16, "bf16 peak %.0f GFLOP/s", m->bf16_gflops);
-    snprintf(n_32, sizeof n_32, "f32 peak %.0f GFLOP/s", m->f32_gflops);
-    ckb_svg_series sr[5 + 4];
+    struct {
+        double v;
+        const char *what;
+        int memory;
+    } lines[6] = {
+        {m->bw_gbs, "DRAM", 1},
+        {m->l3_gbs, "L3", 1},
+        {m->l2_gbs, "L2", 1},
+        {m->f32_gflops, "f32 FMA", 0},
+        {m->bf16_dot_gflops, "bf16 dot", 0},
+        {m->bf16_amx_gflops, "AMX", 0},
+    };
+    /* a profile that gives only the bf16 roof (older results): that line */
+    if (top > m->f32_gflops && top > m->bf16_dot_gflops && top > m->bf16_amx_gflops)
+        lines[4].v = top, lines[4].what = "bf16";
+    double lx[6][2], ly[6][2];
+    char names[6][64];
+    ckb_svg_series sr[6 + 2 + 4];
     int ns = 0;
-    if (roofs) {
-        sr[ns++] = (ckb_svg_series){
-            .name = n_bw, .color = "#555555", .style = CKB_SVG_LINE, .n = 2, .x = bwx, .y = bwy};
-        sr[ns++] = (ckb_svg_series){
-            .name = n_16, .color = "#000000", .style = CKB_SVG_LINE, .n = 2, .x = b16x, .y = b16y};
-        if (isfinite(r32))
-            sr[ns++] = (ckb_svg_series){.name = n_32,
-                                        .color = "#888888",
-                                        .style = CKB_SVG_LINE | CKB_SVG_DASHED,
-                                        .n = 2,
-                                        .x = f32x,
-                                        .y = f32y};
+    for (int i = 0; roofs && i < 6; i++) {
+        double v = lines[i].v;
+        if (!(v > 0))
+            continue;
+        if (lines[i].memory) {
+            lx[i][0] = f.x.lo, ly[i][0] = v * f.x.lo;
+            lx[i][1] = top / v, ly[i][1] = top;
+            snprintf(names[i], sizeof names[i], "%s %.1f GB/s", lines[i].what, v);
+        } else {
+            lx[i][0] = v / fastest_bw, ly[i][0] = v;
+            lx[i][1] = f.x.hi, ly[i][1] = v;
+            snprintf(names[i], sizeof names[i], "%s %.0f GFLOP/s", lines[i].what, v);
+        }
+        int solid = i == 0 || (!lines[i].memory && v == top);
+        sr[ns++] = (ckb_svg_series){.name = names[i],
+                                    .color = solid ? "#000000" : "#888888",
+                                    .style = CKB_SVG_LINE | (solid ? 0 : CKB_SVG_DASHED),
+                                    .n = 2,
+                                    .x = lx[i],
+                                    .y = ly[i]};
     }
     sr[ns++] = (ckb_svg_series){.name = "baseline",
                                 .color = ckb_svg_color(0),

@@ -58,20 +58,22 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
         snprintf(head, sizeof head, "%s / %s", s[k].label, s[0].label);
         ckb_table_add_col(t, key, head, 1);
     }
-    enum { ROWS = 24 };
+    enum { ROWS = 27 };
     static const char *const rows[ROWS][2] = {
         {"path", "results file"},        {"host", "host"},
         {"cpu", "CPU"},                  {"isa", "ISA"},
         {"cores", "cores"},              {"threads", "thread budget"},
         {"caches", "L1d / L2 / L3"},     {"f32_peak", "f32 peak GFLOP/s"},
-        {"bf16_peak", "bf16 peak GFLOP/s"}, {"bw", "bandwidth GB/s"},
-        {"ridge", "ridge (bf16) FLOP/B"}, {"profiled", "profile measured"},
+        {"bf16_peak", "bf16 roof GFLOP/s"}, {"bw", "DRAM bandwidth GB/s"},
+        {"ridge", "ridge (bf16 roof / DRAM) FLOP/B"}, {"profiled", "profile measured"},
         {"kernel", "kernel"},            {"compiler", "compiler"},
         {"flags", "candidate flags"},    {"onednn", "oneDNN"},
         {"libraries", "libraries"},      {"commit", "ckbench commit"},
         {"started", "run started"},      {"size", "size"},
         {"iters", "warm-up / timed calls"}, {"timing", "timing"},
         {"noise", "timing noise (baseline / itself)"}, {"workloads", "workloads"},
+        {"units", "bf16 dot / AMX GFLOP/s"}, {"cachebw", "L2 / L3 read GB/s"},
+        {"level", "ISA level"},
     };
     for (int r = 0; r < ROWS; r++) {
         int row = ckb_table_row(t, rows[r][0], NULL);
@@ -100,12 +102,15 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
             case 8:
             case 9:
                 /* The measured figures, compared across suites by ratio. */
-                val[k] = r == 7 ? m->f32_gflops : r == 8 ? m->bf16_gflops : m->bw_gbs;
+                val[k] = r == 7   ? m->f32_gflops
+                         : r == 8 ? ckb_roof_compute(m, CKB_PREC_BF16, NULL)
+                                  : m->bw_gbs;
                 numeric = 1;
                 ckb_table_set(t, row, col, "%s", F(val[k] > 0 ? val[k] : NAN, 1));
                 break;
             case 10:
-                val[k] = m->bw_gbs > 0 ? m->bf16_gflops / m->bw_gbs : NAN;
+                val[k] = m->bw_gbs > 0 ? ckb_roof_compute(m, CKB_PREC_BF16, NULL) / m->bw_gbs
+                                       : NAN;
                 ckb_table_set(t, row, col, "%s", F(val[k], 2));
                 break;
             case 11: ckb_table_set(t, row, col, "%s", sec__s(m->measured_at)); break;
@@ -127,6 +132,16 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
                               sec__s(x->noise_workload));
                 break;
             case 23: ckb_table_set(t, row, col, "%d", x->n); break;
+            case 24:
+                snprintf(a, sizeof a, "%s", F(m->bf16_dot_gflops > 0 ? m->bf16_dot_gflops : NAN, 1));
+                ckb_table_set(t, row, col, "%s / %s", a,
+                              F(m->bf16_amx_gflops > 0 ? m->bf16_amx_gflops : NAN, 1));
+                break;
+            case 25:
+                snprintf(a, sizeof a, "%s", F(m->l2_gbs > 0 ? m->l2_gbs : NAN, 1));
+                ckb_table_set(t, row, col, "%s / %s", a, F(m->l3_gbs > 0 ? m->l3_gbs : NAN, 1));
+                break;
+            case 26: ckb_table_set(t, row, col, "%s", sec__s(m->isa_level)); break;
             }
         }
         for (int k = 1; numeric && k < n; k++)
@@ -151,12 +166,13 @@ static double sec__geomean(const double *v, int n, int *used)
 
 static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
 {
-    char id[32], cap[256];
+    char id[32], cap[512];
     snprintf(id, sizeof id, "suite-%s", s->label);
     snprintf(cap, sizeof cap,
-             "Suite %s (%s size, %d threads): medians of %d timed calls; GFLOP/s and %% of the "
-             "bf16 peak from the workload's FLOPs; bound from its arithmetic intensity against "
-             "the ridge",
+             "Suite %s (%s size, %d threads): medians of %d timed calls; GFLOP/s from the "
+             "workload's FLOPs; %% of its compute roof (the fastest unit for its precision: "
+             "f32 FMA, bf16 dot or AMX); bound against that roof and the memory roof its "
+             "working set fits (L2, L3 or DRAM)",
              s->label, sec__s(s->size), s->threads, s->iters);
     static const char *const cols[] = {
         "workload:Workload",          "base_ms#:Baseline ms",
@@ -176,7 +192,7 @@ static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
         ckb_table_set(t, r, 0, "%s", w->id);
         ckb_table_set(t, r, 1, "%s", F(w->base.median_ms, 3));
         ckb_table_set(t, r, 2, "%s", F(w->expert.median_ms, 3));
-        ckb_table_set(t, r, 3, "%s", F(w->speedup, 2));
+        ckb_table_set(t, r, 3, "%s", w->disturbed ? "disturbed" : F(w->speedup, 2));
         ckb_table_set(t, r, 4, "%s", F(w->base.gflops, 1));
         ckb_table_set(t, r, 5, "%s", F(w->expert.gflops, 1));
         ckb_table_set(t, r, 6, "%s", F(w->base.pct_of_peak, 1));
@@ -187,16 +203,23 @@ static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
         ckb_table_set(t, r, 11, "%s", w->expert.present ? w->expert.status : "-");
         sp[i] = w->speedup;
     }
-    int used, failed = 0, base_failed = 0;
+    int used, failed = 0, base_failed = 0, disturbed = 0;
     for (int i = 0; i < s->n; i++) {
         failed += s->w[i].expert.present && strcmp(s->w[i].expert.status, "ok") != 0;
         base_failed += !(s->w[i].base.median_ms > 0);
+        disturbed += s->w[i].disturbed;
     }
     double g = sec__geomean(sp, s->n, &used);
     ckb_doc_para(d, NULL,
                  "%d workloads; %d with a correct, timed expert, geometric-mean speedup %s over "
                  "them; %d expert(s) failed; %d baseline(s) not timed.",
                  s->n, used, F(g, 2), failed, base_failed);
+    if (disturbed)
+        ckb_doc_para(d, "note",
+                     "%d workload%s marked disturbed: other work on the machine disturbed the "
+                     "timing, so its times are shown but are not figures (no speedup, not in the "
+                     "geometric mean, not plotted); `ckbench retime` measures them again.",
+                     disturbed, disturbed == 1 ? " is" : "s are");
     free(sp);
 }
 
@@ -214,17 +237,18 @@ void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n,
         snprintf(id, sizeof id, "roofline-%s", s[k].label);
         snprintf(file, sizeof file, "roofline-%s.svg", s[k].label);
         const ckb_machine *m = &s[k].machine;
-        char cap[512];
-        if (m->bw_gbs > 0 && m->bf16_gflops > 0)
+        char cap[768];
+        double top = ckb_roof_compute(m, CKB_PREC_BF16, NULL);
+        if (m->bw_gbs > 0 && top > 0)
             snprintf(cap, sizeof cap,
-                     "Roofline of suite %s (log-log): roofs from the machine profile (bf16 peak "
-                     "%.1f GFLOP/s, f32 peak %.1f GFLOP/s, bandwidth %.1f GB/s, ridge %.1f "
-                     "FLOP/B); circles are baselines, squares experts, other markers the best "
+                     "Roofline of suite %s (log-log): roofs from the machine profile (bf16 roof "
+                     "%.1f GFLOP/s, f32 FMA %.1f GFLOP/s, DRAM %.1f GB/s, ridge %.1f FLOP/B; "
+                     "dashed: the other units and the L2/L3 roofs a working set in cache "
+                     "gets); circles are baselines, squares experts, other markers the best "
                      "kernel of each generation method and model at this size, labelled with "
-                     "the workload number. A point above a roof means the measured peak is not "
-                     "the machine's best (small sizes run from cache).",
-                     s[k].label, m->bf16_gflops, m->f32_gflops, m->bw_gbs,
-                     m->bf16_gflops / m->bw_gbs);
+                     "the workload number. A point above its roof means the profile missed "
+                     "the machine's best.",
+                     s[k].label, top, m->f32_gflops, m->bw_gbs, top / m->bw_gbs);
         else
             snprintf(cap, sizeof cap,
                      "Suite %s: the run recorded no machine peaks, so no roofs are drawn; "
@@ -297,10 +321,14 @@ void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n)
             const ckb_report_workload *w = ckb_report_suite_find(&s[k], ids[i]);
             ckb_table_set(t, r, 1 + 3 * k, "%s", F(w ? w->base.median_ms : NAN, 3));
             ckb_table_set(t, r, 2 + 3 * k, "%s", F(w ? w->expert.median_ms : NAN, 3));
-            ckb_table_set(t, r, 3 + 3 * k, "%s", F(w ? w->speedup : NAN, 2));
+            ckb_table_set(t, r, 3 + 3 * k, "%s",
+                          w && w->disturbed ? "disturbed" : F(w ? w->speedup : NAN, 2));
             if (k == 0)
                 continue;
-            double rb = w && w0 ? w->base.median_ms / w0->base.median_ms : NAN;
+            /* a disturbed timing is no figure to divide by */
+            double rb = w && w0 && !w->disturbed && !w0->disturbed
+                            ? w->base.median_ms / w0->base.median_ms
+                            : NAN;
             double re = w && w0 && w->speedup > 0 && w0->speedup > 0
                             ? w->expert.median_ms / w0->expert.median_ms
                             : NAN;
@@ -373,7 +401,7 @@ void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n)
             if (x->expert.median_ms > 0)
                 ckb_table_set(t, r, 6, "%s / %s / %s", F(x->expert.mean_ms, 3),
                               F(x->expert.std_ms, 3), F(x->expert.min_ms, 3));
-            ckb_table_set(t, r, 7, "%s", F(x->speedup, 2));
+            ckb_table_set(t, r, 7, "%s", x->disturbed ? "disturbed" : F(x->speedup, 2));
             ckb_table_set(t, r, 8, "%s", F(x->expert.gflops, 1));
             if (x->params)
                 ckb_table_set(t, r, 9, "%s%s", x->params, x->tuned ? " (tuned)" : " (defaults)");

@@ -10,6 +10,7 @@
 
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/jsonl.h"
 
 static int runs__int(json_object *o, const char *key, int dflt)
 {
@@ -102,13 +103,19 @@ static int runs__config(ckb_score_run *r, char *err, size_t errlen)
     return 0;
 }
 
-static int runs__seen(const ckb_score_run *r, const char *w, int index)
+/* The position of (w, index) among the samples, or -1. */
+static int runs__find(const ckb_score_run *r, const char *w, int index)
 {
     /* Runs hold thousands of records at most; a scan keeps this simple. */
     for (int i = r->n - 1; i >= 0; i--)
         if (r->s[i].index == index && strcmp(r->s[i].workload, w) == 0)
-            return 1;
-    return 0;
+            return i;
+    return -1;
+}
+
+static int runs__seen(const ckb_score_run *r, const char *w, int index)
+{
+    return runs__find(r, w, index) >= 0;
 }
 
 /* One record line into a sample; -1 when it is not a usable record. */
@@ -127,6 +134,16 @@ static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
     s->correct = json_object_object_get_ex(o, "correct", &c) &&
                  json_object_is_type(c, json_type_boolean) && json_object_get_boolean(c);
     s->speedup = ckb_json_num(o, "speedup");
+    s->speedup_disturbed = NAN;
+    s->retimed = ckb_json_obj(o, "retimed") != NULL;
+    if (ckb_json_timing_disturbed(o)) {
+        /* other work disturbed the timing: not a figure (DESIGN §5) */
+        s->disturbed = 1;
+        s->speedup_disturbed = isfinite(s->speedup) ? s->speedup
+                                                    : ckb_json_num(ckb_json_obj(o, "eval"),
+                                                                   "speedup");
+        s->speedup = NAN;
+    }
     s->expert_speedup = ckb_json_num(o, "expert_speedup");
     s->chain = runs__int(o, "chain", -1);
     s->turn = runs__int(o, "turn", -1);
@@ -134,6 +151,8 @@ static int runs__record(ckb_score_run *r, json_object *o, ckb_score_sample *s)
     runs__copy(s->detail, sizeof s->detail, ckb_json_str(ev, "detail"));
     s->cand_ms = ckb_json_num(ckb_json_obj(ev, "candidate"), "median_ms");
     s->base_ms = ckb_json_num(ckb_json_obj(ev, "baseline"), "median_ms");
+    if (s->disturbed)
+        s->cand_ms = s->base_ms = NAN; /* not measurements */
     /* A run without a config still names its method and model per record. */
     if (!r->method[0])
         runs__copy(r->method, sizeof r->method, ckb_json_str(o, "method"));
@@ -158,6 +177,41 @@ static void runs__push(ckb_score_run *r, const ckb_score_sample *s, int *cap)
     r->s[r->n++] = *s;
 }
 
+typedef struct {
+    ckb_score_run *r, *infra;
+    int *cap, *infra_cap;
+    int max_index;
+} runs__loader;
+
+/* One whole JSON value of records.jsonl (borrowed). */
+static void runs__value(void *ctx, json_object *o, int lineno)
+{
+    runs__loader *ld = ctx;
+    ckb_score_run *r = ld->r;
+    ckb_score_sample s;
+    (void)lineno;
+    if (!json_object_is_type(o, json_type_object) || runs__record(r, o, &s) != 0) {
+        r->skipped++;
+    } else if (strcmp(s.status, "infra_error") == 0) {
+        /* the provider failed, not the model: not a sample; counted below
+         * when no later record did the sample */
+        runs__push(ld->infra, &s, ld->infra_cap);
+    } else if (runs__seen(r, s.workload, s.index)) {
+        /* a re-timed record replaces the one it re-times: the latest wins */
+        int k = s.retimed ? runs__find(r, s.workload, s.index) : -1;
+        if (k >= 0) {
+            r->s[k] = s;
+            r->retimed++;
+        } else {
+            r->duplicates++;
+        }
+    } else {
+        runs__push(r, &s, ld->cap);
+        if (s.index > ld->max_index)
+            ld->max_index = s.index;
+    }
+}
+
 int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -165,7 +219,8 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     char rec[4096];
     size_t len = 0;
     char *text = NULL;
-    int rc = -1, cap = 0;
+    int rc = -1, cap = 0, infra_cap = 0;
+    ckb_score_run infra = {0};
     snprintf(rec, sizeof rec, "%s/records.jsonl", path);
     text = ckb_read_file(rec, &len);
     if (!text) {
@@ -176,41 +231,19 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     }
     if (runs__config(r, err, errlen) != 0)
         goto cleanup;
-    int max_index = -1;
-    for (char *line = text; line < text + len;) {
-        char *nl = memchr(line, '\n', (size_t)(text + len - line));
-        int last_unterminated = !nl;
-        if (nl)
-            *nl = '\0';
-        char *next = nl ? nl + 1 : text + len;
-        if (strspn(line, " \t\r") == strlen(line)) {
-            line = next;
-            continue;
-        }
-        json_tokener *tok = json_tokener_new();
-        json_object *o = json_tokener_parse_ex(tok, line, (int)strlen(line));
-        int ok = o && json_tokener_get_error(tok) == json_tokener_success &&
-                 json_object_is_type(o, json_type_object);
-        json_tokener_free(tok);
-        ckb_score_sample s;
-        if (ok && runs__record(r, o, &s) == 0) {
-            if (runs__seen(r, s.workload, s.index)) {
-                r->duplicates++;
-            } else {
-                runs__push(r, &s, &cap);
-                if (s.index > max_index)
-                    max_index = s.index;
-            }
-        } else if (!ok && last_unterminated) {
-            r->dropped_last = 1; /* a record cut by a kill: resume drops it too */
-        } else {
-            r->skipped++;
-        }
-        json_object_put(o);
-        line = next;
-    }
-    for (int i = 0; i < r->n; i++)
+    runs__loader ld = {r, &infra, &cap, &infra_cap, -1};
+    ckb_jsonl_stats st;
+    ckb_jsonl_each(text, len, runs__value, &ld, &st);
+    int max_index = ld.max_index;
+    r->dropped_last = st.last_cut; /* a record cut by a kill: resume drops it too */
+    r->skipped += st.bad;
+    r->nul_bytes = st.nul_bytes;
+    for (int i = 0; i < infra.n; i++)
+        r->infra += !runs__seen(r, infra.s[i].workload, infra.s[i].index);
+    for (int i = 0; i < r->n; i++) {
         runs__add_workload(r, r->s[i].workload);
+        r->disturbed += r->s[i].disturbed && r->s[i].correct;
+    }
     /* A record past the configured budget still counts (the budget may have
      * been raised on resume); the budget covers every index seen. */
     if (max_index + 1 > r->budget)
@@ -222,6 +255,7 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
     rc = 0;
 cleanup:
     free(text);
+    free(infra.s);
     if (rc != 0)
         ckb_score_run_free(r);
     return rc;

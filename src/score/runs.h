@@ -25,7 +25,10 @@ typedef struct {
     char status[CKB_SCORE_NAME_MAX];   /* taxonomy name, no_code or provider_error */
     char detail[CKB_SCORE_NAME_MAX];   /* eval.detail (compile_error subkind), or "" */
     int correct;
-    double speedup;                    /* NAN when not timed (null) */
+    double speedup;                    /* NAN when not timed (null) or disturbed */
+    int disturbed;                     /* the timing was disturbed: not a figure */
+    double speedup_disturbed;          /* what the disturbed timing said (NAN: none) */
+    int retimed;                       /* the record re-times an earlier one */
     double expert_speedup;             /* NAN when the workload has no expert (null) */
     double cand_ms, base_ms;           /* eval.candidate/baseline.median_ms; NAN when absent */
     int chain, turn;                   /* -1 when null */
@@ -44,6 +47,11 @@ typedef struct {
     int dropped_last;                  /* 1: a half-written last line was dropped */
     int skipped;                       /* malformed or incomplete lines skipped elsewhere */
     int duplicates;                    /* records whose (workload, index) was already seen */
+    long nul_bytes;                    /* NUL bytes skipped (a crash's zero-filled blocks) */
+    int disturbed;                     /* correct samples whose timing was disturbed */
+    int retimed;                       /* samples whose timing a later record redid */
+    int infra;                         /* infra_error records no later record redid:
+                                          not samples, not counted */
 } ckb_score_run;
 
 /* Reads the run at path (a folder holding records.jsonl; config.json is

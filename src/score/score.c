@@ -168,6 +168,7 @@ static void score__workload(ckb_score_set *s, ckb_score_group *g, ckb_score_work
         if (!x->correct)
             continue;
         w->correct++;
+        w->disturbed += x->disturbed; /* correct, but no figure: counted as untimed */
         if (w->first_correct < 0)
             w->first_correct = w->pos[i];
         /* The fastest correct sample; a correct one never timed only when
@@ -235,7 +236,8 @@ static void score__metrics(ckb_score_set *s, ckb_score_group *g)
                 score__count(&g->compile_kinds, &g->nck, x->detail[0] ? x->detail : "unspecified");
         }
     }
-    qsort(g->taxonomy, (size_t)g->ntax, sizeof *g->taxonomy, score__cmp_tax);
+    if (g->ntax > 1) /* a run of infra_error records only has no samples at all */
+        qsort(g->taxonomy, (size_t)g->ntax, sizeof *g->taxonomy, score__cmp_tax);
     g->compile_rate = g->samples ? (double)g->compiled / g->samples : NAN;
     g->per_sample_correctness = g->samples ? (double)g->correct / g->samples : NAN;
     g->geomean_speedup = g->nw ? exp(logsum / g->nw) : NAN;

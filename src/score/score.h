@@ -48,6 +48,7 @@ typedef struct {
     const char *id;                    /* borrowed from a run */
     int budget;                        /* pooled: the budgets of its runs added */
     int samples, correct;
+    int disturbed;                     /* correct samples whose timing was disturbed */
     const ckb_score_sample **pool;     /* its samples in pooled order (owned array) */
     int *pos;                          /* the pooled position of each (owned) */
     int *run_of;                       /* the run (index into the set) of each (owned) */

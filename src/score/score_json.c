@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "core/utf8.h"
 #include "score/score.h"
 #include "workloads/workload.h"
 
@@ -114,6 +115,9 @@ json_object *ckb_score_json(const ckb_score_set *s)
         sj__add(o, "dropped_last_line", json_object_new_boolean(r->dropped_last));
         sj__add(o, "skipped_lines", json_object_new_int(r->skipped));
         sj__add(o, "duplicate_records", json_object_new_int(r->duplicates));
+        sj__add(o, "infra_error_records", json_object_new_int(r->infra));
+        sj__add(o, "disturbed_timings", json_object_new_int(r->disturbed));
+        sj__add(o, "retimed_records", json_object_new_int(r->retimed));
         json_object_array_add(runs, o);
     }
     sj__add(root, "runs", runs);
@@ -125,5 +129,6 @@ json_object *ckb_score_json(const ckb_score_set *s)
     for (int i = 0; i < s->ng; i++)
         json_object_array_add(scores, sj__group(s, &s->g[i]));
     sj__add(root, "scores", scores);
+    ckb_json_fix_utf8(root); /* paths and ids as bytes may be any bytes */
     return root;
 }

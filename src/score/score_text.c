@@ -246,6 +246,23 @@ void ckb_score_text(const ckb_score_set *s, int verbose, ckb_strbuf *out)
                               "record(s) ignored\n",
                               r->path, r->dropped_last ? "a half-written last line dropped, " : "",
                               r->skipped, r->duplicates);
+        if (r->disturbed)
+            ckb_strbuf_printf(out,
+                              "note: %s: %d correct sample(s) with a disturbed timing (other work "
+                              "on the machine): disturbed, not counted as a speedup until "
+                              "`ckbench retime %s` measures them\n",
+                              r->path, r->disturbed, r->path);
+        if (r->nul_bytes)
+            ckb_strbuf_printf(out,
+                              "note: %s: %ld NUL byte(s) skipped in records.jsonl (what a crash "
+                              "can leave); the records around them were read\n",
+                              r->path, r->nul_bytes);
+        if (r->infra)
+            ckb_strbuf_printf(out,
+                              "note: %s: %d model call(s) failed on the provider's side "
+                              "(infra_error): not samples, not counted; `ckbench generate "
+                              "--resume` asks them again\n",
+                              r->path, r->infra);
     }
     ckb_strbuf_printf(out, "Scores (speedups floored at 1x: an unsolved workload counts as the "
                            "baseline)\n");

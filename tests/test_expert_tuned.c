@@ -1,0 +1,116 @@
+/* tuned.json keyed by host (CPU model, ISA level, thread budget): each host
+ * reads its own values, one without an entry runs the declared defaults and
+ * is told which hosts the file has, and writing keeps the other hosts. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/expert.h"
+#include "harness.h"
+#include "machine/isa.h"
+
+static void values_of(const ckb_workload *w, int64_t bump, int64_t *v)
+{
+    for (int i = 0; i < w->nparams; i++)
+        v[i] = w->params[i].fallback + bump;
+}
+
+static int same_values(const ckb_workload *w, const ckb_expert_config *c, const int64_t *v)
+{
+    for (int i = 0; i < w->nparams; i++)
+        if (c->values[i] != v[i])
+            return 0;
+    return c->n == w->nparams;
+}
+
+CKBT_TEST(expert_tuned_json_is_keyed_by_host, "quick")
+{
+    const ckb_workload *w = ckb_workload_find("8p_GEMM");
+    CKBT_EXPECT(w && w->nparams > 0, "8p_GEMM has tunable parameters");
+    if (!w || w->nparams == 0)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tuned.json", ckbt_tmpdir());
+    const char *amx = "Intel(R) Xeon(R) Platinum 8481C | amx";
+    const char *zen = "AMD EPYC | avx2";
+    int64_t va[CKB_MAX_PARAMS], vz[CKB_MAX_PARAMS], def[CKB_MAX_PARAMS];
+    values_of(w, 1, va);
+    values_of(w, 2, vz);
+    values_of(w, 0, def);
+    ckb_expert_config c;
+    ckb_tune_outcome out = {.best_ms = 10, .untuned_ms = 12, .speedup = 1.5,
+                            .untuned_speedup = 1.25, .tried = 4, .correct = 4};
+
+    /* no file: the defaults, untuned */
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, &c);
+    CKBT_EXPECT(!c.tuned && same_values(w, &c, def) && strstr(c.note, "no tuned values"),
+                "no file: defaults, note '%s'", c.note);
+
+    ckb_expert_config_set(w, va, &c);
+    CKBT_EXPECT(ckb_expert_config_write(path, amx, w, CKB_SIZE_DEFAULT, 2, &c, &out) == 0,
+                "write for the AMX host");
+    ckb_expert_config_set(w, vz, &c);
+    CKBT_EXPECT(ckb_expert_config_write(path, zen, w, CKB_SIZE_DEFAULT, 2, &c, &out) == 0,
+                "write for the AVX2 host");
+
+    ckb_expert_config_read(path, amx, w, CKB_SIZE_DEFAULT, 2, &c);
+    CKBT_EXPECT(c.tuned && same_values(w, &c, va), "the AMX host reads its own values");
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, &c);
+    CKBT_EXPECT(c.tuned && same_values(w, &c, vz) && !c.note[0],
+                "the AVX2 host reads its own values (the AMX host's were kept)");
+
+    /* the same CPU at another ISA level, or another budget: untuned */
+    ckb_expert_config_read(path, "AMD EPYC | portable", w, CKB_SIZE_DEFAULT, 2, &c);
+    CKBT_EXPECT(!c.tuned && same_values(w, &c, def), "another ISA level runs the defaults");
+    CKBT_EXPECT(strstr(c.note, "untuned on this host") && strstr(c.note, amx) &&
+                    strstr(c.note, zen),
+                "the note names the hosts the file has: '%s'", c.note);
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 4, &c);
+    CKBT_EXPECT(!c.tuned && strstr(c.note, "default/4t"), "another budget: '%s'", c.note);
+
+    /* an entry from before host keys names no host: no host uses it */
+    json_object *root = json_object_from_file(path), *legacy = json_object_new_object(),
+                *params = json_object_new_object();
+    for (int i = 0; i < w->nparams; i++)
+        json_object_object_add(params, w->params[i].name, json_object_new_int64(va[i]));
+    json_object_object_add(legacy, "params", params);
+    json_object_object_add(root, "small/2t", legacy);
+    CKBT_EXPECT(json_object_to_file(path, root) == 0, "write a legacy entry");
+    json_object_put(root);
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_SMALL, 2, &c);
+    CKBT_EXPECT(!c.tuned && same_values(w, &c, def) && strstr(c.note, "an unrecorded host"),
+                "a legacy entry is not this host's: '%s'", c.note);
+
+    /* the entry spells out its key */
+    root = json_object_from_file(path);
+    json_object *e;
+    char key[256];
+    snprintf(key, sizeof key, "default/2t @ %s", zen);
+    CKBT_EXPECT(root && json_object_object_get_ex(root, key, &e), "key '%s'", key);
+    json_object *v;
+    CKBT_EXPECT(root && json_object_object_get_ex(e, "cpu", &v) &&
+                    strcmp(json_object_get_string(v), "AMD EPYC") == 0 &&
+                    json_object_object_get_ex(e, "isa_level", &v) &&
+                    strcmp(json_object_get_string(v), "avx2") == 0,
+                "cpu and isa_level recorded");
+    json_object_put(root);
+}
+
+/* This host's key follows the ISA level in force. */
+CKBT_TEST(expert_tuned_host_follows_ckbench_isa, "quick")
+{
+    const char *old = getenv("CKBENCH_ISA");
+    char *keep = old ? strdup(old) : NULL, host[200];
+    setenv("CKBENCH_ISA", "portable", 1);
+    ckb_expert_host(host, sizeof host);
+    CKBT_EXPECT(strlen(host) > 11 && strcmp(host + strlen(host) - 11, " | portable") == 0,
+                "host '%s'", host);
+    if (keep)
+        setenv("CKBENCH_ISA", keep, 1);
+    else
+        unsetenv("CKBENCH_ISA");
+    free(keep);
+    ckb_expert_host(host, sizeof host);
+    CKBT_EXPECT(strstr(host, ckb_isa_name(ckb_isa_level())) != NULL, "host '%s'", host);
+}
