@@ -3,7 +3,11 @@
 # or says which are missing and how to get them.
 set -eu
 # chromium: the report test loads report.html in a real headless browser.
-need=(gcc make libc6-dev libdnnl-dev libjson-c-dev libseccomp-dev libcurl4-openssl-dev libssl-dev chromium)
+# slurmctld slurmd slurm-client munge: the slurm executor's test starts a
+# one-node Slurm on localhost (scripts/slurm_onenode.sh); installing them
+# starts no daemon.
+need=(gcc make libc6-dev libdnnl-dev libjson-c-dev libseccomp-dev libcurl4-openssl-dev libssl-dev chromium
+      slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

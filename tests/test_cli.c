@@ -59,6 +59,8 @@ static const struct {
     {"prompt", {"--method", "--docs", "--size", "--threads", "--docs-target", "--feedback",
                 NULL}},
     {"retime", {"--tries", "--quiet", NULL}},
+    {"plan", {"--method", "--budget", "--workloads", "--eval-seconds", "--from", "--overhead",
+              "--nodes", "--no-expert", NULL}},
 };
 
 CKBT_TEST(cli_help_for_every_command, "quick")

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/strbuf.h"
+#include "exec/executor.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -26,6 +27,7 @@ typedef struct {
     int warmup, iters;
     const char *noise_workload;         /* NULL: 8p_GEMM if chosen, else the first */
     const ckb_machine *machine;
+    ckb_exec *exec;                     /* where evaluations run; NULL: local */
 } ckb_suite_opts;
 
 /* 0 when every workload was run (whatever their statuses), -1 when the

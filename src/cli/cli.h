@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 
+#include "exec/executor.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -125,11 +126,25 @@ const ckb_workload *ckb_cli_workload(const char *name);
     {"machine", 0, CKB_CLI_STR, "FILE", 0, 0, 0,                                              \
      "the machine profile to use (default: the one stored for this host and thread budget, " \
      "measured when missing)", NULL}
+/* Where evaluations run (generate, bench): exec/executor.h. */
+#define CKB_CLI_OPTS_EXECUTOR                                                                 \
+    {"executor", 0, CKB_CLI_STR, "E", 0, 0, 0,                                                \
+     "where evaluations run: local (this machine, one at a time) or slurm (a node each; "     \
+     "the README's cluster section) (default: local)", NULL},                                 \
+    {"partition", 0, CKB_CLI_STR, "P", 0, 0, 0,                                               \
+     "slurm: the partition (default: $CKB_SLURM_PARTITION, else Slurm's default)", NULL},    \
+    {"account", 0, CKB_CLI_STR, "A", 0, 0, 0,                                                 \
+     "slurm: the account (default: $CKB_SLURM_ACCOUNT, else none)", NULL},                    \
+    {"slurm-max-jobs", 0, CKB_CLI_INT, "N", 1, 100000, 0,                                     \
+     "slurm: evaluations in flight at once (default: the partition's node count)", NULL}
+/* The executor options of a command that has CKB_CLI_OPTS_EXECUTOR into
+ * *c (defaults first); 0, or 2 after saying what is wrong. */
+int ckb_cli_executor(const ckb_cli_args *a, ckb_exec_config *c);
 #define CKB_CLI_NOPTS(t) ((int)(sizeof(t) / sizeof *(t)))
 
 /* The commands (one file each). */
 extern const ckb_cli_cmd ckb_cmd_list, ckb_cmd_describe, ckb_cmd_machine, ckb_cmd_eval,
     ckb_cmd_bench, ckb_cmd_tune, ckb_cmd_report, ckb_cmd_score, ckb_cmd_generate, ckb_cmd_prompt,
-    ckb_cmd_retime;
+    ckb_cmd_retime, ckb_cmd_plan;
 
 #endif /* CKB_CLI_H */

@@ -5,6 +5,7 @@
 
 #include "bench/suite.h"
 #include "cli/cli.h"
+#include "exec/executor.h"
 
 static int bench__run(const ckb_cli_args *a)
 {
@@ -37,11 +38,24 @@ static int bench__run(const ckb_cli_args *a)
     }
     if (ckb_suite_check(&so) != 0)
         return 2;
+    ckb_exec_config ec;
+    if (ckb_cli_executor(a, &ec) != 0)
+        return 2;
+    char err[512];
+    ckb_exec *exec = ckb_exec_open(&ec, err, sizeof err);
+    if (!exec) {
+        fprintf(stderr, "ckbench: %s\n", err);
+        return 2;
+    }
     ckb_machine m;
-    if (ckb_cli_machine(o.threads, o.machine, &m) != 0)
+    if (ckb_cli_machine(o.threads, o.machine, &m) != 0) {
+        ckb_exec_close(exec);
         return 1;
+    }
     so.machine = &m;
+    so.exec = exec;
     int rc = ckb_suite_run(&so);
+    ckb_exec_close(exec);
     return rc == 0 ? 0 : rc == -2 ? 2 : 1;
 }
 
@@ -59,6 +73,7 @@ static const ckb_cli_opt bench__opts[] = {
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
     CKB_CLI_OPT_MACHINE,
+    CKB_CLI_OPTS_EXECUTOR,
 };
 
 const ckb_cli_cmd ckb_cmd_bench = {

@@ -105,9 +105,9 @@ static int generate__from_config(json_object *c, generate__opts *o, char *wl, si
     for (int i = 0; i < G_NDEF; i++)
         if (o->given[i]) {
             fprintf(stderr, "ckbench: --resume continues a run as it was configured; only "
-                            "--jobs, --concurrency and the provider's connection options "
-                            "(--base-url, --command, --prices, --max-retries, --timeout) may "
-                            "be given\n");
+                            "--jobs, --concurrency, the executor's options and the provider's "
+                            "connection options (--base-url, --command, --prices, "
+                            "--max-retries, --timeout) may be given\n");
             return -1;
         }
     if (ckb_gen_method_parse(generate__jstr(c, "method"), &o->g.method) != 0 ||
@@ -326,6 +326,8 @@ static int generate__run(const ckb_cli_args *a)
     ckb_run *run = NULL;
     ckb_provider *p = NULL;
     json_object *config = NULL;
+    ckb_exec *exec = NULL;
+    ckb_exec_config ec;
     int rc = 1;
     const ckb_workload *wl[128];
     int nwl;
@@ -393,11 +395,30 @@ static int generate__run(const ckb_cli_args *a)
     } else {
         fprintf(stderr, "ckbench: resuming %s\n", o.resume);
     }
+    if (ckb_cli_executor(a, &ec) != 0) {
+        rc = 2;
+        goto cleanup;
+    }
+    ec.quiet = o.g.quiet;
+    if (!(exec = ckb_exec_open(&ec, err, sizeof err))) {
+        fprintf(stderr, "ckbench: %s\n", err);
+        goto cleanup;
+    }
+    o.g.exec = exec;
     /* A provider's program that exits early must not kill us with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
     rc = ckb_gen_run(p, run, wl, nwl, &o.g) == 0 ? 0 : 1;
     generate__report(run, wl, nwl);
+    /* Which nodes ran the evaluations, and whether their CPUs differ. */
+    json_object *nodes = ckb_exec_nodes_json(exec);
+    char npath[1100];
+    snprintf(npath, sizeof npath, "%s/nodes.json", ckb_run_dir(run));
+    const char *nt = json_object_to_json_string_ext(nodes, JSON_C_TO_STRING_PRETTY);
+    if (ckb_write_file_atomic(npath, nt, strlen(nt)) != 0)
+        fprintf(stderr, "ckbench: cannot write %s: %s\n", npath, strerror(errno));
+    json_object_put(nodes);
 cleanup:
+    ckb_exec_close(exec);
     json_object_put(config);
     ckb_provider_close(p);
     ckb_run_close(run);
@@ -419,8 +440,8 @@ static const ckb_cli_opt generate__table[] = {
     {"out", 0, CKB_CLI_STR, "RUN", 0, 0, 0,
      "the run folder, new or empty (default: runs/<method>-<UTC time>)", NULL},
     {"resume", 0, CKB_CLI_STR, "RUN", 0, 0, 0,
-     "continue a killed run as it was configured (only --jobs, --concurrency and the "
-     "connection options may be given with it)", NULL},
+     "continue a killed run as it was configured (only --jobs, --concurrency, the "
+     "connection options and the executor's may be given with it)", NULL},
     {"jobs", 0, CKB_CLI_INT, "K", 1, 256, 0, "workloads worked on at once (default: 1)", NULL},
     {"concurrency", 0, CKB_CLI_INT, "N", 1, 256, 0, "model calls at once (default: 4)", NULL},
     {"base-url", 0, CKB_CLI_STR, "U", 0, 0, 0, "the provider's endpoint (an OpenAI-compatible "
@@ -456,6 +477,7 @@ static const ckb_cli_opt generate__table[] = {
     {"no-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "do not time the expert for % of expert", NULL},
     {"quiet", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "no progress lines", NULL},
     CKB_CLI_OPT_MACHINE,
+    CKB_CLI_OPTS_EXECUTOR,
 };
 
 const ckb_cli_cmd ckb_cmd_generate = {

@@ -4,11 +4,14 @@
 
 #include "cli/cli.h"
 #include "eval/child.h"
+#include "exec/executor.h"
 
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
         return ckb_child_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
+        return ckb_exec_node_main(argc, argv);
     if (argc < 2) {
         ckb_cli_print_commands(stderr);
         return 2;

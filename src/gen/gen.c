@@ -10,7 +10,6 @@
 #include "core/fsutil.h"
 #include "core/utf8.h"
 #include "docs/docs.h"
-#include "core/excl.h"
 #include "gen/refsrc.h"
 #include "gen/sample.h"
 
@@ -114,16 +113,17 @@ static double gen__expert(ckb_gen_wl *g)
         ckb_expert_config_load(g->w, eo.size, eo.threads, &cfg);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
-        ckb_eval_result r;
         if (!g->o->quiet)
             fprintf(stderr, "[%s] timing the expert%s (for %% of expert)\n", g->w->id,
                     t ? " again: its timing was disturbed" : " once");
-        ckb_excl_lock();
-        int rc = ckb_eval_run(g->w, src, &eo, &r);
-        ckb_excl_unlock();
-        if (rc != 0)
+        char name[200];
+        snprintf(name, sizeof name, "expert-%s-%d", g->w->id, t);
+        if (ckb_gen_eval(g, name, src, &eo, &j) != 0) {
+            fprintf(stderr, "ckbench: [%s] the expert's evaluation failed: %s\n", g->w->id,
+                    g->error);
+            g->error[0] = 0;
             return NAN;
-        j = ckb_eval_result_json(g->w, &eo, &r);
+        }
         if (ckb_json_timing_disturbed(j)) {
             json_object_put(j);
             j = NULL;
@@ -250,15 +250,27 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
     ckb_gen_shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
     if (!a.wl)
         return -1;
+    ckb_exec *local = NULL;
+    if (!o->exec) {
+        ckb_exec_config ec;
+        char err[256];
+        ckb_exec_config_default(&ec);
+        if (!(local = ckb_exec_open(&ec, err, sizeof err))) {
+            fprintf(stderr, "ckbench: %s\n", err);
+            free(a.wl);
+            return -1;
+        }
+    }
     for (int i = 0; i < n; i++)
         a.wl[i] = (ckb_gen_wl){.o = o, .sh = &sh, .p = p, .run = run, .w = workloads[i],
-                               .expert_speedup = NAN};
+                               .exec = o->exec ? o->exec : local, .expert_speedup = NAN};
     ckb_gen_parallel(n, o->jobs, gen__one_workload, &a);
     ckb_run_write_summary(run);
     /* Drain the disturbed timings: a figure is measured undisturbed or it
      * is not one (DESIGN §5). */
     ckb_retime_stats rs = {0};
-    if (!sh.unreachable && ckb_gen_retime(run, &o->eval, CKB_GEN_RETIME_TRIES, o->quiet, &rs) != 0)
+    if (!sh.unreachable && ckb_gen_retime_on(run, &o->eval, o->exec ? o->exec : local,
+                                             CKB_GEN_RETIME_TRIES, o->quiet, &rs) != 0)
         a.rc = -1;
     if (rs.still_disturbed)
         fprintf(stderr,
@@ -284,5 +296,6 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
     for (int i = 0; i < n; i++)
         ckb_gen_task_free(&a.wl[i].task);
     free(a.wl);
+    ckb_exec_close(local);
     return a.rc;
 }

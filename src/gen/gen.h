@@ -4,8 +4,8 @@
  * implementation call: prompt -> provider -> extraction -> evaluation ->
  * one record. Workloads run in parallel (jobs), samples of a workload in
  * parallel where the method allows (independent samples, refine chains,
- * the candidates of a beam step); evaluations are serialized machine-wide
- * (excl.h). Every decision a method takes is a function of the records,
+ * the candidates of a beam step); evaluations go through the executor
+ * (exec/executor.h): serialized machine-wide (local), or a node each (slurm). Every decision a method takes is a function of the records,
  * so a resumed run takes the same decisions and asks only for what is
  * missing.
  */
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "eval/eval.h"
+#include "exec/executor.h"
 #include "gen/prompt.h"
 #include "gen/run.h"
 #include "providers/provider.h"
@@ -48,6 +49,7 @@ typedef struct {
     uint64_t seed;               /* 0: eval seeds drawn from the OS; else derived */
     int quiet;                   /* no progress lines */
     ckb_eval_opts eval;
+    ckb_exec *exec;              /* where evaluations run; NULL: local (the timing lock) */
 } ckb_gen_opts;
 
 void ckb_gen_opts_default(ckb_gen_opts *o);
@@ -87,6 +89,10 @@ typedef struct {
  * 0, or -1 when an evaluation or a write failed. */
 int ckb_gen_retime(ckb_run *run, const ckb_eval_opts *eo, int tries, int quiet,
                    ckb_retime_stats *st);
+/* The same with the evaluations through executor x (NULL: this process,
+ * under the timing lock). */
+int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tries, int quiet,
+                      ckb_retime_stats *st);
 
 /* The most rounds generate spends draining its disturbed timings. */
 enum { CKB_GEN_RETIME_TRIES = 3 };

@@ -13,7 +13,6 @@
 #include "core/jsonget.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
-#include "core/excl.h"
 #include "gen/extract.h"
 #include "gen/sample.h"
 
@@ -165,7 +164,7 @@ void ckb_gen_record_speedup(json_object *rec, json_object *eval)
 static long sample__sum_l(long a, long b) { return a < 0 ? b : b < 0 ? a : a + b; }
 static double sample__sum_d(double a, double b) { return a < 0 ? b : b < 0 ? a : a + b; }
 
-/* Evaluates code under the machine's timing lock. 0 with *eval set, or -1
+/* Evaluates code through the executor. 0 with *eval set, or -1
  * when the harness failed (message in g->error). */
 static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object **eval,
                         double *eval_s)
@@ -185,22 +184,31 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
     if (g->o->seed)
         eo.seed = g->o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(index + 1)) ^
                   ckb_hash64(g->o->seed, (uint64_t)strlen(g->w->id));
-    ckb_eval_result r;
+    char name[200];
+    snprintf(name, sizeof name, "%s-%d", g->w->id, index);
     double t0 = ckb_now();
-    ckb_excl_lock();
-    int rc = ckb_eval_run(g->w, path, &eo, &r);
-    ckb_excl_unlock();
+    int rc = ckb_gen_eval(g, name, path, &eo, eval);
     *eval_s = ckb_now() - t0;
     unlink(path);
     rmdir(dir);
     ckb_cleanup_forget_dir(dir);
     if (rc != 0) {
-        snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %.400s", g->w->id,
-                 index, r.message);
+        char why[400];
+        snprintf(why, sizeof why, "%.399s", g->error);
+        snprintf(g->error, sizeof g->error, "evaluation of %s sample %d failed: %s", g->w->id,
+                 index, why);
         return -1;
     }
-    *eval = ckb_eval_result_json(g->w, &eo, &r);
     return 0;
+}
+
+int ckb_gen_eval(ckb_gen_wl *g, const char *name, const char *src, const ckb_eval_opts *eo,
+                 json_object **eval)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/evals", ckb_run_dir(g->run));
+    ckb_exec_job job = {.w = g->w, .src = src, .eo = eo, .dir = dir, .name = name};
+    return ckb_exec_eval(g->exec, &job, NULL, eval, g->error, sizeof g->error);
 }
 
 static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_object *rec)
@@ -224,6 +232,63 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
         fprintf(stderr, " (timing disturbed: not measured)");
     fprintf(stderr, "  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
     pthread_mutex_unlock(&sample__print);
+}
+
+/* The provider call of a sample. With the slurm executor an OK reply is
+ * journalled (RUN/evals/<key>.reply.json, keyed by the prompt's hash)
+ * before its evaluation is submitted: a driver killed while evaluations run
+ * on the nodes resumes with the same replies, so the model is not asked
+ * again and each evaluation's fingerprint still matches its result. */
+static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char *key,
+                             ckb_reply *out)
+{
+    if (ckb_exec_kind_of(g->exec) != CKB_EXEC_SLURM) {
+        ckb_provider_complete(g->p, pr->msgs, pr->n, key, out);
+        return;
+    }
+    char dir[1100], path[1400], name[256], sha[65];
+    ckb_gen_prompt_sha256(pr, sha);
+    snprintf(name, sizeof name, "%s", key);
+    for (char *c = name; *c; c++)
+        if (*c == '#' || *c == '/')
+            *c = '-';
+    snprintf(dir, sizeof dir, "%s/evals", ckb_run_dir(g->run));
+    snprintf(path, sizeof path, "%s/%s.reply.json", dir, name);
+    json_object *j = json_object_from_file(path);
+    const char *text = ckb_json_str(j, "reply"), *was = ckb_json_str(j, "prompt_sha256");
+    if (text && was && strcmp(was, sha) == 0) {
+        memset(out, 0, sizeof *out);
+        out->status = CKB_REPLY_OK;
+        out->text = strdup(text);
+        ckb_json_copy_str(j, "model", out->model, sizeof out->model);
+        out->tokens_in = ckb_json_long(j, "tokens_in");
+        out->tokens_out = ckb_json_long(j, "tokens_out");
+        double v = ckb_json_num(j, "cost_usd");
+        out->cost_usd = isfinite(v) ? v : -1;
+        v = ckb_json_num(j, "latency_s");
+        out->latency_s = isfinite(v) ? v : 0;
+        out->attempts = (int)ckb_json_long(j, "attempts");
+        json_object_put(j);
+        return;
+    }
+    json_object_put(j);
+    ckb_provider_complete(g->p, pr->msgs, pr->n, key, out);
+    if (out->status != CKB_REPLY_OK || !out->text)
+        return;
+    j = json_object_new_object();
+    json_object_object_add(j, "key", json_object_new_string(key));
+    json_object_object_add(j, "prompt_sha256", json_object_new_string(sha));
+    json_object_object_add(j, "reply", json_object_new_string(out->text));
+    json_object_object_add(j, "model", json_object_new_string(out->model));
+    json_object_object_add(j, "tokens_in", json_object_new_int64(out->tokens_in));
+    json_object_object_add(j, "tokens_out", json_object_new_int64(out->tokens_out));
+    json_object_object_add(j, "cost_usd", json_object_new_double(out->cost_usd));
+    json_object_object_add(j, "latency_s", json_object_new_double(out->latency_s));
+    json_object_object_add(j, "attempts", json_object_new_int(out->attempts));
+    const char *t = json_object_to_json_string(j);
+    if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
+        fprintf(stderr, "ckbench: cannot keep the reply in %s (a resume asks again)\n", path);
+    json_object_put(j);
 }
 
 /* The provider's health after a sample's calls: an infrastructure failure
@@ -265,7 +330,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         /* Plan first: one strategy from the menu, then its implementation. */
         snprintf(plan_key, sizeof plan_key, "%s/plan", key);
         ckb_gen_prompt_plan(&g->task, &s->prev, s->phase, s->iter, s->niters, &plan_pr);
-        ckb_provider_complete(g->p, plan_pr.msgs, plan_pr.n, plan_key, &plan);
+        sample__complete(g, &plan_pr, plan_key, &plan);
         have_plan = 1;
         if (plan.status == CKB_REPLY_OK) {
             plan_text = strdup(plan.text);
@@ -278,7 +343,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         ckb_gen_prompt_oneshot(&g->task, &pr);
     }
     if (pr.n) {
-        ckb_provider_complete(g->p, pr.msgs, pr.n, key, &reply);
+        sample__complete(g, &pr, key, &reply);
         called = 1;
     }
     const char *status;

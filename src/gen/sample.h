@@ -33,6 +33,7 @@ typedef struct {
     const ckb_workload *w;
     ckb_gen_task task;
     double expert_speedup; /* NAN: none */
+    ckb_exec *exec;        /* o->exec, or the run's local executor */
     volatile int failed;   /* the harness failed: stop this workload */
     char error[512];
 } ckb_gen_wl;
@@ -61,6 +62,11 @@ const char *ckb_rec_str(struct json_object *rec, const char *key); /* "" if abse
 int ckb_rec_correct(struct json_object *rec);
 /* The prev view of a record (code, status, eval), borrowed from it. */
 ckb_gen_prev ckb_rec_prev(struct json_object *rec);
+
+/* Evaluates the file src through g->exec as job `name` (its files, for
+ * slurm, in RUN/evals/). 0 with *eval set, or -1 with g->error set. */
+int ckb_gen_eval(ckb_gen_wl *g, const char *name, const char *src, const ckb_eval_opts *eo,
+                 struct json_object **eval);
 
 /* The beam search (beam.c). */
 int ckb_gen_beam(ckb_gen_wl *g);

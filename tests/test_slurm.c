@@ -1,0 +1,386 @@
+/*
+ * The slurm executor on a real one-node Slurm (scripts/slurm_onenode.sh:
+ * munged, slurmctld and slurmd on localhost in the test's folder): a
+ * replayed generation run with --executor slurm gives the records and score
+ * of the same run with --executor local; a job cancelled while it runs is
+ * submitted again; a driver killed mid-run and resumed finishes without
+ * running any finished evaluation again. The daemons are stopped on every
+ * path. A cluster that does not start fails the test with the daemons'
+ * logs: it never skips (scripts/deps.sh installs the packages).
+ */
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/fsutil.h"
+#include "core/jsonget.h"
+#include "gen_replies.h"
+#include "harness.h"
+
+/* Runs a shell command; its output (stdout and stderr, at most n bytes)
+ * into buf; returns its exit status (-1: not run). */
+static int slurmt_sh(const char *cmd, char *buf, size_t n)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p)
+        return -1;
+    size_t used = 0, got;
+    char scratch[4096];
+    while ((got = fread(buf && used + 1 < n ? buf + used : scratch, 1,
+                        buf && used + 1 < n ? n - used - 1 : sizeof scratch, p)) > 0)
+        if (buf && used + 1 < n)
+            used += got;
+    if (buf && n)
+        buf[used] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void slurmt_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int slurmt_lines(const char *path)
+{
+    char *t = ckb_read_file(path, NULL);
+    int n = 0;
+    for (char *p = t; p && *p; p++)
+        n += *p == '\n';
+    free(t);
+    return n;
+}
+
+/* The replay source: 8p_GEMM and 12p_RMSNorm, three replies each (a
+ * correct kernel, a wrong or broken one, another correct one). */
+static int slurmt_source(const char *dir)
+{
+    char path[1200], cand[1200];
+    if (ckb_mkdirs(dir) != 0)
+        return -1;
+    static const char *const gemm[3] = {"gemm_plain.c", "gemm_off_by_5pct.c",
+                                        "gemm_syntax_error.c"};
+    const char *rms[3] = {ckbt_gen_correct, ckbt_gen_broken, ckbt_gen_fast};
+    snprintf(path, sizeof path, "%s/records.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 3; i++) {
+            char key[64], *reply;
+            if (w == 0) {
+                snprintf(cand, sizeof cand, "%s/tests/candidates/%s", ckb_home(), gemm[i]);
+                char *code = ckb_read_file(cand, NULL);
+                if (!code) {
+                    fclose(f);
+                    return -1;
+                }
+                reply = malloc(strlen(code) + 16);
+                sprintf(reply, "```c\n%s\n```\n", code);
+                free(code);
+            } else {
+                reply = strdup(rms[i]);
+            }
+            snprintf(key, sizeof key, "%s#%d", w == 0 ? "8p_GEMM" : "12p_RMSNorm", i);
+            json_object *r = json_object_new_object();
+            json_object_object_add(r, "key", json_object_new_string(key));
+            json_object_object_add(r, "reply_status", json_object_new_string("ok"));
+            json_object_object_add(r, "reply", json_object_new_string(reply));
+            fprintf(f, "%s\n", json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
+            json_object_put(r);
+            free(reply);
+        }
+    fclose(f);
+    return 0;
+}
+
+/* The generate command line of the test, into buf. */
+static void slurmt_args(char *buf, size_t n, const char *src, const char *out, const char *exec)
+{
+    snprintf(buf, n,
+             "%s generate --method best-of-n --provider replay --replay %s --model m "
+             "--workloads 8p,12p --budget 3 --size small --seed 11 --warmup 1 --iters 5 "
+             "--no-expert --jobs 1 --concurrency 1 --executor %s --out %s",
+             ckbt_bin(), src, exec, out);
+}
+
+/* records.jsonl by key ("8p_GEMM#1"; a later line of a key, a re-timing,
+ * replaces the earlier): a JSON object of the records; *lines counts the
+ * keys. */
+static json_object *slurmt_records(const char *run, int *lines)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/records.jsonl", run);
+    char *t = ckb_read_file(path, NULL);
+    json_object *by = json_object_new_object();
+    *lines = 0;
+    for (char *l = t, *nl; l && *l; l = nl + 1) {
+        if (!(nl = strchr(l, '\n')))
+            break;
+        *nl = 0;
+        json_object *r = json_tokener_parse(l);
+        if (r && ckb_json_str(r, "key"))
+            json_object_object_add(by, ckb_json_str(r, "key"), r);
+        else
+            json_object_put(r);
+    }
+    free(t);
+    *lines = json_object_object_length(by);
+    return by;
+}
+
+/* One figure of `ckbench score RUN --json`'s first row. */
+static double slurmt_score(const char *run, const char *field)
+{
+    char cmd[1200], out[600];
+    snprintf(out, sizeof out, "%s/score-test.json", run);
+    snprintf(cmd, sizeof cmd, "%s score %s --json --out %s >/dev/null", ckbt_bin(), run, out);
+    if (slurmt_sh(cmd, NULL, 0) != 0)
+        return -1;
+    json_object *j = json_object_from_file(out), *scores;
+    double v = -1;
+    if (j && json_object_object_get_ex(j, "scores", &scores) &&
+        json_object_array_length(scores) > 0)
+        v = ckb_json_num(json_object_array_get_idx(scores, 0), field);
+    json_object_put(j);
+    return v;
+}
+
+/* Forks the driver with stdout and stderr into errpath; its pid. */
+static pid_t slurmt_spawn(const char *cmd, const char *errpath)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char full[4200];
+        snprintf(full, sizeof full, "exec %s >%s 2>&1", cmd, errpath);
+        execl("/bin/sh", "sh", "-c", full, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The id of a running ckbench job (name ckb-...), or 0 within ms. */
+static long slurmt_running_job(long ms)
+{
+    char out[4096];
+    for (long waited = 0; waited < ms; waited += 50) {
+        if (slurmt_sh("squeue -h -t RUNNING -o '%i %j'", out, sizeof out) == 0) {
+            for (char *l = out; l && *l;) {
+                long id;
+                char name[128];
+                if (sscanf(l, "%ld %127s", &id, name) == 2 && strncmp(name, "ckb-", 4) == 0)
+                    return id;
+                l = strchr(l, '\n');
+                l = l ? l + 1 : NULL;
+            }
+        }
+        slurmt_sleep_ms(50);
+    }
+    return 0;
+}
+
+CKBT_TEST(slurm_generate_matches_local_retries_and_resumes, "full")
+{
+    char cluster[600], out[16384], cmd[3000], src[600], local[600], slurm[600], err1[600],
+        err2[600];
+    const char *tmp = ckbt_tmpdir();
+    snprintf(cluster, sizeof cluster, "%s/cluster", tmp);
+    snprintf(src, sizeof src, "%s/source", tmp);
+    snprintf(local, sizeof local, "%s/local", tmp);
+    snprintf(slurm, sizeof slurm, "%s/slurm", tmp);
+    snprintf(err1, sizeof err1, "%s/slurm-first.err", tmp);
+    snprintf(err2, sizeof err2, "%s/slurm-resume.err", tmp);
+    char start[1400], stop[1400];
+    snprintf(start, sizeof start, "%s/scripts/slurm_onenode.sh start %s", ckb_home(), cluster);
+    snprintf(stop, sizeof stop, "%s/scripts/slurm_onenode.sh stop %s", ckb_home(), cluster);
+    pid_t driver = -1;
+    json_object *lrec = NULL, *srec = NULL;
+
+    /* If this process dies before its stop, the cluster stops itself. */
+    char owner[32];
+    snprintf(owner, sizeof owner, "%d", (int)getpid());
+    setenv("CKB_SLURM_OWNER_PID", owner, 1);
+    int rc = slurmt_sh(start, out, sizeof out);
+    unsetenv("CKB_SLURM_OWNER_PID");
+    if (rc != 0) {
+        CKBT_EXPECT(rc == 0, "the one-node Slurm cluster did not start (exit %d):\n%s", rc, out);
+        goto done;
+    }
+    char conf[700];
+    snprintf(conf, sizeof conf, "%s/slurm.conf", cluster);
+    setenv("SLURM_CONF", conf, 1);
+    setenv("CKB_SLURM_PARTITION", "ckb", 1);
+    /* This test judges where evaluations run, not how quiet the machine is:
+     * no timing counts as disturbed (nothing is re-timed). */
+    setenv("CKBENCH_MAX_DISTURBED_PCT", "1e9", 1);
+    CKBT_EXPECT(slurmt_source(src) == 0, "the replay source is written");
+
+    /* The reference: the same run on this machine. */
+    slurmt_args(cmd, sizeof cmd, src, local, "local");
+    char lcmd[3200];
+    snprintf(lcmd, sizeof lcmd, "%s 2>%s/local.err", cmd, tmp);
+    rc = slurmt_sh(lcmd, NULL, 0);
+    CKBT_EXPECT(rc == 0, "the local run finishes (exit %d)", rc);
+
+    /* The slurm run: its first job cancelled while it runs, then the driver
+     * killed after three records. */
+    slurmt_args(cmd, sizeof cmd, src, slurm, "slurm");
+    driver = slurmt_spawn(cmd, err1);
+    /* Cancelled mid-run: once the node has started the evaluation (its
+     * ledger line; an 8p evaluation then takes seconds), not merely once
+     * Slurm calls the job running. */
+    char ledger[700];
+    snprintf(ledger, sizeof ledger, "%s/evals/exec.ledger", slurm);
+    for (int waited = 0; waited < 60000 && slurmt_lines(ledger) < 1; waited += 10)
+        slurmt_sleep_ms(10);
+    long job = slurmt_running_job(10000);
+    CKBT_EXPECT(job > 0, "a ckbench job runs on the node");
+    if (job > 0) {
+        char scancel[64];
+        snprintf(scancel, sizeof scancel, "scancel %ld", job);
+        CKBT_EXPECT(slurmt_sh(scancel, out, sizeof out) == 0, "scancel: %s", out);
+    }
+    char recpath[700];
+    snprintf(recpath, sizeof recpath, "%s/records.jsonl", slurm);
+    int st = 0, exited = 0;
+    for (int waited = 0; waited < 120000 && slurmt_lines(recpath) < 3; waited += 20) {
+        if (waitpid(driver, &st, WNOHANG) == driver) {
+            exited = 1;
+            break;
+        }
+        slurmt_sleep_ms(20);
+    }
+    CKBT_EXPECT(!exited, "the driver was still running at 3 records (exit %d)",
+                WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    if (!exited) {
+        kill(driver, SIGKILL);
+        waitpid(driver, &st, 0);
+    }
+    driver = -1;
+    int before = slurmt_lines(recpath);
+    char *e1 = ckb_read_file(err1, NULL);
+    CKBT_EXPECT(e1 && strstr(e1, "ended without a result") && strstr(e1, "submitting it again"),
+                "the cancelled job is submitted again: %s", e1 ? e1 : "(no output)");
+    free(e1);
+
+    snprintf(cmd, sizeof cmd, "%s generate --resume %s --executor slurm >%s 2>&1", ckbt_bin(),
+             slurm, err2);
+    rc = slurmt_sh(cmd, NULL, 0);
+    char *e2 = ckb_read_file(err2, NULL);
+    CKBT_EXPECT(rc == 0, "the resumed run finishes (exit %d): %s", rc, e2 ? e2 : "");
+    free(e2);
+
+    /* Same samples, same statuses and verdicts. */
+    int nl = 0, ns = 0;
+    lrec = slurmt_records(local, &nl);
+    srec = slurmt_records(slurm, &ns);
+    CKBT_EXPECT(nl == 6 && ns == 6, "6 records each: local %d, slurm %d (%d before the kill)", nl,
+                ns, before);
+    char host[128] = "";
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = 0;
+    json_object_object_foreach(lrec, key, lr)
+    {
+        json_object *sr = json_object_object_get(srec, key);
+        CKBT_EXPECT(sr && strcmp(ckb_json_str(lr, "status"), ckb_json_str(sr, "status")) == 0 &&
+                        json_object_get_boolean(json_object_object_get(lr, "correct")) ==
+                            json_object_get_boolean(json_object_object_get(sr, "correct")),
+                    "%s: local %s, slurm %s", key, ckb_json_str(lr, "status"),
+                    sr ? ckb_json_str(sr, "status") : "(missing)");
+        json_object *ex = ckb_json_obj(ckb_json_obj(sr, "eval"), "executor");
+        if (ckb_json_obj(sr, "eval"))
+            CKBT_EXPECT(ex && strcmp(ckb_json_str(ex, "name") ? ckb_json_str(ex, "name") : "",
+                                     "slurm") == 0 &&
+                            strcmp(ckb_json_str(ex, "node") ? ckb_json_str(ex, "node") : "",
+                                   host) == 0 &&
+                            ckb_json_obj(ex, "machine"),
+                        "%s: the result records its node (%s) and the node's profile", key, host);
+    }
+    static const char *const fields[] = {"correct_samples", "compiled_samples", "solved"};
+    for (int i = 0; i < 3; i++) {
+        double a = slurmt_score(local, fields[i]), b = slurmt_score(slurm, fields[i]);
+        CKBT_EXPECT(a >= 0 && a == b, "score %s: local %g, slurm %g", fields[i], a, b);
+    }
+
+    /* What the nodes ran: every evaluation once, the cancelled one twice. */
+    char *led = ckb_read_file(ledger, NULL);
+    int twice = 0, once = 0, evals = 0;
+    json_object_object_foreach(srec, skey, sr2)
+    {
+        if (!ckb_json_obj(sr2, "eval"))
+            continue;
+        evals++;
+        char name[128], *h;
+        snprintf(name, sizeof name, "%s ", skey);
+        if ((h = strchr(name, '#')))
+            *h = '-';
+        int n = 0;
+        for (const char *p = led; p && (p = strstr(p, name)); p++)
+            n += p == led || p[-1] == '\n';
+        once += n == 1;
+        twice += n == 2;
+        if (n == 2)
+            CKBT_EXPECT(ckb_json_long(ckb_json_obj(ckb_json_obj(sr2, "eval"), "executor"),
+                                      "attempts") == 2,
+                        "%s ran twice and records 2 attempts", skey);
+    }
+    CKBT_EXPECT(twice == 1 && once == evals - 1,
+                "evaluations run once: %d, twice: %d (want %d and 1):\n%s", once, twice,
+                evals - 1, led ? led : "(no ledger)");
+    free(led);
+    char nodes[700];
+    snprintf(nodes, sizeof nodes, "%s/nodes.json", slurm);
+    json_object *nj = json_object_from_file(nodes), *mixed;
+    CKBT_EXPECT(nj && json_object_object_get_ex(nj, "mixed_cpus", &mixed) &&
+                    !json_object_get_boolean(mixed),
+                "nodes.json: one CPU");
+    json_object_put(nj);
+
+    /* bench: the suite's evaluations go to the node too. */
+    char bench[700], bres[800];
+    snprintf(bench, sizeof bench, "%s/bench", tmp);
+    snprintf(cmd, sizeof cmd,
+             "%s bench --executor slurm --workloads 12p --size small --warmup 1 --iters 5 "
+             "--out %s",
+             ckbt_bin(), bench);
+    rc = slurmt_sh(cmd, out, sizeof out);
+    snprintf(bres, sizeof bres, "%s/results.json", bench);
+    json_object *bj = json_object_from_file(bres), *bl;
+    json_object *b0 = bj && json_object_object_get_ex(bj, "workloads", &bl)
+                          ? json_object_array_get_idx(bl, 0)
+                          : NULL;
+    CKBT_EXPECT(rc == 0 && b0 &&
+                    strcmp(ckb_json_str(ckb_json_obj(b0, "baseline"), "status")
+                               ? ckb_json_str(ckb_json_obj(b0, "baseline"), "status")
+                               : "",
+                           "ok") == 0 &&
+                    strcmp(ckb_json_str(ckb_json_obj(ckb_json_obj(b0, "eval"), "executor"),
+                                        "name")
+                               ? ckb_json_str(ckb_json_obj(ckb_json_obj(b0, "eval"), "executor"),
+                                              "name")
+                               : "",
+                           "slurm") == 0,
+                "bench --executor slurm: exit %d, the baseline timed on the node:\n%s", rc, out);
+    json_object_put(bj);
+
+done:
+    if (driver > 0) {
+        kill(driver, SIGKILL);
+        waitpid(driver, NULL, 0);
+    }
+    json_object_put(lrec);
+    json_object_put(srec);
+    rc = slurmt_sh(stop, out, sizeof out);
+    CKBT_EXPECT(rc == 0, "the cluster stops: %s", out);
+    unsetenv("SLURM_CONF");
+    unsetenv("CKB_SLURM_PARTITION");
+    unsetenv("CKBENCH_MAX_DISTURBED_PCT");
+}
