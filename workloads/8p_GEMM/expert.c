@@ -28,6 +28,8 @@
  *   configures its tiles before its share and releases them after. MR does
  *   not apply to this path (its rows step is 32). The harness grants the
  *   process AMX tile permission.
+ * - AVX2 + FMA without AVX-512 BF16: an f32 path of its own (see the
+ *   comment over it), with its own defaults for the same block macros.
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
