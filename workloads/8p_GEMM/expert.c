@@ -368,17 +368,20 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
  * A sliver is stored k-major with a stride of 8 floats whatever MR is, so
  * the packer widens eight rows by eight k with one 8 x 8 transpose of
  * 16-bit lanes. When K > KC the partial sums of one jc block live in an f32
- * tile (the thread's rows x NC); the last KC block adds them and rounds
- * straight to bf16 in C (nearest even, as ckb_f32_to_bf16).
+ * tile (up to GEMM_MB of the thread's rows x NC); the last KC block adds
+ * them and rounds straight to bf16 in C (nearest even, as ckb_f32_to_bf16).
  */
 
 #define GEMM_V (NR / 8)  /* ymm accumulators per row of the tile */
 #define GEMM_AS 8        /* floats per k in a packed A sliver */
 #define GEMM_NCP ((NC + NR - 1) / NR * NR)
 #define GEMM_KCB (KC < K ? KC : K)
+#ifndef GEMM_MB /* rows per f32 partial-sum tile (a multiple of MR) */
+#define GEMM_MB (1024 / MR * MR)
+#endif
 
 #if NR % 8 != 0 || NR < 8 || NR > 32 || MR < 1 || MR > 8 || MR * GEMM_V + GEMM_V + 1 > 16
-#error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR * (NR/8 + 1) + 1 <= 16"
+#error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
 #endif
 #if KC < 1
 #error "KC must be positive"
@@ -390,7 +393,8 @@ static inline __m128i gemm__bf16x8(__m256 x)
 {
     const __m256i u = _mm256_castps_si256(x);
     __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff))), 16);
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    r = _mm256_srli_epi32(r, 16);
     __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
                                      _mm256_set1_epi32(0x7f800000));
     __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
@@ -420,8 +424,8 @@ static void gemm__pack_b8(const ckb_bf16 *B, int64_t k0, int64_t kc, int64_t j0,
             if (j + NR <= j0 + nc) {
 #pragma GCC unroll 4
                 for (int v = 0; v < GEMM_V; v++)
-                    _mm256_store_ps(out + 8 * v,
-                                    gemm__f32x8(_mm_loadu_si128((const __m128i *)(row + j + 8 * v))));
+                    _mm256_store_ps(out + 8 * v, gemm__f32x8(_mm_loadu_si128(
+                                                     (const __m128i *)(row + j + 8 * v))));
             } else {
                 for (int x = 0; x < NR; x++)
                     out[x] = j + x < j0 + nc ? ckb_bf16_to_f32(row[j + x]) : 0.0f;
@@ -537,11 +541,11 @@ static inline void gemm__ukernel8(int64_t kc, const float *restrict a, const flo
     }
 }
 
-/* One thread's share: rows [m0, m1) x columns [n0, n1). ap, bp: packing
+/* Rows [m0, m1) x columns [n0, n1) of one thread's share. ap, bp: packing
  * buffers; t: the f32 partial sums ((m1 - m0) rounded up to MR) x
  * GEMM_NCP, NULL when K fits one KC block. */
-static void gemm__share8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
-                         int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
+static void gemm__rows8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
+                        int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
 {
     const int64_t mcb = MC < MR ? MR : MC / MR * MR; /* whole slivers */
     for (int64_t jc = n0; jc < n1; jc += GEMM_NCP) {
@@ -568,6 +572,15 @@ static void gemm__share8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int6
     }
 }
 
+/* The same, GEMM_MB rows at a time, so that the f32 tile stays
+ * GEMM_MB x GEMM_NCP whatever M is (B is packed once per GEMM_MB rows). */
+static void gemm__share8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
+                         int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
+{
+    for (int64_t mb = m0; mb < m1; mb += GEMM_MB)
+        gemm__rows8(A, B, C, mb, m1 - mb < GEMM_MB ? m1 : mb + GEMM_MB, n0, n1, ap, bp, t);
+}
+
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
     const int64_t npanel = (N + NR - 1) / NR;
@@ -587,7 +600,8 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
         if (n1 > N)
             n1 = N;
         const int64_t mcb = MC < MR ? MR : MC / MR * MR;
-        const int64_t rows = (m1 - m0 + MR - 1) / MR * MR;
+        const int64_t mrows = m1 - m0 < GEMM_MB ? m1 - m0 : GEMM_MB;
+        const int64_t rows = (mrows + MR - 1) / MR * MR;
         /* one allocation per thread per call, freed below */
         const size_t a_n = (size_t)(mcb * GEMM_KCB * GEMM_AS / MR + 64);
         const size_t b_n = (size_t)(GEMM_KCB * GEMM_NCP);
