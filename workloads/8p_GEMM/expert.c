@@ -61,7 +61,7 @@
 #define MC 144
 #endif
 #ifndef NC /* columns of B packed per block (KC x NC f32, rounded up to panels of NR) */
-#define NC 256
+#define NC 1024
 #endif
 #ifndef KC /* depth of one packed block; K > KC accumulates in an f32 tile of C */
 #define KC 256
