@@ -28,6 +28,8 @@
  *   configures its tiles before its share and releases them after. MR does
  *   not apply to this path (its rows step is 32). The harness grants the
  *   process AMX tile permission.
+ * - AVX2 + FMA without AVX-512 BF16: an f32 path of its own (see the
+ *   comment over it), with its own defaults for the same block macros.
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
@@ -40,6 +42,31 @@
 #include "ckbench.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
+
+/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
+ * is there), else AVX2 + FMA in f32, else portable C. */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GEMM_AVX2 0
+#elif defined(__AVX2__) && defined(__FMA__)
+#define GEMM_AVX2 1
+#else
+#define GEMM_AVX2 0
+#endif
+
+#if GEMM_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
+#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
+#define NR 16
+#endif
+#ifndef MC /* rows of A packed per block (MC x KC f32, meant for L2) */
+#define MC 144
+#endif
+#ifndef NC /* columns of B packed per block (KC x NC f32, rounded up to panels of NR) */
+#define NC 1024
+#endif
+#ifndef KC /* depth of one packed block; K > KC accumulates in an f32 tile of C */
+#define KC 256
+#endif
+#endif
 
 #ifndef MR /* micro-kernel rows */
 #define MR 6
@@ -72,7 +99,7 @@
 #define GEMM_NV (NR / 16)     /* zmm accumulators per row of the tile */
 #define GEMM_KP ((K + 1) / 2) /* k pairs; the last is half zero when K is odd */
 
-#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GEMM_NV + GEMM_NV > 30
+#if !GEMM_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GEMM_NV + GEMM_NV > 30)
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
@@ -329,7 +356,266 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
     }
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif GEMM_AVX2
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): f32 FMA is the fastest unit, so both
+ * operands are widened to f32 while they are packed and an MR x NR f32
+ * micro-kernel does the work (BLIS's five loops):
+ *   jc: NC columns of the thread's share
+ *     pc: KC deep: pack B[pc:+KC, jc:+NC] into NR-wide panels (k-major)
+ *       ic: MC rows: pack A[ic:+MC, pc:+KC] into slivers of MR rows
+ *         jr, ir: the micro-kernel over one panel and one sliver
+ * A sliver is stored k-major with a stride of 8 floats whatever MR is, so
+ * the packer widens eight rows by eight k with one 8 x 8 transpose of
+ * 16-bit lanes. When K > KC the partial sums of one jc block live in an f32
+ * tile (up to GEMM_MB of the thread's rows x NC); the last KC block adds
+ * them and rounds straight to bf16 in C (nearest even, as ckb_f32_to_bf16).
+ */
+
+#define GEMM_V (NR / 8)  /* ymm accumulators per row of the tile */
+#define GEMM_AS 8        /* floats per k in a packed A sliver */
+#define GEMM_NCP ((NC + NR - 1) / NR * NR)
+#define GEMM_KCB (KC < K ? KC : K)
+#ifndef GEMM_MB /* rows per f32 partial-sum tile (a multiple of MR) */
+#define GEMM_MB (1024 / MR * MR)
+#endif
+
+#if NR % 8 != 0 || NR < 8 || NR > 32 || MR < 1 || MR > 8 || MR * GEMM_V + GEMM_V + 1 > 16
+#error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
+#endif
+#if KC < 1
+#error "KC must be positive"
+#endif
+
+/* 8 f32 to 8 bf16, rounded to nearest even; NaN stays (quiet) NaN. The
+ * same arithmetic as ckb_f32_to_bf16, lane by lane. */
+static inline __m128i gemm__bf16x8(__m256 x)
+{
+    const __m256i u = _mm256_castps_si256(x);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    r = _mm256_srli_epi32(r, 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                     _mm256_set1_epi32(0x7f800000));
+    __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+    r = _mm256_blendv_epi8(r, q, nan);
+    /* packus works within 128-bit lanes: qwords 0 and 2 hold lanes 0-3, 4-7 */
+    __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    return _mm256_castsi256_si128(p);
+}
+
+/* 8 bf16 to 8 f32 (exact). */
+static inline __m256 gemm__f32x8(__m128i h)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32; columns
+ * past N are zero. Row outer: each B row is read as one contiguous run. */
+static void gemm__pack_b8(const ckb_bf16 *B, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                          float *restrict bp)
+{
+    const int64_t np = (nc + NR - 1) / NR;
+    for (int64_t k = 0; k < kc; k++) {
+        const ckb_bf16 *row = B + (k0 + k) * N;
+        for (int64_t q = 0; q < np; q++) {
+            float *out = bp + (q * kc + k) * NR;
+            const int64_t j = j0 + q * NR;
+            if (j + NR <= j0 + nc) {
+#pragma GCC unroll 4
+                for (int v = 0; v < GEMM_V; v++)
+                    _mm256_store_ps(out + 8 * v, gemm__f32x8(_mm_loadu_si128(
+                                                     (const __m128i *)(row + j + 8 * v))));
+            } else {
+                for (int x = 0; x < NR; x++)
+                    out[x] = j + x < j0 + nc ? ckb_bf16_to_f32(row[j + x]) : 0.0f;
+            }
+        }
+    }
+}
+
+/* Packs A[i0:i0+mc, k0:k0+kc] into slivers ap[s][kc][GEMM_AS] of f32: rows
+ * past the block repeat its last row (computed, never stored). */
+static void gemm__pack_a8(const ckb_bf16 *A, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+                          float *restrict ap)
+{
+    for (int64_t s = 0; s * MR < mc; s++) {
+        const ckb_bf16 *row[8];
+        for (int r = 0; r < 8; r++) {
+            int64_t i = s * MR + (r < MR ? r : MR - 1);
+            row[r] = A + (i0 + (i < mc ? i : mc - 1)) * K + k0;
+        }
+        float *out = ap + s * kc * GEMM_AS;
+        int64_t k = 0;
+        for (; k + 8 <= kc; k += 8) {
+            /* 8 rows x 8 k of bf16 transposed to 8 k x 8 rows */
+            __m128i x0 = _mm_loadu_si128((const __m128i *)(row[0] + k));
+            __m128i x1 = _mm_loadu_si128((const __m128i *)(row[1] + k));
+            __m128i x2 = _mm_loadu_si128((const __m128i *)(row[2] + k));
+            __m128i x3 = _mm_loadu_si128((const __m128i *)(row[3] + k));
+            __m128i x4 = _mm_loadu_si128((const __m128i *)(row[4] + k));
+            __m128i x5 = _mm_loadu_si128((const __m128i *)(row[5] + k));
+            __m128i x6 = _mm_loadu_si128((const __m128i *)(row[6] + k));
+            __m128i x7 = _mm_loadu_si128((const __m128i *)(row[7] + k));
+            __m128i a0 = _mm_unpacklo_epi16(x0, x1), a1 = _mm_unpackhi_epi16(x0, x1);
+            __m128i a2 = _mm_unpacklo_epi16(x2, x3), a3 = _mm_unpackhi_epi16(x2, x3);
+            __m128i a4 = _mm_unpacklo_epi16(x4, x5), a5 = _mm_unpackhi_epi16(x4, x5);
+            __m128i a6 = _mm_unpacklo_epi16(x6, x7), a7 = _mm_unpackhi_epi16(x6, x7);
+            __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+            __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+            __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+            __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+            float *o = out + k * GEMM_AS;
+            _mm256_store_ps(o + 0 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b0, b4)));
+            _mm256_store_ps(o + 1 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b0, b4)));
+            _mm256_store_ps(o + 2 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b1, b5)));
+            _mm256_store_ps(o + 3 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b1, b5)));
+            _mm256_store_ps(o + 4 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b2, b6)));
+            _mm256_store_ps(o + 5 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b2, b6)));
+            _mm256_store_ps(o + 6 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b3, b7)));
+            _mm256_store_ps(o + 7 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b3, b7)));
+        }
+        for (; k < kc; k++)
+            for (int r = 0; r < 8; r++)
+                out[k * GEMM_AS + r] = ckb_bf16_to_f32(row[r][k]);
+    }
+}
+
+/*
+ * The micro-kernel: acc = a[0:kc] (MR rows) x b[0:kc] (NR columns) in f32,
+ * plus the partial sums in t (ldt apart) when add. last: round to bf16 into
+ * c (mr x nr valid, N apart); else store the sums to t.
+ */
+static inline void gemm__ukernel8(int64_t kc, const float *restrict a, const float *restrict b,
+                                  float *restrict t, int64_t ldt, int add, int last,
+                                  ckb_bf16 *restrict c, int mr, int nr)
+{
+    __m256 acc[MR][GEMM_V];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_V; v++)
+            acc[r][v] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 bv[GEMM_V];
+#pragma GCC unroll 4
+        for (int v = 0; v < GEMM_V; v++)
+            bv[v] = _mm256_load_ps(b + k * NR + 8 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m256 x = _mm256_broadcast_ss(a + k * GEMM_AS + r);
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_V; v++)
+                acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
+        }
+    }
+    if (add) {
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_V; v++)
+                acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_load_ps(t + r * ldt + 8 * v));
+    }
+    if (!last) {
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_V; v++)
+                _mm256_store_ps(t + r * ldt + 8 * v, acc[r][v]);
+    } else if (mr == MR && nr == NR) {
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_V; v++)
+                _mm_storeu_si128((__m128i *)(c + r * N + 8 * v), gemm__bf16x8(acc[r][v]));
+    } else { /* a ragged edge: through a small buffer, only the valid part */
+        ckb_bf16 buf[MR][NR];
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < GEMM_V; v++)
+                _mm_storeu_si128((__m128i *)(&buf[r][8 * v]), gemm__bf16x8(acc[r][v]));
+        for (int r = 0; r < mr; r++)
+            memcpy(c + r * N, buf[r], (size_t)nr * sizeof(ckb_bf16));
+    }
+}
+
+/* Rows [m0, m1) x columns [n0, n1) of one thread's share. ap, bp: packing
+ * buffers; t: the f32 partial sums ((m1 - m0) rounded up to MR) x
+ * GEMM_NCP, NULL when K fits one KC block. */
+static void gemm__rows8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
+                        int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
+{
+    const int64_t mcb = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    for (int64_t jc = n0; jc < n1; jc += GEMM_NCP) {
+        const int64_t nc = n1 - jc < GEMM_NCP ? n1 - jc : GEMM_NCP;
+        for (int64_t pc = 0; pc < K; pc += GEMM_KCB) {
+            const int64_t kc = K - pc < GEMM_KCB ? K - pc : GEMM_KCB;
+            const int add = pc > 0, last = pc + kc >= K;
+            gemm__pack_b8(B, pc, kc, jc, nc, bp);
+            for (int64_t ic = m0; ic < m1; ic += mcb) {
+                const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+                gemm__pack_a8(A, ic, mc, pc, kc, ap);
+                for (int64_t jr = 0; jr < nc; jr += NR) {
+                    const int nr = nc - jr < NR ? (int)(nc - jr) : NR;
+                    const float *b = bp + jr * kc; /* panel jr / NR */
+                    for (int64_t ir = 0; ir < mc; ir += MR) {
+                        const int mr = mc - ir < MR ? (int)(mc - ir) : MR;
+                        float *tt = t ? t + (ic - m0 + ir) * GEMM_NCP + jr : NULL;
+                        gemm__ukernel8(kc, ap + ir / MR * kc * GEMM_AS, b, tt, GEMM_NCP, add,
+                                       last, C + (ic + ir) * N + jc + jr, mr, nr);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The same, GEMM_MB rows at a time, so that the f32 tile stays
+ * GEMM_MB x GEMM_NCP whatever M is (B is packed once per GEMM_MB rows). */
+static void gemm__share8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
+                         int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
+{
+    for (int64_t mb = m0; mb < m1; mb += GEMM_MB)
+        gemm__rows8(A, B, C, mb, m1 - mb < GEMM_MB ? m1 : mb + GEMM_MB, n0, n1, ap, bp, t);
+}
+
+void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
+{
+    const int64_t npanel = (N + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    const int tm = nthr / tn;
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR, column ranges on panels */
+        int64_t m0 = M * ti / tm / MR * MR;
+        int64_t m1 = ti == tm - 1 ? M : M * (ti + 1) / tm / MR * MR;
+        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
+        if (n1 > N)
+            n1 = N;
+        const int64_t mcb = MC < MR ? MR : MC / MR * MR;
+        const int64_t mrows = m1 - m0 < GEMM_MB ? m1 - m0 : GEMM_MB;
+        const int64_t rows = (mrows + MR - 1) / MR * MR;
+        /* one allocation per thread per call, freed below */
+        const size_t a_n = (size_t)(mcb * GEMM_KCB * GEMM_AS / MR + 64);
+        const size_t b_n = (size_t)(GEMM_KCB * GEMM_NCP);
+        const size_t t_n = K > GEMM_KCB ? (size_t)(rows * GEMM_NCP) : 0;
+        if (m0 < m1 && n0 < n1) {
+            const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
+            float *buf = aligned_alloc(64, bytes);
+            if (buf) /* out of memory: no way to report, C stays unwritten */
+                gemm__share8(A, B, C, m0, m1, n0, n1, buf, buf + a_n, t_n ? buf + a_n + b_n : NULL);
+            free(buf);
+        }
+    }
+}
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row of C at a time: an f32 row accumulator, k outer so the inner
  * loop over j is a contiguous axpy the compiler vectorises. */
