@@ -802,6 +802,23 @@ CKBT_TEST(report_generation_runs_in_markdown, "quick")
             CKBT_EXPECT(strcmp(cells[c + 1], gen_rows[i].cells[c]) == 0, "%s %s: '%s' (want '%s')",
                         gen_rows[i].group, gen_cols[c], cells[c + 1], gen_rows[i].cells[c]);
     }
+    /* The headline leads: the same figures as the comparison, fast_1 as the
+     * share beating the baseline, before the machine table. */
+    static const struct {
+        const char *group, *cells[4];
+    } head[] = {{"best-of-n / model-x", {"3/4", "1.60x", "69.1%", "50.0%"}},
+                {"refine / model-x", {"3/4", "1.47x", "59.4%", "75.0%"}}};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++) {
+        char cells[16][512];
+        int k = md_row(md, "headline-methods", head[i].group, cells);
+        CKBT_EXPECT(k == 5, "%s: 5 cells in its headline row (%d)", head[i].group, k);
+        for (int c = 0; c < 4 && k == 5; c++)
+            CKBT_EXPECT(strcmp(cells[c + 1], head[i].cells[c]) == 0, "headline %s col %d: '%s' "
+                        "(want '%s')", head[i].group, c + 1, cells[c + 1], head[i].cells[c]);
+    }
+    const char *hl = md ? strstr(md, "## Headline") : NULL;
+    const char *mach = md ? strstr(md, "## Machine and settings") : NULL;
+    CKBT_EXPECT(hl && mach && hl < mach, "the headline comes before the machine table");
     /* The taxonomy counts, the fast_p table and the per-workload rows. */
     static const char *const lines[] = {
         "| best-of-n / model-x | 7 | 3 | 1 | 1 | 1 | 0 | 2 | 0 | 0 | 1 | 1 | syntax 2, "

@@ -271,8 +271,8 @@ static json_object *suite__metadata(const ckb_suite_opts *o)
     json_object_object_add(m, "warmup", json_object_new_int(o->warmup));
     json_object_object_add(m, "iters", json_object_new_int(o->iters));
     json_object_object_add(m, "timing", json_object_new_string(
-        "median of per-call monotonic-clock times inside the sandbox; baseline and "
-        "candidate interleaved in one process"));
+        "median of per-call times taken by ckbench from outside the sandboxes (kernel send "
+        "stamps); baseline and candidate alternating, each in a sandbox of its own"));
     json_object_object_add(m, "compiler", json_object_new_string(ckb_compiler_version()));
     /* the flags compile.c uses: -march follows the ISA level in force */
     const char *march[CKB_ISA_MAX_FLAGS];

@@ -73,11 +73,12 @@ int ckb_report_write(const char *const *paths, int n, const char *out_dir, char 
         snprintf(err, errlen, "cannot create %s: %s", out_dir, strerror(errno));
         goto done;
     }
+    ckb_report_headline_section(&doc, suites, loaded, scored ? &score : NULL);
     if (loaded > 0) {
         ckb_doc_para(&doc, NULL,
                      "%d suite result%s. Baseline: oneDNN and plain loops; expert: the "
                      "hand-tuned kernel; speedup: baseline median over expert median, timed "
-                     "interleaved in one process.",
+                     "alternating on the same cores, each kernel in a sandbox of its own, by ckbench's clock.",
                      loaded, loaded == 1 ? "" : "s");
         ckb_report_machine_section(&doc, suites, loaded);
         ckb_report_suite_section(&doc, suites, loaded, scored ? &score : NULL);

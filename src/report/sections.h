@@ -14,6 +14,11 @@
 #include "report/results.h"
 #include "score/score.h"
 
+/* The headline, first in every report: per method and model solved, floored
+ * geomean, % of expert, fast_1; per suite the expert geomean and the noise
+ * ratio. runs may be NULL, n may be 0. */
+void ckb_report_headline_section(ckb_doc *d, const ckb_report_suite *s, int n,
+                                 const ckb_score_set *runs);
 /* The machine, toolchain and run settings of each suite, side by side,
  * with ratios to the first for the measured peaks. */
 void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n);
