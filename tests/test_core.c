@@ -10,7 +10,7 @@
 #include "core/fsutil.h"
 #include "core/stats.h"
 #include "eval/check.h"
-#include "eval/guard.h"
+#include "guard.h"
 #include "eval/symcheck.h"
 #include "harness.h"
 

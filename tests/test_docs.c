@@ -20,7 +20,7 @@
 #include "docs/docs.h"
 #include "eval/check.h"
 #include "eval/compile.h"
-#include "eval/guard.h"
+#include "guard.h"
 #include "eval/symcheck.h"
 #include "workloads/workload.h"
 

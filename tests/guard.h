@@ -1,5 +1,6 @@
 /*
- * guard.h — buffers between inaccessible guard pages. The usable bytes end
+ * guard.h — (tests) buffers between inaccessible guard pages, as the
+ * sandbox maps tensors. The usable bytes end
  * at the upper guard page (up to 63 bytes of 64-byte alignment slack before
  * it, which is filled with a canary), so an overrun faults or is seen.
  */

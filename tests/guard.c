@@ -1,4 +1,4 @@
-#include "eval/guard.h"
+#include "guard.h"
 
 #include <string.h>
 #include <sys/mman.h>
