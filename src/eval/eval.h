@@ -72,6 +72,10 @@ typedef struct {
 int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
                  ckb_eval_result *r);
 
+/* 1 when the kept timing run was still disturbed by other work after every
+ * retry (DESIGN §5: then its figures are not figures). */
+int ckb_eval_timing_disturbed(const ckb_eval_result *r, const ckb_eval_opts *o);
+
 /* The result as JSON (DESIGN §9 columns and the eval fields). */
 struct json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
                                          const ckb_eval_result *r);

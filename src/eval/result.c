@@ -93,8 +93,7 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
         json_object_object_add(j, "other_processes_pct", result__num(r->others_pct));
         /* Still disturbed after every retry: the figures are not to be trusted. */
         json_object_object_add(j, "timing_disturbed",
-                               json_object_new_boolean(r->steal_pct + r->others_pct >
-                                                       o->max_steal_pct));
+                               json_object_new_boolean(ckb_eval_timing_disturbed(r, o)));
         json_object_object_add(j, "timing_runs", json_object_new_int(r->timing_runs));
         json_object_object_add(j, "parent_timing_ms", result__num(r->parent_timing_ms));
         json_object_object_add(j, "beyond_roofline",
@@ -110,4 +109,9 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     json_object_object_add(j, "stage_seconds", st);
     json_object_object_add(j, "message", json_object_new_string(r->message));
     return j;
+}
+
+int ckb_eval_timing_disturbed(const ckb_eval_result *r, const ckb_eval_opts *o)
+{
+    return r->steal_pct + r->others_pct > o->max_steal_pct;
 }
