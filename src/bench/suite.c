@@ -392,6 +392,13 @@ static void suite__table(json_object *root)
                ckb_json_str(noise, "workload"), ratio);
 }
 
+static int suite__disturbed(json_object *e)
+{
+    json_object *d;
+    return e && json_object_object_get_ex(e, "timing_disturbed", &d) && d &&
+           json_object_get_boolean(d);
+}
+
 static json_object *suite__find(json_object *list, const char *id)
 {
     for (size_t i = 0; list && i < json_object_array_length(list); i++) {
@@ -565,8 +572,14 @@ int ckb_suite_run(const ckb_suite_opts *o)
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
         json_object_array_add(resumed, json_object_new_string(when));
         json_object_object_add(root, "metadata", json_object_get(meta));
-        for (size_t i = 0; i < json_object_array_length(old_list); i++)
-            json_object_array_add(list, json_object_get(json_object_array_get_idx(old_list, i)));
+        for (size_t i = 0; i < json_object_array_length(old_list); i++) {
+            json_object *e = json_object_array_get_idx(old_list, i);
+            /* Re-timing: a disturbed entry is not a figure; it is run again
+             * below (and replaced, appended after the kept ones). */
+            if (o->retime && suite__disturbed(e))
+                continue;
+            json_object_array_add(list, json_object_get(e));
+        }
     } else {
         json_object_object_add(root, "metadata", suite__metadata(o));
     }
@@ -582,7 +595,8 @@ int ckb_suite_run(const ckb_suite_opts *o)
     }
     for (int i = 0; i < o->n; i++) {
         const ckb_workload *w = o->list[i];
-        if (suite__find(old_list, w->id))
+        json_object *had = suite__find(old_list, w->id);
+        if (had && !(o->retime && suite__disturbed(had)))
             continue;
         if (pre && pre[i]) {
             json_object_array_add(list, pre[i]);
@@ -611,7 +625,8 @@ int ckb_suite_run(const ckb_suite_opts *o)
         if (!nw && o->n > 0)
             nw = o->list[0];
         json_object *noise;
-        if (old && json_object_object_get_ex(old, "timing_noise", &noise))
+        if (old && json_object_object_get_ex(old, "timing_noise", &noise) &&
+            !(o->retime && suite__disturbed(noise)))
             json_object_object_add(root, "timing_noise", json_object_get(noise));
         else if (nw) {
             if (tty)
@@ -631,4 +646,53 @@ int ckb_suite_run(const ckb_suite_opts *o)
         json_object_put(pre[i]);
     free(pre);
     return rc;
+}
+
+int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    json_object *root = json_object_from_file(path), *meta, *list, *x;
+    *ndisturbed = 0;
+    if (!root || !json_object_object_get_ex(root, "metadata", &meta) ||
+        !json_object_object_get_ex(root, "workloads", &list) ||
+        !json_object_is_type(list, json_type_array)) {
+        fprintf(stderr, "ckbench: %s is not a suite result (no metadata and workloads)\n", path);
+        json_object_put(root);
+        return -1;
+    }
+    o->out_dir = dir;
+    o->resume = o->retime = 1;
+    if (!json_object_object_get_ex(meta, "size", &x) ||
+        ckb_size_parse(json_object_get_string(x), &o->size) != 0) {
+        fprintf(stderr, "ckbench: %s names no known size\n", path);
+        json_object_put(root);
+        return -1;
+    }
+    o->threads = json_object_object_get_ex(meta, "threads", &x) ? json_object_get_int(x) : 0;
+    o->warmup = json_object_object_get_ex(meta, "warmup", &x) ? json_object_get_int(x) : 5;
+    o->iters = json_object_object_get_ex(meta, "iters", &x) ? json_object_get_int(x) : 50;
+    o->n = 0;
+    o->use_expert = 0;
+    for (size_t i = 0; i < json_object_array_length(list) && o->n < 128; i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const ckb_workload *w = json_object_object_get_ex(e, "workload", &x)
+                                    ? ckb_workload_find(json_object_get_string(x))
+                                    : NULL;
+        if (!w)
+            continue;
+        o->list[o->n++] = w;
+        o->use_expert |= json_object_object_get_ex(e, "expert", &x);
+        *ndisturbed += suite__disturbed(e);
+    }
+    json_object *noise;
+    if (json_object_object_get_ex(root, "timing_noise", &noise)) {
+        *ndisturbed += suite__disturbed(noise);
+        if (json_object_object_get_ex(noise, "workload", &x))
+            for (int i = 0; i < o->n; i++)
+                if (strcmp(o->list[i]->id, json_object_get_string(x)) == 0)
+                    o->noise_workload = o->list[i]->id;
+    }
+    json_object_put(root);
+    return 0;
 }

@@ -24,6 +24,8 @@ typedef struct {
     int n;
     int use_expert;                     /* 0: baselines only */
     int resume;                         /* continue out_dir/results.json (see ckb_suite_run) */
+    int retime;                         /* with resume: entries (and the timing noise) whose
+                                           timing was disturbed are measured again */
     int warmup, iters;
     const char *noise_workload;         /* NULL: 8p_GEMM if chosen, else the first */
     const ckb_machine *machine;
@@ -38,6 +40,13 @@ typedef struct {
  * warm-up or iteration count). A resumed run keeps every workload the
  * file holds, asked for this time or not, and runs the missing ones. */
 int ckb_suite_run(const ckb_suite_opts *o);
+
+/* `ckbench retime RESULTS_DIR`: the settings of dir/results.json (size,
+ * threads, warm-up, iterations, the workloads it holds, whether it timed
+ * experts) in o, for ckb_suite_run with resume and retime set; *ndisturbed
+ * gets how many entries (and the noise measurement) were disturbed. 0, or
+ * -1 after saying on stderr why the file cannot be read. */
+int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed);
 /* The refusals of ckb_suite_run alone (o->machine is not read), so that a
  * command refuses before it measures anything: 0 or -2 after saying why. */
 int ckb_suite_check(const ckb_suite_opts *o);

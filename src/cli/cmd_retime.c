@@ -1,8 +1,8 @@
 /*
  * `ckbench retime RUN...`: measure again the samples of generation runs
  * whose timing was disturbed by other work on the machine (DESIGN §5: such
- * a timing is not a figure). A suite's results.json is not handled yet
- * (its writer lives in src/bench): the command says so. Each kernel is evaluated again with the run's
+ * a timing is not a figure); for a suite's folder (results.json), its
+ * disturbed entries and timing noise are run again by bench's own resume. Each kernel is evaluated again with the run's
  * protocol (size, threads, warm-up and timed calls from its config.json);
  * an undisturbed evaluation is appended to records.jsonl as a record that
  * re-times the old one (the old line stays, the latest wins), and best/
@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/jsonget.h"
+#include "bench/suite.h"
 #include "gen/gen.h"
 
 /* The run's evaluation protocol from its config.json. */
@@ -71,6 +73,35 @@ cleanup:
     return rc;
 }
 
+/* A suite's folder: the disturbed entries are measured again, up to
+ * `tries` rounds with a growing pause, through bench's resume. */
+static int retime__suite(const char *dir, int tries)
+{
+    ckb_suite_opts o;
+    memset(&o, 0, sizeof o);
+    int nd = 0;
+    if (ckb_suite_retime_opts(dir, &o, &nd) != 0)
+        return 1;
+    ckb_machine m;
+    if (ckb_cli_machine(o.threads, NULL, &m) != 0)
+        return 1;
+    o.machine = &m;
+    for (int round = 0; round < tries && nd > 0; round++) {
+        if (round)
+            sleep((unsigned)(10 * round));
+        printf("%s: %d disturbed timing%s, measuring again (round %d)\n", dir, nd,
+               nd == 1 ? "" : "s", round + 1);
+        fflush(stdout);
+        if (ckb_suite_run(&o) != 0)
+            return 1;
+        if (ckb_suite_retime_opts(dir, &o, &nd) != 0)
+            return 1;
+        o.machine = &m;
+    }
+    printf("%s: %d timing%s still disturbed\n", dir, nd, nd == 1 ? "" : "s");
+    return nd ? 1 : 0;
+}
+
 static int retime__main(const ckb_cli_args *a)
 {
     int tries = (int)ckb_cli_int(a, "tries", CKB_GEN_RETIME_TRIES);
@@ -79,18 +110,18 @@ static int retime__main(const ckb_cli_args *a)
     for (int i = 0; i < a->npos; i++) {
         char records[4200];
         snprintf(records, sizeof records, "%s/records.jsonl", a->pos[i]);
-        FILE *f = fopen(records, "r");
-        if (!f) {
-            fprintf(stderr,
-                    "ckbench: %s is not a generation run (no records.jsonl); re-timing a "
-                    "suite's results.json is not supported yet: run `ckbench bench "
-                    "--workloads ID,...` again for the workloads its report marks disturbed\n",
-                    a->pos[i]);
-            rc = rc ? rc : 2;
-            continue;
+        char results[4200];
+        snprintf(results, sizeof results, "%s/results.json", a->pos[i]);
+        int r;
+        if (access(records, F_OK) == 0) {
+            r = retime__run(a->pos[i], tries, quiet);
+        } else if (access(results, F_OK) == 0) {
+            r = retime__suite(a->pos[i], tries);
+        } else {
+            fprintf(stderr, "ckbench: %s is neither a generation run (records.jsonl) nor a "
+                            "suite's results (results.json)\n", a->pos[i]);
+            r = 2;
         }
-        fclose(f);
-        int r = retime__run(a->pos[i], tries, quiet);
         if (r > rc)
             rc = r;
     }
@@ -104,12 +135,13 @@ static const ckb_cli_opt retime__options[] = {
 };
 
 const ckb_cli_cmd ckb_cmd_retime = {
-    .name = "retime", .args = "RUN...", .min_pos = 1, .max_pos = CKB_CLI_MAX_POS,
+    .name = "retime", .args = "RUN|RESULTS...", .min_pos = 1, .max_pos = CKB_CLI_MAX_POS,
     .missing = "needs a RUN folder, e.g. ckbench retime runs/refine-8p",
-    .summary = "measure again the samples of runs whose timing was disturbed",
+    .summary = "measure again the timings of runs or suite results that were disturbed",
     .about = "Each kernel of RUN whose timing was disturbed by other work is evaluated again\n"
              "with the run's protocol; an undisturbed result is appended to records.jsonl\n"
-             "and replaces the old one (latest wins). A suite's results.json is not re-timed\n"
-             "yet. Exit status: 0 every disturbed timing measured, 1 some stayed disturbed.\n",
+             "and replaces the old one (latest wins). For a suite's folder (results.json),\n"
+             "its disturbed entries and timing noise are run again and replaced. Exit status:\n"
+             "0 every disturbed timing measured, 1 some stayed disturbed.\n",
     .opts = retime__options, .nopts = CKB_CLI_NOPTS(retime__options), .run = retime__main,
 };

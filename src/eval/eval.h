@@ -28,7 +28,8 @@ typedef struct {
     int ndefines;
     double timeout_scale;  /* multiplies every wall-clock limit (default 1) */
     double max_timing_s;   /* a slow candidate gets fewer calls to fit this */
-    double max_steal_pct;  /* a timing run in which more of the machine's CPU time
+    double max_steal_pct;  /* ($CKBENCH_MAX_DISTURBED_PCT overrides the default 10)
+                              a timing run in which more of the machine's CPU time
                               than this went to the hypervisor or to other
                               processes is redone (up to 3 runs, the least
                               disturbed kept) */

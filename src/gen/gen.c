@@ -108,7 +108,6 @@ static double gen__expert(ckb_gen_wl *g)
     /* A disturbed timing is not a figure: a few tries, then none. */
     for (int t = 0; !j && t < CKB_GEN_RETIME_TRIES; t++) {
         ckb_eval_opts eo = g->o->eval;
-        ckb_gen_eval_env(&eo);
         ckb_expert_config cfg;
         ckb_expert_config_load(g->w, eo.size, eo.threads, &cfg);
         eo.defines = cfg.defines;

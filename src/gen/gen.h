@@ -97,12 +97,6 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
 /* The most rounds generate spends draining its disturbed timings. */
 enum { CKB_GEN_RETIME_TRIES = 3 };
 
-/* $CKBENCH_MAX_DISTURBED_PCT, when set, replaces eo->max_steal_pct: the
- * share of the machine's CPU time other work may take during a timing run
- * before the run counts as disturbed (a negative value makes every timing
- * disturbed, for tests). */
-void ckb_gen_eval_env(ckb_eval_opts *eo);
-
 /* Sets a record's speedup, timing_disturbed and speedup_disturbed from its
  * evaluation (speedup is null when the timing was disturbed). */
 void ckb_gen_record_speedup(struct json_object *rec, struct json_object *eval);

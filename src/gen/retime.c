@@ -16,15 +16,6 @@
 #include "gen/gen.h"
 #include "gen/sample.h"
 
-void ckb_gen_eval_env(ckb_eval_opts *eo)
-{
-    const char *v = getenv("CKBENCH_MAX_DISTURBED_PCT");
-    char *end;
-    double x = v && *v ? strtod(v, &end) : NAN;
-    if (v && *v && !*end && isfinite(x))
-        eo->max_steal_pct = x;
-}
-
 /* Seconds to wait before round k (1-based) of a drain. */
 static double retime__pause(int round)
 {
@@ -56,7 +47,6 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
     if (ckb_mkdirs(dir) == 0 && ckb_write_file_atomic(path, code, strlen(code)) == 0) {
         ckb_eval_opts eo = *base;
         eo.seed = 0; /* fresh seeds: a new evaluation, not a replay of the old one */
-        ckb_gen_eval_env(&eo);
         if (x) {
             /* Through the run's executor (a Slurm node, for slurm); one name
              * per round, so a round never takes an earlier round's result. */

@@ -180,7 +180,6 @@ static int sample__eval(ckb_gen_wl *g, int index, const char *code, json_object 
         return -1;
     }
     ckb_eval_opts eo = g->o->eval;
-    ckb_gen_eval_env(&eo);
     if (g->o->seed)
         eo.seed = g->o->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(index + 1)) ^
                   ckb_hash64(g->o->seed, (uint64_t)strlen(g->w->id));
