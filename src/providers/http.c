@@ -232,9 +232,17 @@ static int http__post(const http__request *rq, http__response *rs)
                 server_wait = http__retry_after(curl);
         } else {
             rs->code = 0;
-            rs->status = rc == CURLE_OPERATION_TIMEDOUT ? CKB_REPLY_TIMEOUT : CKB_REPLY_TRANSPORT;
-            if (rc == CURLE_OPERATION_TIMEDOUT)
+            /* A time-out before any connection is the endpoint being away
+             * (infrastructure), not a model that is slow to answer. */
+            curl_off_t connected_us = 0;
+            curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connected_us);
+            int slow_model = rc == CURLE_OPERATION_TIMEDOUT && connected_us > 0;
+            rs->status = slow_model ? CKB_REPLY_TIMEOUT : CKB_REPLY_TRANSPORT;
+            if (slow_model)
                 snprintf(rs->error, sizeof rs->error, "no answer within %.3g s (per attempt)",
+                         rq->timeout_s);
+            else if (rc == CURLE_OPERATION_TIMEDOUT)
+                snprintf(rs->error, sizeof rs->error, "no connection within %.3g s (per attempt)",
                          rq->timeout_s);
             else
                 snprintf(rs->error, sizeof rs->error, "%s%s%s", curl_easy_strerror(rc),
