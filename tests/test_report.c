@@ -648,6 +648,27 @@ CKBT_TEST(report_svg_plots_log_axes_and_stacked_bars, "quick")
                     strstr(svg, "two &amp; more") && !strstr(svg, "b<c"),
                 "every string is escaped");
     CKBT_EXPECT(strstr(svg, "<polyline"), "the first series is drawn as a line");
+    /* Labels of points that sit on each other do not overlap. */
+    {
+        double cx[3] = {10, 10, 10}, cy[3] = {10, 10, 10};
+        const char *lab[3] = {"1p", "2p", "4p"};
+        ckb_svg_series same = {.name = "same", .x = cx, .y = cy, .n = 3, .labels = lab,
+                               .style = CKB_SVG_MARKERS};
+        ckb_strbuf lb = {0};
+        ckb_svg_plot(&lb, &f, &same, 1);
+        double ys[3], xs[3];
+        int nl = 0;
+        for (const char *p = lb.data; nl < 3 && (p = strstr(p, "class=\"pt-label\" x=\"")); p++)
+            if (sscanf(p, "class=\"pt-label\" x=\"%lf\" y=\"%lf\"", &xs[nl], &ys[nl]) == 2)
+                nl++;
+        CKBT_EXPECT(nl == 3, "three labels drawn (%d)", nl);
+        for (int a = 0; a < nl; a++)
+            for (int b = a + 1; b < nl; b++)
+                CKBT_EXPECT(fabs(ys[a] - ys[b]) >= 10 || fabs(xs[a] - xs[b]) >= 12,
+                            "labels %d and %d overlap: (%.1f,%.1f) and (%.1f,%.1f)", a, b, xs[a],
+                            ys[a], xs[b], ys[b]);
+        ckb_strbuf_free(&lb);
+    }
     /* Equal steps in log space: 1, 10, 100 are evenly spaced. */
     double cx[3];
     const char *p = svg;

@@ -225,8 +225,52 @@ static void svg__attr(ckb_strbuf *o, const char *name, const char *v)
     ckb_strbuf_printf(o, "\"");
 }
 
+/* Point labels already placed in a plot, so that a new one goes where it
+ * overlaps none (a crowded roofline has many points close together). */
+enum { SVG_MAX_LABELS = 512, SVG_LABEL_H = 11 };
+typedef struct {
+    double x0[SVG_MAX_LABELS], y0[SVG_MAX_LABELS], x1[SVG_MAX_LABELS], y1[SVG_MAX_LABELS];
+    int n;
+} svg__placed;
+
+static int svg__overlaps(const svg__placed *pl, double x0, double y0, double x1, double y1)
+{
+    for (int i = 0; i < pl->n; i++)
+        if (x0 < pl->x1[i] && pl->x0[i] < x1 && y0 < pl->y1[i] && pl->y0[i] < y1)
+            return 1;
+    return 0;
+}
+
+/* Where the label of the point (px, py) goes: beside it on the right, then
+ * below, then on the left, then further up or down, the first free place
+ * (the first candidate when none is). The baseline's x and y are returned. */
+static void svg__place_label(svg__placed *pl, double px, double py, const char *text, double *lx,
+                             double *ly)
+{
+    double w = 6.0 * (double)strlen(text);
+    const double dx[4] = {6, 6, -6 - w, -6 - w}, dy[4] = {-6, 14, -6, 14};
+    int found = 0;
+    for (int step = 0; step < 6 && !found; step++)
+        for (int c = 0; c < 4 && !found; c++) {
+            double shift = (c % 2 ? 1 : -1) * step * SVG_LABEL_H;
+            double x = px + dx[c], y = py + dy[c] + shift;
+            if (!svg__overlaps(pl, x, y - SVG_LABEL_H + 2, x + w, y + 2)) {
+                *lx = x, *ly = y;
+                found = 1;
+            }
+        }
+    if (!found)
+        *lx = px + 6, *ly = py - 6;
+    if (pl->n < SVG_MAX_LABELS) {
+        pl->x0[pl->n] = *lx, pl->y0[pl->n] = *ly - SVG_LABEL_H + 2;
+        pl->x1[pl->n] = *lx + w, pl->y1[pl->n] = *ly + 2;
+        pl->n++;
+    }
+}
+
 void ckb_svg_plot(ckb_strbuf *o, const ckb_svg_frame *f, const ckb_svg_series *s, int ns)
 {
+    svg__placed placed = {.n = 0};
     int w = f->width > 0 ? f->width : 720, h = f->height > 0 ? f->height : 440;
     const char *names[64], *colors[64];
     int lstyle[64], nl = 0;
@@ -292,9 +336,11 @@ void ckb_svg_plot(ckb_strbuf *o, const ckb_svg_frame *f, const ckb_svg_series *s
                               : e->marker % 3 == 1 ? "</rect>"
                                                    : "</path>");
             if (e->labels && e->labels[k]) {
+                double lx, ly;
+                svg__place_label(&placed, px, py, e->labels[k], &lx, &ly);
                 ckb_strbuf_printf(o, "<text class=\"pt-label\" x=\"%.1f\" y=\"%.1f\" "
                                      "font-size=\"10\" fill=\"%s\">",
-                                  px + 6, py - 6, color);
+                                  lx, ly, color);
                 ckb_esc_html(o, e->labels[k]);
                 ckb_strbuf_printf(o, "</text>\n");
             }
