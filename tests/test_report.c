@@ -837,6 +837,15 @@ CKBT_TEST(report_generation_runs_in_markdown, "quick")
             CKBT_EXPECT(strcmp(cells[c + 1], head[i].cells[c]) == 0, "headline %s col %d: '%s' "
                         "(want '%s')", head[i].group, c + 1, cells[c + 1], head[i].cells[c]);
     }
+    /* Each workload's section lists its generated kernels, linked. */
+    {
+        char cells[16][512];
+        int k = md_row(md, "w-8p_GEMM-generated", "best-of-n / model-x", cells);
+        CKBT_EXPECT(k == 4 && strcmp(cells[3], "2.20") == 0 &&
+                        strstr(cells[0], "(#k-best-of-n-model-x-8p_GEMM)"),
+                    "8p's section lists best-of-n's best kernel: %d cells, best '%s', '%s'", k,
+                    k == 4 ? cells[3] : "", k ? cells[0] : "");
+    }
     const char *hl = md ? strstr(md, "## Headline") : NULL;
     const char *mach = md ? strstr(md, "## Machine and settings") : NULL;
     CKBT_EXPECT(hl && mach && hl < mach, "the headline comes before the machine table");

@@ -87,7 +87,7 @@ int ckb_report_write(const char *const *paths, int n, const char *out_dir, char 
     if (scored)
         ckb_report_generation_sections(&doc, &score);
     if (loaded > 0)
-        ckb_report_workload_sections(&doc, suites, loaded);
+        ckb_report_workload_sections(&doc, suites, loaded, scored ? &score : NULL);
     if (scored)
         ckb_report_kernel_sections(&doc, &score);
 

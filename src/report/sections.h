@@ -30,7 +30,8 @@ void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n,
 void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n);
 /* One part per workload (anchor "w-<id>"): its facts, its result in each
  * suite, and the expert's source, collapsed. */
-void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n);
+void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n,
+                                  const ckb_score_set *runs);
 
 /* The roofline of one suite as an <svg> element (malloc'd): the bf16 and
  * f32 compute roofs and the bandwidth roof from the suite's machine profile,

@@ -353,7 +353,40 @@ void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n)
     free(ids);
 }
 
-void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n)
+/* The generation runs' kernels of one workload, in its own section: per
+ * method and model, samples, correct ones and the best, linked to the
+ * kernel's source in the "Best kernels" section. */
+static void sec__generated(ckb_doc *d, const char *anchor, const char *id,
+                           const ckb_score_set *runs)
+{
+    if (!runs || runs->ng == 0)
+        return;
+    char tid[200];
+    snprintf(tid, sizeof tid, "%s-generated", anchor);
+    ckb_table *t = ckb_doc_table(
+        d, tid, "Generated kernels of this workload: per method and model, the samples, the "
+                "correct ones and the best correct speedup (disturbed timings not counted)",
+        4, (const char *const[]){"group:Method / model", "samples#:Samples",
+                                 "correct#:Correct", "best#:Best speedup (x)"});
+    for (int g = 0; g < runs->ng; g++) {
+        const ckb_score_group *grp = &runs->g[g];
+        for (int i = 0; i < grp->nw; i++) {
+            const ckb_score_workload *sw = &grp->w[i];
+            if (!sw->id || strcmp(sw->id, id) != 0)
+                continue;
+            char link[300];
+            ckb_report_kernel_anchor(link, sizeof link, grp, id);
+            int r = ckb_table_row(t, grp->label, sw->best >= 0 ? link : NULL);
+            ckb_table_set(t, r, 0, "%s", grp->label);
+            ckb_table_set(t, r, 1, "%d", sw->samples);
+            ckb_table_set(t, r, 2, "%d", sw->correct);
+            ckb_table_set(t, r, 3, "%s", F(sw->best_speedup, 2));
+        }
+    }
+}
+
+void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n,
+                                  const ckb_score_set *runs)
 {
     ckb_doc_heading(d, 2, "workloads", "Workloads");
     const char **ids;
@@ -423,6 +456,7 @@ void ckb_report_workload_sections(ckb_doc *d, const ckb_report_suite *s, int n)
                      src->source_path ? src->source_path : "(the file in this tree)");
             ckb_doc_code(d, sum, src->source);
         }
+        sec__generated(d, anchor, ids[i], runs);
     }
     free(ids);
 }
