@@ -18,6 +18,7 @@
 #include "core/jsonget.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
+#include "core/utf8.h"
 #include "eval/compile.h"
 #include "eval/eval.h"
 #include "gen/sample.h"
@@ -314,8 +315,8 @@ static int suite__write(const ckb_suite_opts *o, json_object *root)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/results.json", o->out_dir);
-    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
+    /* valid UTF-8 whatever a compiler or kernel message held (core/utf8.h) */
+    const char *text = ckb_json_text(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
         fprintf(stderr, "ckbench: cannot write %s: %s (the previous file is untouched)\n", path,
                 strerror(errno));
@@ -391,6 +392,9 @@ static void suite__table(json_object *root)
         printf("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
                ckb_json_str(noise, "workload"), ratio);
 }
+
+/* Rounds of re-timing a run spends on its disturbed entries before it ends. */
+enum { SUITE_RETIME_ROUNDS = 2 };
 
 static int suite__disturbed(json_object *e)
 {
@@ -615,6 +619,34 @@ int ckb_suite_run(const ckb_suite_opts *o)
         if (suite__write(o, root) != 0) {
             rc = -1;
             break;
+        }
+    }
+    /* A disturbed timing is not a figure: measured again, after a growing
+     * pause, a bounded number of rounds before the run ends (what is still
+     * disturbed then stays marked, for `ckbench retime`). Skipped when
+     * re-timing, which is itself such a round. */
+    for (int round = 1; rc == 0 && !o->retime && !pre && round <= SUITE_RETIME_ROUNDS; round++) {
+        int nd = 0;
+        for (size_t i = 0; i < json_object_array_length(list); i++)
+            nd += suite__disturbed(json_object_array_get_idx(list, i));
+        if (nd == 0)
+            break;
+        const char *pv = getenv("CKBENCH_RETIME_PAUSE_S");
+        double pause = (pv && *pv ? atof(pv) : 5.0) * round;
+        fprintf(stderr, "ckbench: %d workload%s timed while other work disturbed the machine: "
+                        "timing again in %.0f s (round %d of %d)\n",
+                nd, nd == 1 ? " was" : "s were", pause, round, SUITE_RETIME_ROUNDS);
+        if (pause > 0)
+            usleep((useconds_t)(pause * 1e6));
+        for (size_t i = 0; rc == 0 && i < json_object_array_length(list); i++) {
+            json_object *e = json_object_array_get_idx(list, i), *x;
+            const ckb_workload *w = json_object_object_get_ex(e, "workload", &x)
+                                        ? ckb_workload_find(json_object_get_string(x))
+                                        : NULL;
+            if (!w || !suite__disturbed(e))
+                continue;
+            json_object_array_put_idx(list, i, suite__run_one(o, w));
+            rc = suite__write(o, root);
         }
     }
     if (rc == 0) {
