@@ -132,7 +132,7 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     eo.threads = o->threads;
     eo.warmup = o->warmup;
     eo.iters = o->iters;
-    /* the workload's roofs: % of peak, bound and the plausibility check */
+    /* the workload's roofs: % of peak, bound and the beyond_roofline note */
     ckb_roof roof;
     ckb_roof_for_workload(o->machine, w, o->size, &roof);
     eo.peak_gflops = roof.compute_gflops;

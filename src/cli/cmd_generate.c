@@ -372,7 +372,7 @@ static int generate__run(const ckb_cli_args *a)
         goto cleanup;
     /* One roof for every workload of the run (the evaluation options are
      * shared): the bf16 compute roof, and the fastest memory level (a working
-     * set of 0 fits L2), so the plausibility check stays an upper bound for
+     * set of 0 fits L2), so the beyond_roofline note stays an upper bound for
      * any workload. `eval` and `bench` choose the level per working set. */
     ckb_roof roof;
     ckb_roof_make(&m, CKB_PREC_BF16, 0, &roof);

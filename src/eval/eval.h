@@ -34,7 +34,7 @@ typedef struct {
                               processes is redone (up to 3 runs, the least
                               disturbed kept) */
     uint64_t seed;         /* 0: seeds drawn from the OS now; else derived from it */
-    double peak_gflops, bw_gbs; /* the machine's roofs; 0: no plausibility check */
+    double peak_gflops, bw_gbs; /* the workload's roofs; 0: no roofline figures or note */
 } ckb_eval_opts;
 
 void ckb_eval_opts_default(ckb_eval_opts *o);

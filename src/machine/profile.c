@@ -196,7 +196,7 @@ static int profile__units(int threads, double *f32, double *dot, double *amx)
  * thread); 0 when the size is unknown. With many threads an L3 share can be
  * as small as an L2 and the figure then leans towards L2's: too high a roof
  * is safe (a % of peak a little low), too low one is not (the evaluator's
- * plausibility check would call an honest kernel too fast). */
+ * beyond_roofline note would call an honest kernel too fast). */
 static int64_t profile__l2_buffer(const ckb_machine *m) { return m->l2 > 0 ? m->l2 / 2 : 0; }
 
 static int64_t profile__l3_buffer(const ckb_machine *m, int threads)

@@ -1,7 +1,7 @@
 /*
  * roofline.h — the one roofline model (DESIGN §6): every % of peak, roofline
  * time and bound that ckbench shows (eval and bench results, the report's
- * plot, the hardware doc block, the evaluator's plausibility check) comes
+ * plot, the hardware doc block, the evaluator's beyond_roofline note) comes
  * from a ckb_roof made here from the machine profile.
  *
  * Compute roof: the fastest unit the profile measured for the work's
