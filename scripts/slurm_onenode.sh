@@ -128,7 +128,7 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 SlurmctldTimeout=30
 SlurmdTimeout=30
-InactiveLimit=0
+InactiveLimit=10
 KillWait=5
 MinJobAge=30
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN

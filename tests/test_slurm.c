@@ -27,7 +27,9 @@
 static int slurmt_sh(const char *cmd, char *buf, size_t n)
 {
     char full[4096];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    /* Nothing here may hang CI: a command still running after 10 minutes is
+     * ended (and its exit status, 124, fails the check that ran it). */
+    snprintf(full, sizeof full, "timeout 600 %s 2>&1", cmd);
     FILE *p = popen(full, "r");
     if (!p)
         return -1;
