@@ -29,6 +29,16 @@ static pid_t cleanup__owner;
 static pthread_once_t cleanup__once = PTHREAD_ONCE_INIT;
 static const int cleanup__signals[] = {SIGINT, SIGTERM, SIGHUP};
 
+/* One record of getdents64 (linux_dirent64): readdir is not
+ * async-signal-safe, the raw system call is. */
+typedef struct {
+    unsigned long long ino;
+    long long off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+} cleanup__dirent;
+
 /* rm -rf with async-signal-safe calls only (openat, getdents64, unlinkat). */
 static void cleanup__rm_at(int dirfd, const char *name, int depth)
 {
@@ -46,13 +56,7 @@ static void cleanup__rm_at(int dirfd, const char *name, int depth)
         long n;
         while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
             for (long off = 0; off < n;) {
-                struct {
-                    unsigned long long ino;
-                    long long off;
-                    unsigned short reclen;
-                    unsigned char type;
-                    char name[];
-                } *d = (void *)(buf + off);
+                cleanup__dirent *d = (void *)(buf + off);
                 off += d->reclen;
                 if (strcmp(d->name, ".") && strcmp(d->name, "..")) {
                     cleanup__rm_at(fd, d->name, depth + 1);
@@ -76,13 +80,7 @@ static void cleanup__kill_children(void)
     long n;
     while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
         for (long off = 0; off < n;) {
-            struct {
-                unsigned long long ino;
-                long long off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + off);
+            cleanup__dirent *d = (void *)(buf + off);
             off += d->reclen;
             if (d->name[0] < '0' || d->name[0] > '9')
                 continue;
