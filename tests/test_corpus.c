@@ -112,6 +112,8 @@ static const corpus__row corpus__attacks[] = {
     /* The measurement: replies the harness did not send. */
     {"attack_early_done.c", "8p_GEMM", "cheat_detected", "protocol", "correctness", "protocol",
      NULL},
+    /* The experts' shared code is on no candidate's include path. */
+    {"attack_include_expert_kit.c", "8p_GEMM", "compile_error", "other", "compile", "other", NULL},
     /* Ending the process or stalling it. */
     {"attack_raw_exit_group.c", "8p_GEMM", "crash", "exit", "correctness", "exit", NULL},
     {"attack_trap.c", "8p_GEMM", "crash", "SIGILL", "correctness", "SIGILL", NULL},

@@ -148,6 +148,7 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
                     isatty(2) ? "\r\033[K" : "", w->id, cfg.note, w->id);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
+        eo.expert_kit = 1;
     } else {
         eo.mode = CKB_MODE_BASELINE;
     }

@@ -26,6 +26,7 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
     eo.iters = o->iters;
     eo.defines = cfg.defines;
     eo.ndefines = cfg.n;
+    eo.expert_kit = 1;
     ckb_roof roof;
     ckb_roof_for_workload(o->machine, w, o->size, &roof);
     eo.peak_gflops = roof.compute_gflops;

@@ -1,11 +1,24 @@
 /* `ckbench eval WORKLOAD FILE`: one candidate, one JSON object on stdout. */
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "bench/expert.h"
 #include "cli/cli.h"
 #include "core/utf8.h"
 #include "eval/eval.h"
 #include "machine/roofline.h"
+
+/* The workload's own expert.c (by real path) may use expert-kit/; any other
+ * file is a candidate and compiles without it. */
+static int eval__is_the_expert(const ckb_workload *w, const char *file)
+{
+    char expert[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+    return ckb_expert_path(w, expert, sizeof expert) && realpath(expert, a) &&
+           realpath(file, b) && strcmp(a, b) == 0;
+}
 
 static int eval__run(const ckb_cli_args *a)
 {
@@ -33,6 +46,7 @@ static int eval__run(const ckb_cli_args *a)
     eo.timeout_scale = ckb_cli_num(a, "timeout-scale", 1.0);
     eo.defines = defines;
     eo.ndefines = ndefines;
+    eo.expert_kit = eval__is_the_expert(w, a->pos[1]);
     /* the workload's roofs (machine/roofline.h): % of peak, bound and the
      * roofline note all divide by these */
     ckb_roof roof;

@@ -76,15 +76,17 @@ static const char *compile__classify(const char *msg)
 }
 
 int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, const char *workdir,
-                          const char *const *defines, int ndefines, ckb_compile_result *out)
+                          const char *const *defines, int ndefines, int expert_kit,
+                          ckb_compile_result *out)
 {
     memset(out, 0, sizeof *out);
     if (ndefines > COMPILE_MAX_DEFINES)
         return -1;
-    char dims_path[PATH_MAX], inc[PATH_MAX + 8];
+    char dims_path[PATH_MAX], inc[PATH_MAX + 8], kit[PATH_MAX + 16];
     snprintf(dims_path, sizeof dims_path, "%s/dims.h", workdir);
     snprintf(out->so_path, sizeof out->so_path, "%s/candidate.so", workdir);
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+    snprintf(kit, sizeof kit, "-I%s/expert-kit", ckb_home());
     char *header = ckb_workload_candidate_header(w, s);
     int rc = ckb_write_file_atomic(dims_path, header, strlen(header));
     free(header);
@@ -111,6 +113,8 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     argv[n++] = "-Wl,--no-undefined";
     argv[n++] = "-Wl,-z,now";
     argv[n++] = inc;
+    if (expert_kit)
+        argv[n++] = kit;
     argv[n++] = "-include";
     argv[n++] = dims_path;
     for (int i = 0; i < ndefines; i++) {

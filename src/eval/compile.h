@@ -21,10 +21,12 @@ typedef struct {
 
 /* Compiles src for workload w at size s inside workdir (which must exist):
  * writes workdir/dims.h and workdir/candidate.so. defines are extra
- * "NAME=VALUE" macros (an expert's tunables), may be NULL. Returns 0 when the
+ * "NAME=VALUE" macros (an expert's tunables), may be NULL. expert_kit = 1 puts
+ * expert-kit/ on the include path (experts only). Returns 0 when the
  * compiler ran (see out->ok), -1 when it could not be started. */
 int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, const char *workdir,
-                          const char *const *defines, int ndefines, ckb_compile_result *out);
+                          const char *const *defines, int ndefines, int expert_kit,
+                          ckb_compile_result *out);
 void ckb_compile_result_free(ckb_compile_result *r);
 
 /* The compiler command ckbench uses ($CKBENCH_CC or cc) and its version line. */

@@ -732,7 +732,8 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
                        strerror(errno));
             goto done;
         }
-        if (ckb_compile_candidate(w, o->size, src, c.workdir, o->defines, o->ndefines, &cr) !=
+        if (ckb_compile_candidate(w, o->size, src, c.workdir, o->defines, o->ndefines,
+                                  o->expert_kit, &cr) !=
             0) {
             eval__fail(&c, CKB_ST_HARNESS_ERROR, "compiler", "cannot run the compiler %s",
                        ckb_compiler());

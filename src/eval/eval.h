@@ -26,6 +26,9 @@ typedef struct {
     const char *workdir;   /* NULL: a fresh temporary folder, removed after */
     const char *const *defines; /* extra NAME=VALUE macros for the compile */
     int ndefines;
+    int expert_kit;        /* 1: the file is the workload's expert, whose compile may
+                              include expert-kit/ (never a candidate's: the kit is
+                              the experts' shared code, not the models') */
     double timeout_scale;  /* multiplies every wall-clock limit (default 1) */
     double max_timing_s;   /* a slow candidate gets fewer calls to fit this */
     double max_steal_pct;  /* ($CKBENCH_MAX_DISTURBED_PCT overrides the default 10)

@@ -45,6 +45,7 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
     for (int i = 0; i < eo->ndefines; i++)
         json_object_array_add(defs, json_object_new_string(eo->defines[i]));
     json_object_object_add(j, "defines", defs);
+    json_object_object_add(j, "expert_kit", json_object_new_int(eo->expert_kit));
     json_object_object_add(j, "timeout_scale", json_object_new_double(eo->timeout_scale));
     json_object_object_add(j, "max_timing_s", json_object_new_double(eo->max_timing_s));
     json_object_object_add(j, "max_steal_pct", json_object_new_double(eo->max_steal_pct));
@@ -169,6 +170,7 @@ int ckb_exec_node_main(int argc, char **argv)
         for (size_t i = 0; i < json_object_array_length(defs) && eo.ndefines < 16; i++)
             defines[eo.ndefines++] = json_object_get_string(json_object_array_get_idx(defs, i));
     eo.defines = defines;
+    eo.expert_kit = (int)ckb_json_long(j, "expert_kit");
     const char *node = getenv("SLURMD_NODENAME");
     gethostname(host, sizeof host - 1);
     if (!node || !*node)
