@@ -39,15 +39,22 @@ void ckb_expert_host(char *buf, size_t n)
     snprintf(buf, n, "%s | %s", m.cpu, m.isa_level);
 }
 
-/* "<size>/<threads>t", the key of tuned.json before host keys. */
-static void expert__base_key(ckb_size s, int threads, char *buf, size_t n)
+/* "<size>/<threads>t", the key of tuned.json before host keys; the host
+ * size is named with its scale value ("host(B=512)"), since another search
+ * may choose another. */
+static void expert__base_key(const ckb_workload *w, ckb_size s, int threads, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%dt", ckb_size_name(s), threads);
+    char label[96];
+    ckb_size_label(w, s, label, sizeof label);
+    snprintf(buf, n, "%s/%dt", label, threads);
 }
 
-static void expert__key(ckb_size s, int threads, const char *host, char *buf, size_t n)
+static void expert__key(const ckb_workload *w, ckb_size s, int threads, const char *host,
+                        char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%dt @ %s", ckb_size_name(s), threads, host);
+    char label[96];
+    ckb_size_label(w, s, label, sizeof label);
+    snprintf(buf, n, "%s/%dt @ %s", label, threads, host);
 }
 
 /* The hosts tuned.json has for this size and budget, for the note. */
@@ -76,9 +83,9 @@ void ckb_expert_config_read(const char *path, const char *host, const ckb_worklo
     int64_t values[CKB_MAX_PARAMS];
     for (int i = 0; i < w->nparams; i++)
         values[i] = w->params[i].fallback;
-    char key[512], base[64], others[160];
-    expert__key(s, threads, host, key, sizeof key);
-    expert__base_key(s, threads, base, sizeof base);
+    char key[512], base[128], others[160];
+    expert__key(w, s, threads, host, key, sizeof key);
+    expert__base_key(w, s, threads, base, sizeof base);
     int tuned = 0, missing = 0;
     json_object *root = json_object_from_file(path), *entry, *params, *v;
     if (root && json_object_is_type(root, json_type_object) &&
@@ -132,7 +139,7 @@ int ckb_expert_config_write(const char *path, const char *host, const ckb_worklo
                             const ckb_tune_outcome *out)
 {
     char key[512], when[32];
-    expert__key(s, threads, host, key, sizeof key);
+    expert__key(w, s, threads, host, key, sizeof key);
     json_object *root = json_object_from_file(path);
     if (!root || !json_object_is_type(root, json_type_object)) {
         json_object_put(root);
@@ -146,7 +153,9 @@ int ckb_expert_config_write(const char *path, const char *host, const ckb_worklo
     json_object_object_add(entry, "cpu", bar ? json_object_new_string_len(host, (int)(bar - host))
                                               : json_object_new_string(host));
     json_object_object_add(entry, "isa_level", json_object_new_string(bar ? bar + 3 : "?"));
-    json_object_object_add(entry, "size", json_object_new_string(ckb_size_name(s)));
+    char label[96];
+    ckb_size_label(w, s, label, sizeof label);
+    json_object_object_add(entry, "size", json_object_new_string(label));
     json_object_object_add(entry, "threads", json_object_new_int(threads));
     json_object_object_add(entry, "params", params);
     json_object_object_add(entry, "median_ms", json_object_new_double(out->best_ms));

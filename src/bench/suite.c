@@ -50,21 +50,25 @@ static json_object *suite__variant(const char *status, const ckb_stats *s, doubl
 static json_object *suite__dims(const ckb_workload *w, ckb_size s)
 {
     json_object *d = json_object_new_object();
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, s, dims);
     for (int i = 0; i < w->ndims; i++)
-        json_object_object_add(d, w->dims[i].name, json_object_new_int64(w->dims[i].value[s]));
+        json_object_object_add(d, w->dims[i].name, json_object_new_int64(dims[i]));
     return d;
 }
 
 static void suite__shape(const ckb_workload *w, ckb_size s, char *buf, size_t n)
 {
     const ckb_tensor *t = NULL;
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, s, dims);
     for (int i = 0; i < w->ntensors && !t; i++)
         if (w->tensors[i].role == CKB_OUT)
             t = &w->tensors[i];
     size_t used = (size_t)snprintf(buf, n, "[");
     for (int k = 0; t && k < t->rank && used < n; k++)
         used += (size_t)snprintf(buf + used, n - used, "%s%lld", k ? " " : "",
-                                 (long long)w->dims[t->shape[k]].value[s]);
+                                 (long long)dims[t->shape[k]]);
     if (used < n)
         snprintf(buf + used, n - used, "]");
 }
@@ -681,6 +685,40 @@ int ckb_suite_run(const ckb_suite_opts *o)
     return rc;
 }
 
+/* A host-size entry's scale value as it ran, so that a resumed or re-timed
+ * run measures what the first one did; 1 when it was taken. */
+static int suite__adopt_dims(const ckb_workload *w, json_object *e)
+{
+    json_object *dims, *v;
+    int d = ckb_workload_scale_dim(w);
+    return d >= 0 && json_object_object_get_ex(e, "dims", &dims) &&
+           json_object_object_get_ex(dims, w->dims[d].name, &v) &&
+           ckb_workload_set_host_scale(w, json_object_get_int64(v)) == 0;
+}
+
+int ckb_suite_adopt_host_dims(const char *dir, const ckb_workload **adopted, int max)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    json_object *root = json_object_from_file(path), *meta, *list, *x;
+    int n = 0;
+    if (root && json_object_object_get_ex(root, "metadata", &meta) &&
+        json_object_object_get_ex(meta, "size", &x) &&
+        strcmp(json_object_get_string(x), ckb_size_name(CKB_SIZE_HOST)) == 0 &&
+        json_object_object_get_ex(root, "workloads", &list) &&
+        json_object_is_type(list, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(list) && n < max; i++) {
+            json_object *e = json_object_array_get_idx(list, i);
+            const ckb_workload *w = json_object_object_get_ex(e, "workload", &x)
+                                        ? ckb_workload_find(json_object_get_string(x))
+                                        : NULL;
+            if (w && suite__adopt_dims(w, e))
+                adopted[n++] = w;
+        }
+    json_object_put(root);
+    return n;
+}
+
 int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed)
 {
     char path[1024];
@@ -714,6 +752,8 @@ int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed)
                                     : NULL;
         if (!w)
             continue;
+        if (o->size == CKB_SIZE_HOST)
+            suite__adopt_dims(w, e);
         o->list[o->n++] = w;
         o->use_expert |= json_object_object_get_ex(e, "expert", &x);
         *ndisturbed += suite__disturbed(e);

@@ -47,6 +47,11 @@ int ckb_suite_run(const ckb_suite_opts *o);
  * gets how many entries (and the noise measurement) were disturbed. 0, or
  * -1 after saying on stderr why the file cannot be read. */
 int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed);
+/* For a run at size host: the scale value each entry of dir/results.json
+ * ran with becomes this process's (a resumed run keeps the dims it began
+ * with); the workloads taken go to adopted[] (at most max). Returns how
+ * many; 0 when dir holds no host-size results. */
+int ckb_suite_adopt_host_dims(const char *dir, const ckb_workload **adopted, int max);
 /* The refusals of ckb_suite_run alone (o->machine is not read), so that a
  * command refuses before it measures anything: 0 or -2 after saying why. */
 int ckb_suite_check(const ckb_suite_opts *o);

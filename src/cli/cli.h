@@ -24,7 +24,7 @@ typedef enum {
     CKB_CLI_INT,  /* an integer in lo..hi */
     CKB_CLI_NUM,  /* a number in lo..hi */
     CKB_CLI_STR,  /* any text */
-    CKB_CLI_SIZE, /* small, default or paper */
+    CKB_CLI_SIZE, /* small, default, paper or host */
     CKB_CLI_U64,  /* an unsigned 64-bit integer (decimal or 0x); lo > 0: not 0 */
     CKB_CLI_KV,   /* NAME=VALUE */
 } ckb_cli_type;
@@ -110,12 +110,19 @@ void ckb_cli_common_get(const ckb_cli_args *a, ckb_cli_common *o);
 
 /* The machine profile for threads (measured once, then cached). */
 int ckb_cli_machine(int threads, const char *path, ckb_machine *m);
+/* At size host: makes the host size of the n workloads this host's
+ * (machine/sizes.h: the stored choice, else a search now). 0, or -1 after
+ * saying why. Other sizes: 0, nothing done. */
+int ckb_cli_host_sizes(ckb_size s, const ckb_machine *m, int threads,
+                       const ckb_workload *const *ws, int n);
 /* The workload named, or NULL after printing what exists. */
 const ckb_workload *ckb_cli_workload(const char *name);
 
 /* Options several commands share, so their help reads the same everywhere. */
-#define CKB_CLI_OPT_SIZE \
-    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0, "small, default or paper (default: default)", NULL}
+#define CKB_CLI_OPT_SIZE                                                                     \
+    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,                                                  \
+     "small, default, paper, or host: default with the scale dim `ckbench size` chose here " \
+     "(default: default)", NULL}
 #define CKB_CLI_OPT_THREADS \
     {"threads", 0, CKB_CLI_INT, "N", 1, 1024, 0, "the thread budget (default: every core)", NULL}
 #define CKB_CLI_OPT_WARMUP \
@@ -145,6 +152,6 @@ int ckb_cli_executor(const ckb_cli_args *a, ckb_exec_config *c);
 /* The commands (one file each). */
 extern const ckb_cli_cmd ckb_cmd_list, ckb_cmd_describe, ckb_cmd_machine, ckb_cmd_eval,
     ckb_cmd_bench, ckb_cmd_tune, ckb_cmd_report, ckb_cmd_score, ckb_cmd_generate, ckb_cmd_prompt,
-    ckb_cmd_retime, ckb_cmd_plan;
+    ckb_cmd_retime, ckb_cmd_plan, ckb_cmd_size;
 
 #endif /* CKB_CLI_H */

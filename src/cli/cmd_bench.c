@@ -12,7 +12,8 @@ static int bench__run(const ckb_cli_args *a)
     ckb_cli_common o;
     ckb_cli_common_get(a, &o);
     ckb_suite_opts so = {0};
-    so.size = o.size;
+    /* bench times at this host's sizes unless told otherwise (DESIGN §6) */
+    so.size = ckb_cli_given(a, "size") ? o.size : CKB_SIZE_HOST;
     so.threads = o.threads;
     so.out_dir = ckb_cli_str(a, "out", "results");
     so.use_expert = !ckb_cli_given(a, "no-expert");
@@ -52,6 +53,23 @@ static int bench__run(const ckb_cli_args *a)
         ckb_exec_close(exec);
         return 1;
     }
+    if (so.size == CKB_SIZE_HOST) {
+        /* a resumed run keeps the dims its entries ran with; the others get
+         * this host's choice */
+        const ckb_workload *adopted[128], *rest[128];
+        int na = so.resume ? ckb_suite_adopt_host_dims(so.out_dir, adopted, 128) : 0, nr = 0;
+        for (int i = 0; i < so.n; i++) {
+            int taken = 0;
+            for (int k = 0; k < na; k++)
+                taken |= adopted[k] == so.list[i];
+            if (!taken)
+                rest[nr++] = so.list[i];
+        }
+        if (ckb_cli_host_sizes(so.size, &m, o.threads, rest, nr) != 0) {
+            ckb_exec_close(exec);
+            return 1;
+        }
+    }
     so.machine = &m;
     so.exec = exec;
     int rc = ckb_suite_run(&so);
@@ -60,7 +78,9 @@ static int bench__run(const ckb_cli_args *a)
 }
 
 static const ckb_cli_opt bench__opts[] = {
-    CKB_CLI_OPT_SIZE,
+    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,
+     "small, default, paper, or host: default with the scale dim `ckbench size` chose here, "
+     "searched first when missing (default: host)", NULL},
     {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads to run (default: all)", NULL},
     CKB_CLI_OPT_THREADS,
     {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0,

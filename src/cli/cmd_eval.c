@@ -32,7 +32,8 @@ static int eval__run(const ckb_cli_args *a)
     for (int i = 0; i < ndefines; i++)
         defines[i] = ckb_cli_at(a, "define", i);
     ckb_machine m;
-    if (ckb_cli_machine(o.threads, o.machine, &m) != 0)
+    if (ckb_cli_machine(o.threads, o.machine, &m) != 0 ||
+        ckb_cli_host_sizes(o.size, &m, o.threads, &w, 1) != 0)
         return 1;
     ckb_eval_opts eo;
     ckb_eval_opts_default(&eo);

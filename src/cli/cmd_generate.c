@@ -368,7 +368,8 @@ static int generate__run(const ckb_cli_args *a)
         goto cleanup;
     }
     ckb_machine m;
-    if (ckb_cli_machine(o.g.eval.threads, o.machine, &m) != 0)
+    if (ckb_cli_machine(o.g.eval.threads, o.machine, &m) != 0 ||
+        ckb_cli_host_sizes(o.g.eval.size, &m, o.g.eval.threads, wl, nwl) != 0)
         goto cleanup;
     /* One roof for every workload of the run (the evaluation options are
      * shared): the bf16 compute roof, and the fastest memory level (a working

@@ -1,4 +1,5 @@
 /* `ckbench list` and `ckbench describe`: the suite as the registry has it. */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -58,13 +59,28 @@ static int describe__run(const ckb_cli_args *a)
     const ckb_workload *w = ckb_cli_workload(a->pos[0]);
     if (!w)
         return 2;
+    int threads = omp_get_num_procs();
+    ckb_machine m;
+    if (size == CKB_SIZE_HOST && (ckb_cli_machine(threads, NULL, &m) != 0 ||
+                                  ckb_cli_host_sizes(size, &m, threads, &w, 1) != 0))
+        return 1;
     printf("%s — %s\n  model: %s   operator: %s   tags: %s\n\n", w->id, w->summary, w->model,
            w->op, w->tags);
-    printf("  %-10s %12s %12s %12s\n", "dim", "small", "default", "paper");
-    for (int i = 0; i < w->ndims; i++)
-        printf("  %-10s %12lld %12lld %12lld\n", w->dims[i].name,
+    /* the host column: "=" where host keeps the default, the value chosen
+     * here with --size host, "scaled" (by `ckbench size`) otherwise */
+    printf("  %-10s %12s %12s %12s %12s\n", "dim", "small", "default", "paper", "host");
+    int64_t host[CKB_MAX_DIMS];
+    ckb_workload_dims(w, CKB_SIZE_HOST, host);
+    for (int i = 0; i < w->ndims; i++) {
+        char hv[24] = "=";
+        if (ckb_workload_scale_dim(w) == i && size == CKB_SIZE_HOST)
+            snprintf(hv, sizeof hv, "%lld", (long long)host[i]);
+        else if (ckb_workload_scale_dim(w) == i)
+            snprintf(hv, sizeof hv, "scaled");
+        printf("  %-10s %12lld %12lld %12lld %12s\n", w->dims[i].name,
                (long long)w->dims[i].value[0], (long long)w->dims[i].value[1],
-               (long long)w->dims[i].value[2]);
+               (long long)w->dims[i].value[2], hv);
+    }
     for (int i = 0; i < w->nconsts; i++)
         printf("  const %s = %g\n", w->consts[i].name, w->consts[i].value);
     printf("\n  tolerance: atol %g, rtol %g%s%s\n", ckb_workload_atol(w), ckb_workload_rtol(w),

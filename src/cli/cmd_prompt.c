@@ -81,6 +81,10 @@ static int prompt__run(const ckb_cli_args *a)
         return 2;
     if (feedback)
         return prompt__feedback(w, feedback, threads);
+    ckb_machine hm;
+    if (size == CKB_SIZE_HOST && (ckb_cli_machine(threads, NULL, &hm) != 0 ||
+                                  ckb_cli_host_sizes(size, &hm, threads, &w, 1) != 0))
+        return 1;
     ckb_gen_task t;
     char err[512];
     if (ckb_gen_task_load(w, size, threads, docs || ckb_gen_method_uses_docs(m), target, &t, err,

@@ -1,6 +1,7 @@
 /* `ckbench tune WORKLOAD`: grid search of the expert's parameters. */
 #include <stdio.h>
 
+#include "bench/expert.h"
 #include "bench/tune.h"
 #include "cli/cli.h"
 
@@ -8,16 +9,34 @@ static int tune__run(const ckb_cli_args *a)
 {
     ckb_cli_common o;
     ckb_cli_common_get(a, &o);
-    const ckb_workload *w = ckb_cli_workload(a->pos[0]);
-    if (!w)
+    int all = ckb_cli_given(a, "all") > 0;
+    if (all == (a->npos > 0))
+        return ckb_cli_usage_error(a, "give one WORKLOAD or --all");
+    /* --all: every workload with an expert, in suite order */
+    const ckb_workload *ws[128];
+    int n = 0;
+    char path[1024];
+    for (int i = 0; all && i < ckb_workload_count() && n < 128; i++)
+        if (ckb_expert_path(ckb_workload_at(i), path, sizeof path))
+            ws[n++] = ckb_workload_at(i);
+    if (!all && !(ws[n++] = ckb_cli_workload(a->pos[0])))
         return 2;
     ckb_machine m;
-    if (ckb_cli_machine(o.threads, o.machine, &m) != 0)
+    if (ckb_cli_machine(o.threads, o.machine, &m) != 0 ||
+        ckb_cli_host_sizes(o.size, &m, o.threads, ws, n) != 0)
         return 1;
     ckb_tune_opts to = {.size = o.size, .threads = o.threads, .warmup = o.warmup,
                         .iters = o.iters, .dry_run = ckb_cli_given(a, "dry-run") > 0,
                         .machine = &m};
-    return ckb_tune_run(w, &to) == 0 ? 0 : 1;
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        if (all)
+            printf("== %s (%d of %d)\n", ws[i]->id, i + 1, n);
+        failed += ckb_tune_run(ws[i], &to) != 0;
+    }
+    if (all && failed)
+        fprintf(stderr, "ckbench: tune --all: %d of %d experts could not be tuned\n", failed, n);
+    return failed ? 1 : 0;
 }
 
 static const ckb_cli_opt tune__opts[] = {
@@ -26,12 +45,13 @@ static const ckb_cli_opt tune__opts[] = {
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
     {"dry-run", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "list the grid without timing anything", NULL},
+    {"all", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
+     "tune every workload that has an expert, one after another, instead of one WORKLOAD", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 
 const ckb_cli_cmd ckb_cmd_tune = {
-    .name = "tune", .args = "WORKLOAD", .min_pos = 1, .max_pos = 1,
-    .missing = "needs a WORKLOAD, e.g. ckbench tune 8p",
+    .name = "tune", .args = "[WORKLOAD]", .min_pos = 0, .max_pos = 1,
     .summary = "grid-search the expert's parameters, store the best in workloads/<id>/tuned.json",
     .about = "Only correct configurations compete, ranked by their speedup over the baseline\n"
              "timed beside them.\n",

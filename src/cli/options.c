@@ -167,7 +167,7 @@ static int options__check(const ckb_cli_args *a, const ckb_cli_opt *o, const cha
     case CKB_CLI_SIZE: {
         ckb_size s;
         if (ckb_size_parse(v, &s) != 0) {
-            ckb_cli_usage_error(a, "--%s is small, default or paper (got '%s')", o->name, v);
+            ckb_cli_usage_error(a, "--%s is small, default, paper or host (got '%s')", o->name, v);
             return -1;
         }
         return 0;

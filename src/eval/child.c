@@ -251,8 +251,15 @@ int ckb_child_main(int argc, char **argv)
         return 2;
     ckb_size size;
     s.w = ckb_workload_find(argv[2]);
-    if (s.h->magic != CKB_PROTO_MAGIC || !s.w || ckb_size_parse(argv[3], &size) != 0)
+    if (s.h->magic != CKB_PROTO_MAGIC || !s.w)
         return 2;
+    if (strncmp(argv[3], "host=", 5) == 0) {
+        size = CKB_SIZE_HOST;
+        if (ckb_workload_set_host_scale(s.w, strtoll(argv[3] + 5, NULL, 10)) != 0)
+            return 2;
+    } else if (ckb_size_parse(argv[3], &size) != 0) {
+        return 2;
+    }
     ckb_workload_dims(s.w, size, s.dims);
     omp_set_num_threads(s.h->threads);
     if (child__map_tensors(&s) != 0)

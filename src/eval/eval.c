@@ -352,15 +352,20 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
         .cpu_s = (600.0 + 20.0 * c->o->max_timing_s) * c->o->timeout_scale * c->o->threads,
         .threads = c->o->threads,
     };
-    char why[256];
+    char why[256], size[64];
+    /* the sandbox cannot read this host's sizes file: the host size's scale
+     * value travels on its command line */
+    if (c->o->size == CKB_SIZE_HOST && ckb_workload_scale_dim(c->w) >= 0)
+        snprintf(size, sizeof size, "host=%lld", (long long)ckb_workload_host_scale(c->w));
+    else
+        snprintf(size, sizeof size, "%s", ckb_size_name(c->o->size));
     if (eval__map_out(c, p, runs_candidate) != 0) {
         eval__fail(c, CKB_ST_HARNESS_ERROR, "memory", "cannot map the output buffers: %s",
                    strerror(errno));
         return -1;
     }
     if (ckb_sandbox_start(&p->sb, c->in_fd, p->out_fd, runs_candidate ? c->root_fd : -1,
-                          c->w->id, ckb_size_name(c->o->size),
-                          runs_candidate ? "candidate.so" : NULL, &lim, why, sizeof why) != 0) {
+                          c->w->id, size, runs_candidate ? "candidate.so" : NULL, &lim, why, sizeof why) != 0) {
         eval__fail(c, CKB_ST_HARNESS_ERROR, "spawn", "cannot start the sandbox: %s", why);
         return -1;
     }

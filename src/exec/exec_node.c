@@ -37,6 +37,10 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
     json_object_object_add(j, "workload", json_object_new_string(job->w->id));
     json_object_object_add(j, "src", job->src ? json_object_new_string(job->src) : NULL);
     json_object_object_add(j, "size", json_object_new_string(ckb_size_name(eo->size)));
+    /* the node runs the driver's host size, not one of its own */
+    if (eo->size == CKB_SIZE_HOST)
+        json_object_object_add(j, "host_scale",
+                               json_object_new_int64(ckb_workload_host_scale(job->w)));
     json_object_object_add(j, "threads", json_object_new_int(eo->threads));
     json_object_object_add(j, "nseeds", json_object_new_int(eo->nseeds));
     json_object_object_add(j, "warmup", json_object_new_int(eo->warmup));
@@ -154,6 +158,12 @@ int ckb_exec_node_main(int argc, char **argv)
     const char *defines[16];
     if (!w || ckb_size_parse(ckb_json_str(j, "size") ? ckb_json_str(j, "size") : "", &eo.size)) {
         fprintf(stderr, "ckbench __exec: %s: not a job file of this ckbench\n", jobfile);
+        json_object_put(j);
+        return 2;
+    }
+    if (eo.size == CKB_SIZE_HOST && ckb_workload_scale_dim(w) >= 0 &&
+        ckb_workload_set_host_scale(w, ckb_json_long(j, "host_scale")) != 0) {
+        fprintf(stderr, "ckbench __exec: %s: no valid host_scale for %s\n", jobfile, w->id);
         json_object_put(j);
         return 2;
     }

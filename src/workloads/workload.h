@@ -27,7 +27,16 @@
 
 typedef enum { CKB_BF16, CKB_F32, CKB_I32 } ckb_dtype;
 typedef enum { CKB_IN, CKB_OUT } ckb_role;
-typedef enum { CKB_SIZE_SMALL, CKB_SIZE_DEFAULT, CKB_SIZE_PAPER, CKB_SIZE_COUNT } ckb_size;
+/* small, default and paper are declared by each workload (CKB_SIZE_COUNT of
+ * them); host is default with the scale dim at the value `ckbench size`
+ * chose on this host (machine/sizes.h), or default where none was chosen. */
+typedef enum {
+    CKB_SIZE_SMALL,
+    CKB_SIZE_DEFAULT,
+    CKB_SIZE_PAPER,
+    CKB_SIZE_COUNT,
+    CKB_SIZE_HOST = CKB_SIZE_COUNT
+} ckb_size;
 
 /* A named dimension; its value for each size (small, default, paper). */
 typedef struct {
@@ -111,6 +120,12 @@ typedef struct ckb_workload {
      * no bit of the answer. */
     int wide_range;
 
+    /* The dim `ckbench size` scales for this host (DESIGN §6): a batch-like
+     * dim the work is linear in and no other dim or input invariant depends
+     * on, so any multiple of its small value keeps the workload valid.
+     * NULL: the workload keeps its default dims on every host. */
+    const char *scale_dim;
+
     /* The expert's tunable macros; nparams == 0 and no expert.c if none. */
     int nparams;
     ckb_param params[CKB_MAX_PARAMS];
@@ -133,6 +148,17 @@ size_t ckb_dtype_size(ckb_dtype t);
 
 /* Fills dims[] with the values of size s. */
 void ckb_workload_dims(const ckb_workload *w, ckb_size s, int64_t *dims);
+/* The index of w's scale dim, or -1 when it has none. */
+int ckb_workload_scale_dim(const ckb_workload *w);
+/* The scale dim's value at size host: the one set here for this process
+ * (by the sizes `ckbench size` chose, or those a results file recorded),
+ * else its default value. set returns -1 (nothing changed) for a value that
+ * is not a positive multiple of the small value, or a workload without a
+ * scale dim. */
+int ckb_workload_set_host_scale(const ckb_workload *w, int64_t value);
+int64_t ckb_workload_host_scale(const ckb_workload *w);
+/* What names a size of w exactly: "default", or "host(B=512)". */
+void ckb_size_label(const ckb_workload *w, ckb_size s, char *buf, size_t n);
 int64_t ckb_tensor_numel(const ckb_tensor *t, const int64_t *dims);
 size_t ckb_tensor_bytes(const ckb_tensor *t, const int64_t *dims);
 double ckb_workload_atol(const ckb_workload *w);

@@ -266,6 +266,7 @@ const ckb_workload ckb_wl_10p_Sparse_MoE = {
                "softmax(top-K router logits) * (silu(x @ gate) * (x @ up)) @ down; bf16 in, "
                "f32 out",
     .ndims = 6,
+    .scale_dim = "S",
     .dims = {{"B", {1, 1, 2}},
              {"S", {128, 1024, 4096}},
              {"E", {128, 1024, 4096}},

@@ -159,6 +159,7 @@ const ckb_workload ckb_wl_11p_Megablox_GMM = {
     .summary = "out[rows of group g] = lhs[rows of g] @ rhs[g], rows sorted into G uneven "
                "groups (int32 group_sizes, each <= CAP), bf16 in/out, f32 accumulate",
     .ndims = 5,
+    .scale_dim = "N",
     .dims = {{"M", {256, 4096, 32768}},
              {"K", {128, 4096, 4096}},
              {"N", {128, 1536, 1536}},

@@ -89,6 +89,7 @@ const ckb_workload ckb_wl_12p_RMSNorm = {
     .tags = "norm",
     .summary = "out = bf16(x * rsqrt(mean(x^2) + EPS)) * scale per row, f32 statistics, bf16 out",
     .ndims = 3,
+    .scale_dim = "S",
     .dims = {{"B", {2, 8, 8}}, {"S", {64, 2048, 4096}}, {"D", {1024, 8192, 8192}}},
     .nconsts = 1,
     .consts = {{"EPS", RMSNORM_EPS}},

@@ -153,6 +153,7 @@ const ckb_workload ckb_wl_13p_Cross_Entropy = {
     .summary = "losses[b] = logsumexp(hidden[b] @ weight) - (hidden[b] @ weight)[labels[b]], "
                "loss = mean(losses); bf16 in, f32 logits and out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {64, 1024, 8192}}, {"H", {128, 2048, 4096}}, {"V", {1000, 32000, 128256}}},
     .ntensors = 5,
     .tensors = {{"hidden", CKB_BF16, CKB_IN, 2, {B, H}},

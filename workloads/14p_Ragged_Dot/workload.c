@@ -165,6 +165,7 @@ const ckb_workload ckb_wl_14p_Ragged_Dot = {
                "into G uneven groups (int32 group_sizes, each <= CAP), bf16 in/out, f32 "
                "accumulate",
     .ndims = 5,
+    .scale_dim = "N",
     .dims = {{"M", {256, 2048, 8192}},
              {"K", {128, 2048, 4096}},
              {"N", {256, 7168, 14336}},

@@ -152,6 +152,7 @@ const ckb_workload ckb_wl_15p_RetNet_Retention = {
     .summary = "out = bf16((q @ k^T * gamma_h^(i-j), causal) / max(L1 row sum, 1)) @ v per "
                "batch and head, gamma_h = 1 - 2^(-5-h), f32 scores, bf16 P",
     .ndims = 4,
+    .scale_dim = "H",
     .dims = {{"B", {1, 1, 4}}, {"H", {4, 16, 16}}, {"S", {128, 2048, 4096}}, {"D", {256, 256, 256}}},
     .ntensors = 4,
     .tensors = {{"q", CKB_BF16, CKB_IN, 4, {B, H, S, D}},

@@ -163,6 +163,7 @@ const ckb_workload ckb_wl_16p_Mamba2_SSD = {
     .summary = "out = bf16((q @ k^T * exp(cs_i - cs_j), causal) / max(|row sum|, 1)) @ v, "
                "cs = cumsum(log(sigmoid(A_log) + 1e-8)), f32 scores, bf16 P",
     .ndims = 4,
+    .scale_dim = "H",
     .dims = {{"B", {1, 1, 4}}, {"H", {4, 32, 64}}, {"S", {256, 2048, 4096}}, {"D", {64, 64, 64}}},
     .ntensors = 5,
     .tensors = {{"q", CKB_BF16, CKB_IN, 4, {B, H, S, D}},

@@ -252,6 +252,7 @@ const ckb_workload ckb_wl_17p_Triangle_Multiplication = {
                "r[i,j,c] = sum_k left[i,k,c] right[j,k,c], centre RMS norm, gated output "
                "projection; bf16 tensors, f32 accumulation",
     .ndims = 2,
+    .scale_dim = "N",
     .dims = {{"N", {48, 512, 1536}}, {"C", {64, 128, 128}}},
     .nconsts = 1,
     .consts = {{"EPS", TRI_EPS}},

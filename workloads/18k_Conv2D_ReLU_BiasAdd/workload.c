@@ -125,6 +125,7 @@ const ckb_workload ckb_wl_18k_Conv2D_ReLU_BiasAdd = {
     .summary = "out = relu(conv2d(x, weight) + conv_bias) + bias, NCHW, VALID, stride 1, bf16 "
                "in, f32 accumulate, bf16 out",
     .ndims = 9,
+    .scale_dim = "N",
     .dims = {{"N", {2, 16, 128}},
              {"IC", {16, 64, 64}},
              {"OC", {32, 128, 128}},

@@ -104,6 +104,7 @@ const ckb_workload ckb_wl_19k_Matmul_Subtract_Multiply_ReLU = {
     .summary = "out = relu((x @ weight + bias - 2) * 1.5), bf16 in, f32 accumulate and "
                "epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 2,
     .consts = {{"SUBTRACT_VALUE", MMSUB_SUBTRACT}, {"MULTIPLY_VALUE", MMSUB_MULTIPLY}},

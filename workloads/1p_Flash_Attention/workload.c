@@ -135,6 +135,7 @@ const ckb_workload ckb_wl_1p_Flash_Attention = {
     .summary = "out = softmax(causal_mask(q @ k^T * D^-0.5)) @ v per batch and head, bf16 "
                "q/k/v/out, f32 scores and softmax, bf16 P",
     .ndims = 4,
+    .scale_dim = "H",
     .dims = {{"B", {1, 1, 4}}, {"H", {4, 16, 64}}, {"S", {256, 2048, 4096}}, {"D", {128, 128, 128}}},
     .ntensors = 4,
     .tensors = {{"q", CKB_BF16, CKB_IN, 4, {B, H, S, D}},

@@ -103,6 +103,7 @@ const ckb_workload ckb_wl_20k_Gemm_Multiply_LeakyReLU = {
     .summary = "out = leaky_relu((x @ weight + bias) * 2, 0.1), bf16 in, f32 accumulate and "
                "epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 2,
     .consts = {{"MULTIPLIER", GEMMLEAKY_MULTIPLIER}, {"NEGATIVE_SLOPE", GEMMLEAKY_SLOPE}},

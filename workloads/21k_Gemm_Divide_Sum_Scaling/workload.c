@@ -113,6 +113,7 @@ const ckb_workload ckb_wl_21k_Gemm_Divide_Sum_Scaling = {
     .summary = "out[i] = 1.5 * sum_j ((x @ weight.T)[i, j] / 2), bf16 in, f32 accumulate and "
                "f32 sum, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 4096, 8192}},
              {"HIDDEN", {512, 4096, 8192}}},

@@ -161,6 +161,7 @@ const ckb_workload ckb_wl_22k_Conv2d_InstanceNorm_Divide = {
     .summary = "out = (instancenorm(conv2d(x, weight) + conv_bias) * in_weight + in_bias) / "
                "DIVIDE_BY, NCHW, VALID, stride 1, bf16 in, f32 accumulate and chain, bf16 out",
     .ndims = 9,
+    .scale_dim = "N",
     .dims = {{"N", {2, 16, 128}},
              {"IC", {16, 64, 64}},
              {"OC", {32, 128, 128}},

@@ -122,6 +122,7 @@ const ckb_workload ckb_wl_23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp = {
     .summary = "out[i] = lse(lse(mean(max(sum_j (x @ weight.T + bias)[i, j])))), the last "
                "four over one element, bf16 in, f32 accumulate and f32 sum, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .ntensors = 4,
     .tensors = {{"x", CKB_BF16, CKB_IN, 2, {B, IN}},

@@ -148,6 +148,7 @@ const ckb_workload ckb_wl_24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish = {
     .summary = "z = clamp(2 * 2 * (x @ weight.T + bias), -10, 10), l = logsumexp(z) per row, "
                "out = l * mish(l), bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 6144, 8192}},
              {"HIDDEN", {1024, 4096, 8192}}},

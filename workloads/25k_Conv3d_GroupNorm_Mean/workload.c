@@ -173,6 +173,7 @@ const ckb_workload ckb_wl_25k_Conv3d_GroupNorm_Mean = {
     .summary = "out[n] = mean over (c, d, h, w) of groupnorm(conv3d(x, weight) + conv_bias) * "
                "gamma + beta, NCDHW, VALID, stride 1, bf16 in, f32 chain, bf16 out",
     .ndims = 13,
+    .scale_dim = "N",
     .dims = {{"N", {8, 128, 128}},
              {"IC", {3, 3, 3}},
              {"OC", {24, 24, 24}},

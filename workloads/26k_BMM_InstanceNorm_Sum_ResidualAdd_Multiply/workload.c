@@ -147,6 +147,7 @@ const ckb_workload ckb_wl_26k_BMM_InstanceNorm_Sum_ResidualAdd_Multiply = {
     .summary = "out = (instancenorm_rows(x @ bmm_weight.T + bmm_bias) * in_weight + in_bias + y) "
                "* y, bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 1,
     .consts = {{"EPS", BMMIN_EPS}},

@@ -97,6 +97,7 @@ const ckb_workload ckb_wl_27k_Matmul_Mish_Mish = {
     .summary = "out = mish(mish(x @ weight + bias)), bf16 in, f32 accumulate and epilogue, "
                "bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .ntensors = 4,
     .tensors = {{"x", CKB_BF16, CKB_IN, 2, {B, IN}},

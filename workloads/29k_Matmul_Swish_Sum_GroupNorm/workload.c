@@ -140,6 +140,7 @@ const ckb_workload ckb_wl_29k_Matmul_Swish_Sum_GroupNorm = {
     .summary = "out = groupnorm(swish(x @ weight) + bias) * gn_weight + gn_bias, G groups per "
                "row, bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     /* G keeps the original's 64 features per group at every size */
     .dims = {{"B", {128, 2048, 8192}},
              {"IN", {256, 4096, 4096}},

@@ -164,6 +164,7 @@ const ckb_workload ckb_wl_2p_GQA_Attention = {
     .summary = "out = softmax(causal_mask(q @ k^T * D^-0.5)) @ v with HQ/HKV query heads per "
                "kv head, [B, S, H, D] layout, bf16 in/out, f32 scores and softmax, bf16 P",
     .ndims = 5,
+    .scale_dim = "HQ",
     .dims = {{"B", {2, 2, 4}},
              {"S", {128, 1024, 4096}},
              {"HQ", {4, 32, 128}},

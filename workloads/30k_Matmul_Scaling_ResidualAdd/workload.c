@@ -97,6 +97,7 @@ const ckb_workload ckb_wl_30k_Matmul_Scaling_ResidualAdd = {
     .summary = "z = x @ weight + bias, out = z * 0.5 + z, bf16 in, f32 accumulate and "
                "epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {512, 8192, 16384}}, {"IN", {256, 2048, 4096}}, {"OUT", {256, 2048, 4096}}},
     .nconsts = 1,
     .consts = {{"SCALING_FACTOR", MMRES_SCALING}},

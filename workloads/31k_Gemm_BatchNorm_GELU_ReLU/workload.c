@@ -162,6 +162,7 @@ const ckb_workload ckb_wl_31k_Gemm_BatchNorm_GELU_ReLU = {
     .summary = "out = relu(gelu_tanh(batchnorm_train(x @ gemm_weight.T + gemm_bias))), batch "
                "statistics over B, bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 16384}}, {"IN", {256, 8192, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 1,
     .consts = {{"EPS", GEMMBN_EPS}},

@@ -145,6 +145,7 @@ const ckb_workload ckb_wl_32k_Gemm_Sigmoid_LogSumExp = {
     .summary = "out = logsumexp(sigmoid(x @ w1.T + b1) @ w2.T + b2) per row, bf16 in, f32 "
                "accumulate and f32 math (h rounded to bf16 between the matmuls), bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 16384}},
              {"IN", {256, 2048, 2048}},
              {"HID", {512, 4096, 4096}},

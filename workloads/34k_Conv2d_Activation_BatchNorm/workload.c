@@ -161,6 +161,7 @@ const ckb_workload ckb_wl_34k_Conv2d_Activation_BatchNorm = {
     .summary = "out = batchnorm_train(mish(conv2d(x, conv_weight) + conv_bias)) * bn_weight + "
                "bn_bias, NCHW, VALID, stride 1, batch statistics, bf16 in, f32 chain, bf16 out",
     .ndims = 9,
+    .scale_dim = "N",
     .dims = {{"N", {2, 16, 64}},
              {"IC", {16, 64, 64}},
              {"OC", {32, 128, 128}},

@@ -103,6 +103,7 @@ const ckb_workload ckb_wl_35k_Gemm_Scaling_Hardtanh_GELU = {
     .summary = "out = gelu_tanh(clip((x @ weight + bias) * SCALING_FACTOR, HARDTANH_MIN, "
                "HARDTANH_MAX)), bf16 in, f32 accumulate and epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 3,
     .consts = {{"SCALING_FACTOR", GEMMHT_SCALING},

@@ -109,6 +109,7 @@ const ckb_workload ckb_wl_36k_Matmul_Sigmoid_Sum = {
     .summary = "out[i] = sum_j sigmoid(x @ weight + bias)[i, j], bf16 in, f32 accumulate and "
                "f32 math, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .ntensors = 4,
     .tensors = {{"x", CKB_BF16, CKB_IN, 2, {B, IN}},

@@ -93,6 +93,7 @@ const ckb_workload ckb_wl_37k_Matmul_Swish_Scaling = {
     .summary = "out = swish(x @ weight + bias) * SCALING_FACTOR, bf16 in, f32 accumulate and "
                "epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 1,
     .consts = {{"SCALING_FACTOR", MMSWSC_SCALING}},

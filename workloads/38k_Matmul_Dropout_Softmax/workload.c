@@ -155,6 +155,7 @@ const ckb_workload ckb_wl_38k_Matmul_Dropout_Softmax = {
     .summary = "out = softmax(dropout(x @ weight.T + bias)) per row, the dropout mask from "
                "ckb_uniform keyed by seed, bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 4096, 8192}},
              {"OUT", {512, 4096, 8192}},

@@ -131,6 +131,7 @@ const ckb_workload ckb_wl_39k_Conv2d_GELU_GlobalAvgPool = {
     .summary = "out[n, c] = mean over (oh, ow) of gelu_tanh(conv2d(x, weight) + bias), NCHW, "
                "VALID, stride 1, bf16 in, f32 accumulate and chain, bf16 out",
     .ndims = 9,
+    .scale_dim = "N",
     .dims = {{"N", {4, 16, 128}},
              {"IC", {8, 8, 8}},
              {"OC", {32, 64, 64}},

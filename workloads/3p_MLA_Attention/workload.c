@@ -297,6 +297,7 @@ const ckb_workload ckb_wl_3p_MLA_Attention = {
                "(k_nope, v expanded from a KVL latent), RoPE on a shared k_rope, causal "
                "softmax attention, output projection; bf16 in/out, f32 scores, bf16 P",
     .ndims = 11,
+    .scale_dim = "H",
     .dims = {{"B", {2, 2, 4}},
              {"S", {32, 1024, 2048}},
              {"E", {256, 2048, 7168}},

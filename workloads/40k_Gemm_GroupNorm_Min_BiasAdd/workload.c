@@ -152,6 +152,7 @@ const ckb_workload ckb_wl_40k_Gemm_GroupNorm_Min_BiasAdd = {
     .summary = "out[c, n] = min_j groupnorm(x @ weight.T + linear_bias)[n, j] + bias[c], bf16 "
                "in, f32 accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     /* G keeps the original's 16 features per group at every size */
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 8192, 8192}},

@@ -75,6 +75,7 @@ const ckb_workload ckb_wl_41k_Gemm_Add_ReLU = {
     .tags = "matmul,elementwise",
     .summary = "out = relu(x @ weight + bias), bf16 in, f32 accumulate and epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .ntensors = 4,
     .tensors = {{"x", CKB_BF16, CKB_IN, 2, {B, IN}},

@@ -136,6 +136,7 @@ const ckb_workload ckb_wl_42k_Gemm_Max_Subtract_GELU = {
     .summary = "m = max over the batch of (x @ weight + bias); out = gelu_tanh(m - mean(m)) "
                "[1, OUT] (max_dim = 0), bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .ntensors = 4,
     .tensors = {{"x", CKB_BF16, CKB_IN, 2, {B, IN}},

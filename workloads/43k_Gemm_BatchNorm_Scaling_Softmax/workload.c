@@ -168,6 +168,7 @@ const ckb_workload ckb_wl_43k_Gemm_BatchNorm_Scaling_Softmax = {
     .summary = "out = softmax(scale * batchnorm_running(x @ weight + bias)) per row, bf16 in, "
                "f32 accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 4096, 8192}},
              {"OUT", {512, 4096, 8192}},

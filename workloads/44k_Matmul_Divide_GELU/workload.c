@@ -101,6 +101,7 @@ const ckb_workload ckb_wl_44k_Matmul_Divide_GELU = {
     .summary = "out = gelu_tanh((x @ weight + bias) / 10), bf16 in, f32 accumulate and "
                "epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 1,
     .consts = {{"DIVISOR", MMDIV_DIVISOR}},

@@ -155,6 +155,7 @@ const ckb_workload ckb_wl_45k_Gemm_GroupNorm_Swish_Multiply_Swish = {
     .summary = "out = swish(swish(groupnorm(x @ gemm_weight.T + gemm_bias) * gn_weight + "
                "gn_bias) * multiply_weight), bf16 in, f32 accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              /* default IN 12288: the chain (two expf per element) costs ~33 ms per
               * 2048 x 4096 outputs, a third of a 4096-deep matmul (README) */

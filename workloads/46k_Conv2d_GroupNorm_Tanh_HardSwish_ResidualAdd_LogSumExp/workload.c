@@ -195,6 +195,7 @@ const ckb_workload ckb_wl_46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSum
                "hardswish(tanh(groupnorm(z) * gn_weight + gn_bias)), NCHW, VALID, bf16 in, f32 "
                "chain, bf16 out",
     .ndims = 10,
+    .scale_dim = "N",
     .dims = {{"N", {2, 16, 128}},
              {"IC", {8, 8, 8}},
              {"OC", {64, 64, 64}},

@@ -127,6 +127,7 @@ const ckb_workload ckb_wl_47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh = {
     .summary = "out = clip(gelu_tanh(tanh(swish(x @ weight + bias + add_value))), -1, 1), bf16 "
                "in, f32 accumulate and epilogue, bf16 out",
     .ndims = 3,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}}, {"IN", {256, 4096, 8192}}, {"OUT", {512, 4096, 8192}}},
     .nconsts = 2,
     .consts = {{"CLIP_MIN", MMACT_CLIP_MIN}, {"CLIP_MAX", MMACT_CLIP_MAX}},

@@ -163,6 +163,7 @@ const ckb_workload ckb_wl_48k_Matmul_BatchNorm_BiasAdd_Divide_Swish = {
     .summary = "out = swish((batchnorm_running(x @ weight + linear_bias) + bias) / 1), bf16 in, "
                "f32 accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 4096, 8192}},
              {"OUT", {512, 4096, 8192}},

@@ -140,6 +140,7 @@ const ckb_workload ckb_wl_49k_Matmul_AvgPool_GELU_Scale_Max = {
     .summary = "out[i] = max_j 2 * gelu_tanh(avgpool16(x @ weight + bias)[i, j]), bf16 in, f32 "
                "accumulate and f32 math, bf16 out",
     .ndims = 4,
+    .scale_dim = "B",
     .dims = {{"B", {128, 2048, 4096}},
              {"IN", {256, 4096, 8192}},
              {"OUT", {512, 4096, 8192}},

@@ -131,6 +131,7 @@ const ckb_workload ckb_wl_4p_Sparse_Attention = {
     .summary = "out = softmax(causal_mask(q @ k^T)) @ v, GQA (HQ/HKV query heads per kv head), "
                "pre-scaled q, [H, S, D] layout, bf16 in/out, f32 scores and softmax, bf16 P",
     .ndims = 4,
+    .scale_dim = "HQ",
     .dims = {{"HQ", {8, 16, 64}}, {"HKV", {2, 2, 8}}, {"S", {128, 2048, 4096}}, {"D", {128, 128, 128}}},
     .ntensors = 4,
     .tensors = {{"q", CKB_BF16, CKB_IN, 3, {HQ, S, D}},

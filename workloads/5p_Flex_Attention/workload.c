@@ -143,6 +143,7 @@ const ckb_workload ckb_wl_5p_Flex_Attention = {
     .summary = "out = softmax(causal_mask(q @ k^T * D^-0.5 + rel_pos_bias[h])) @ v per batch "
                "and head, bf16 in/out, f32 scores and softmax, bf16 P",
     .ndims = 4,
+    .scale_dim = "H",
     .dims = {{"B", {2, 2, 4}}, {"H", {4, 8, 64}}, {"S", {128, 2048, 4096}}, {"D", {128, 128, 128}}},
     .ntensors = 5,
     .tensors = {{"q", CKB_BF16, CKB_IN, 4, {B, H, S, D}},

@@ -57,6 +57,7 @@ const ckb_workload ckb_wl_8p_GEMM = {
     .wide_range = 20,
     .summary = "C = A @ B, bf16 in, f32 accumulate, bf16 out",
     .ndims = 3,
+    .scale_dim = "M",
     .dims = {{"M", {256, 2048, 8192}}, {"K", {256, 4096, 8192}}, {"N", {512, 4096, 28672}}},
     .ntensors = 3,
     .tensors = {{"A", CKB_BF16, CKB_IN, 2, {M, K}},

@@ -113,6 +113,7 @@ const ckb_workload ckb_wl_9p_SwiGLU_MLP = {
     .summary = "out = (silu(x @ gate) * (x @ up)) @ down, bf16 in, f32 accumulate, bf16 "
                "intermediates and out",
     .ndims = 4,
+    .scale_dim = "S",
     .dims = {{"B", {1, 1, 2}},
              {"S", {64, 2048, 4096}},
              {"E", {256, 2048, 8192}},
