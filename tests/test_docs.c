@@ -276,7 +276,7 @@ CKBT_TEST(docs_selection_follows_tags, "quick")
         for (int wi = 0; wi < ckb_workload_count(); wi++) {
             const ckb_workload *w = ckb_workload_at(wi);
             int idx[CKB_DOCS_MAX_BLOCKS];
-            int n = ckb_docs_select(&s, w, idx, CKB_DOCS_MAX_BLOCKS);
+            int n = ckb_docs_select(&s, w, NULL, idx, CKB_DOCS_MAX_BLOCKS);
             CKBT_EXPECT(n >= 3, "%s: %d blocks", w->id, n);
             if (n < 3)
                 continue;
@@ -323,16 +323,64 @@ CKBT_TEST(docs_selection_follows_tags, "quick")
         const ckb_workload *own = ckb_workload_find("20k_Gemm_Multiply_LeakyReLU");
         const ckb_workload *sib = ckb_workload_find("41k_Gemm_Add_ReLU");
         int idx[CKB_DOCS_MAX_BLOCKS], seen_own = 0, seen_sib = 0;
-        int n = ckb_docs_select(&s, own, idx, CKB_DOCS_MAX_BLOCKS);
+        int n = ckb_docs_select(&s, own, NULL, idx, CKB_DOCS_MAX_BLOCKS);
         for (int k = 0; k < n; k++)
             seen_own |= strcmp(s.v[idx[k]].solves, own->id) == 0;
-        n = ckb_docs_select(&s, sib, idx, CKB_DOCS_MAX_BLOCKS);
+        n = ckb_docs_select(&s, sib, NULL, idx, CKB_DOCS_MAX_BLOCKS);
         for (int k = 0; k < n; k++)
             seen_sib |= strcmp(s.v[idx[k]].solves, own->id) == 0;
         CKBT_EXPECT(!seen_own && seen_sib, "the GEMM example: shown to its own workload %d, "
                     "to 41k %d", seen_own, seen_sib);
         ckb_docs_set_free(&s);
     }
+}
+
+/* A GEMM example written for one unit is shown where that unit is the
+ * host's roof for bf16 work: the f32 FMA one where f32 FMA beats the bf16
+ * dot (as on the issue-18 Xeon), the vdpbf16ps one where the dot wins or
+ * AMX is there, both when nothing was measured. */
+static int docs__shows(const ckb_docs_set *s, const ckb_workload *w, const char *unit,
+                       const char *file)
+{
+    int idx[CKB_DOCS_MAX_BLOCKS];
+    int n = ckb_docs_select(s, w, unit, idx, CKB_DOCS_MAX_BLOCKS);
+    for (int k = 0; k < n; k++)
+        if (strcmp(s->v[idx[k]].file, file) == 0)
+            return 1;
+    return 0;
+}
+
+CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
+{
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    const ckb_workload *w = ckb_workload_find("8p_GEMM");
+    const char *fma = "examples/gemm-f32-fma.md", *dot = "examples/gemm-epilogue.md";
+    CKBT_EXPECT(docs__shows(&s, w, "f32_fma", fma) && !docs__shows(&s, w, "f32_fma", dot),
+                "f32 FMA host: want the FMA example only");
+    CKBT_EXPECT(!docs__shows(&s, w, "bf16_dot", fma) && docs__shows(&s, w, "bf16_dot", dot),
+                "bf16 dot host: want the vdpbf16ps example only");
+    CKBT_EXPECT(!docs__shows(&s, w, "amx", fma) && docs__shows(&s, w, "amx", dot),
+                "AMX host: want the vdpbf16ps example only");
+    CKBT_EXPECT(docs__shows(&s, w, NULL, fma) && docs__shows(&s, w, NULL, dot),
+                "unmeasured: want both");
+    ckb_docs_set_free(&s);
+    /* through the builder, from a profile where f32 FMA is the faster unit */
+    ckb_machine m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.cpu, sizeof m.cpu, "fake");
+    m.cores = m.threads = 2;
+    m.f32_gflops = 347, m.bf16_dot_gflops = 160, m.bf16_gflops = 347, m.bw_gbs = 20;
+    ckb_docs_opts o = {.target = "x86-avx512", .cache_dir = "", .machine = &m};
+    ckb_strbuf text = {0};
+    char err[256];
+    ckb_docs_info info;
+    CKBT_EXPECT(ckb_docs_build(w, &o, &text, &info, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(text.data && strstr(text.data, "_mm512_fmadd_ps(a, b0") &&
+                    !strstr(text.data, "## Example: tiled bf16 GEMM micro-kernel"),
+                "the built docs do not teach the f32 FMA GEMM");
+    ckb_strbuf_free(&text);
 }
 
 CKBT_TEST(docs_header_errors, "quick")

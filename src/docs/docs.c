@@ -106,8 +106,15 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
             docs__copy_trimmed(out->solves, sizeof out->solves, v, vlen, 1);
         } else if (klen == 5 && strncmp(p, "tails", 5) == 0) {
             docs__copy_trimmed(out->tails, sizeof out->tails, v, vlen, 1);
+        } else if (klen == 4 && strncmp(p, "unit", 4) == 0) {
+            docs__copy_trimmed(out->unit, sizeof out->unit, v, vlen, 1);
+            if (strcmp(out->unit, "f32_fma") != 0 && strcmp(out->unit, "bf16_dot") != 0) {
+                snprintf(err, errlen, "%s:%d: unit '%s' is not f32_fma or bf16_dot", name, line,
+                         out->unit);
+                return -1;
+            }
         } else {
-            snprintf(err, errlen, "%s:%d: unknown header key '%.*s' (kind, tags, title, solves, tails)",
+            snprintf(err, errlen, "%s:%d: unknown header key '%.*s' (kind, tags, title, solves, tails, unit)",
                      name, line, (int)klen, p);
             return -1;
         }
@@ -268,7 +275,16 @@ int ckb_docs_block_serves(const ckb_docs_block *b, const char *tags)
     return 0;
 }
 
-int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, int *idx, int max)
+/* An example written for one unit is shown where that unit is the roof. */
+static int docs__unit_fits(const ckb_docs_block *b, const char *unit)
+{
+    if (!b->unit[0] || !unit || !*unit)
+        return 1;
+    return strcmp(b->unit, strcmp(unit, "amx") == 0 ? "bf16_dot" : unit) == 0;
+}
+
+int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, const char *unit, int *idx,
+                    int max)
 {
     int n = 0;
     /* Pass 0: hardware; 1: api for every workload; 2: api by tags;
@@ -284,7 +300,7 @@ int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, int *idx, int 
             case 2: take = b->kind == CKB_DOCS_API && !every && ckb_docs_block_serves(b, w->tags); break;
             case 3:
                 take = b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) != 0 &&
-                       ckb_docs_block_serves(b, w->tags);
+                       ckb_docs_block_serves(b, w->tags) && docs__unit_fits(b, unit);
                 break;
             case 4: take = b->kind == CKB_DOCS_RULES; break;
             }
@@ -480,7 +496,12 @@ int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *ou
     if (ckb_docs_load(dir, &set, err, errlen) != 0)
         return -1;
     int idx[CKB_DOCS_MAX_BLOCKS];
-    int n = ckb_docs_select(&set, w, idx, CKB_DOCS_MAX_BLOCKS);
+    /* the unit of the roof for bf16 work picks among examples written for
+     * one (an unmeasured profile has no roof: every example is shown) */
+    const char *unit = NULL;
+    if (ckb_roof_compute(&mach, CKB_PREC_BF16, &unit) <= 0)
+        unit = NULL;
+    int n = ckb_docs_select(&set, w, unit, idx, CKB_DOCS_MAX_BLOCKS);
 
     /* Render each chosen block (cheap) for its size and the text. */
     ckb_strbuf text = {0};

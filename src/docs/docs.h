@@ -64,6 +64,10 @@ typedef struct {
     char solves[96];  /* examples: the workload id */
     char tails[128];  /* examples: "NAME=V,NAME=V" dims (over `small`) that the
                          tests run it at, to show its tail handling is right */
+    char unit[16];    /* examples, optional: "f32_fma" or "bf16_dot", the unit its
+                         inner loop is written for; shown only on a host whose
+                         roof for bf16 work is that unit (AMX hosts count as
+                         bf16_dot), or when the profile is not measured */
     char *body;       /* the Markdown after the header (owned) */
     char *raw;        /* the whole file (owned): part of the cache key */
 } ckb_docs_block;
@@ -103,7 +107,8 @@ int ckb_docs_block_serves(const ckb_docs_block *b, const char *tags);
 
 /* The indices into s of the blocks chosen for w, in the fixed order; at
  * most max. Returns how many. */
-int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, int *idx, int max);
+int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, const char *unit, int *idx,
+                    int max);
 
 /* Appends block b as shown to a model: its title as a heading, then its
  * body, hardware placeholders filled from m (NULL: unmeasured). */
