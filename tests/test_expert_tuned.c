@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "bench/expert.h"
 #include "harness.h"
@@ -113,4 +114,37 @@ CKBT_TEST(expert_tuned_host_follows_ckbench_isa, "quick")
     free(keep);
     ckb_expert_host(host, sizeof host);
     CKBT_EXPECT(strstr(host, ckb_isa_name(ckb_isa_level())) != NULL, "host '%s'", host);
+}
+
+/* `tune --all` walks every workload that has an expert (here with
+ * --dry-run: the grids, nothing timed); one WORKLOAD or --all, not both
+ * and not neither. */
+CKBT_TEST(expert_tune_all_covers_every_expert, "quick")
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' tune --all --dry-run --size small 2>/dev/null", ckbt_bin());
+    FILE *f = popen(cmd, "r");
+    char line[512];
+    int seen = 0, want = 0, order_ok = 1;
+    char path[1024];
+    for (int i = 0; i < ckb_workload_count(); i++)
+        want += ckb_expert_path(ckb_workload_at(i), path, sizeof path);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "== ", 3) == 0) {
+            char id[128];
+            sscanf(line + 3, "%127s", id);
+            const ckb_workload *w = ckb_workload_find(id);
+            order_ok &= w && ckb_expert_path(w, path, sizeof path);
+            seen++;
+        }
+    int rc = f ? pclose(f) : -1;
+    CKBT_EXPECT(rc == 0 && seen == want && want >= 13 && order_ok,
+                "tune --all: exit %d, %d workloads listed of %d with an expert", rc, seen, want);
+    snprintf(cmd, sizeof cmd, "'%s' tune --dry-run >/dev/null 2>&1", ckbt_bin());
+    int neither = system(cmd);
+    snprintf(cmd, sizeof cmd, "'%s' tune 8p --all --dry-run >/dev/null 2>&1", ckbt_bin());
+    int both = system(cmd);
+    CKBT_EXPECT(WIFEXITED(neither) && WEXITSTATUS(neither) == 2 && WIFEXITED(both) &&
+                    WEXITSTATUS(both) == 2,
+                "tune with no WORKLOAD and no --all, or with both, must exit 2");
 }
