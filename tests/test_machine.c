@@ -3,7 +3,10 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "docs/docs.h"
@@ -397,4 +400,35 @@ CKBT_TEST(machine_get_remeasures_another_cpu, "full")
                 "measured afresh: cpu '%s' f32 %g", got.cpu, got.f32_gflops);
     CKBT_EXPECT(ckb_machine_load(path, &stored) == 0, "the new profile was stored");
     expect_same(&got, &stored);
+}
+
+/* Other work during the measurement is seen and said: with every CPU kept
+ * busy by other processes, the profile records how disturbed it was (well
+ * over the limit), and ckb_machine_get does not store it. */
+CKBT_TEST(machine_measure_under_load_says_so, "full")
+{
+    int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    pid_t busy[256];
+    int n = 0;
+    for (int i = 0; i < ncpu && i < 256; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            for (volatile unsigned long x = 0;; x++)
+                ;
+        }
+        if (p > 0)
+            busy[n++] = p;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/machine-loaded.json", ckbt_tmpdir());
+    remove(path);
+    ckb_machine m;
+    int rc = ckb_machine_get(1, path, &m);
+    for (int i = 0; i < n; i++) {
+        kill(busy[i], SIGKILL);
+        waitpid(busy[i], NULL, 0);
+    }
+    CKBT_EXPECT(rc == 0 && m.disturbed_pct > CKB_MACHINE_MAX_DISTURBED_PCT,
+                "measured under load: rc %d, disturbed %.1f%%", rc, m.disturbed_pct);
+    CKBT_EXPECT(access(path, F_OK) != 0, "a profile measured under load was stored");
 }

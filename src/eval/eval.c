@@ -607,10 +607,8 @@ static int eval__timing(eval__ctx *c)
          * sandboxes nor to us: stolen by the hypervisor, or used by other
          * processes (whose threads then preempt ours mid-barrier). Clock
          * ticks are 10 ms, so only runs of half a second or more are judged. */
-        double capacity = elapsed * t0.ncpu;
-        double steal_pct = capacity > 0 ? 100.0 * (t1.steal - t0.steal) / capacity : 0;
-        double others = (t1.busy - t0.busy) - (t1.ours - t0.ours);
-        double others_pct = capacity > 0 && others > 0 ? 100.0 * others / capacity : 0;
+        double steal_pct, others_pct;
+        ckb_cpu_times_disturbance(&t0, &t1, elapsed, &steal_pct, &others_pct);
         double disturbed = elapsed >= 0.5 ? steal_pct + others_pct : 0.0;
         c->r->timing_runs = run + 1;
         if (disturbed < best_disturbed) {

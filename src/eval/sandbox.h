@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/cputime.h"
+
 typedef struct {
     size_t mem_bytes;  /* address-space limit (skipped under AddressSanitizer) */
     double cpu_s;      /* CPU seconds, all threads together */
@@ -62,14 +64,5 @@ void ckb_sandbox_resume(ckb_sandbox *sb);
 /* Asks the sandbox to quit, then kills and reaps it. Idempotent. */
 void ckb_sandbox_stop(ckb_sandbox *sb);
 
-/* Where this machine's CPU time has gone so far, in seconds summed over
- * CPUs: stolen by the hypervisor (our vCPUs taken away), busy in any
- * process, and used by the given processes (all their threads). */
-typedef struct {
-    double steal, busy, ours;
-    int ncpu;
-} ckb_cpu_times;
-
-void ckb_cpu_times_read(const pid_t *pids, int npids, ckb_cpu_times *out);
 
 #endif /* CKB_SANDBOX_H */

@@ -41,7 +41,13 @@ typedef struct {
     double bf16_dot_gflops_1t;            /* the bf16 dot on one thread; 0 without it */
     char measured_at[32];   /* ISO 8601 UTC */
     char compiler[64];      /* __VERSION__ of the compiler that built ckbench */
+    double disturbed_pct;   /* of the machine's CPU time that went to other work (or the
+                               hypervisor) while it was measured; 0 when not known */
 } ckb_machine;
+
+/* A profile measured while other work took more than this (%) is measured
+ * again, and not stored if it stays so. */
+#define CKB_MACHINE_MAX_DISTURBED_PCT 10.0
 
 /* Fills the facts that need no measurement (cpu, isa, isa_level, cores,
  * caches, compiler; threads as given); the figures and measured_at are zero.
