@@ -68,20 +68,16 @@
 #define PA_SPLIT (SPLIT > 0 && SPLIT < PPS ? SPLIT : PPS)
 #define PA_NCH ((PPS + PA_SPLIT - 1) / PA_SPLIT) /* most items of one sequence */
 
-/* Index clamping as JAX does it (dynamic_slice, gather), so any table is
- * read in bounds. */
-static inline int64_t pa__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
+/* Pages per block, and the state rows of an item: each kv head's G query
+ * rows padded to whole 4-row tiles. */
+#define PK_BK (NPB * PS)
+#define PK_ROWS (HKV * ((PA_G + 3) / 4 * 4))
+#include "ckb_kit_paged.h"
 
 /* Positions attended by sequence i: its kv_len, at most L. */
 static inline int64_t pa__len(const int32_t *kv_lens, int64_t i)
 {
     return kv_lens[i] < PA_L ? kv_lens[i] : PA_L;
-}
-
-/* Cache row of position j of sequence i (head 0 of the token's slot). */
-static inline int64_t pa__slot(const int32_t *pages, int64_t i, int64_t j)
-{
-    return pa__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
 }
 
 /* A sequence with no valid key is a constant row: uniform over all L
@@ -94,7 +90,7 @@ static void pa__uniform(const ckb_bf16 *v_pages, const int32_t *pages, int64_t i
         for (int64_t d = 0; d < D; d++)
             acc[d] = 0.0f;
         for (int64_t j = 0; j < PA_L; j++) {
-            const ckb_bf16 *v = v_pages + (pa__slot(pages, i, j) * HKV + kh) * D;
+            const ckb_bf16 *v = v_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
             for (int64_t d = 0; d < D; d++)
                 acc[d] += u * ckb_bf16_to_f32(v[d]);
         }
@@ -104,9 +100,13 @@ static void pa__uniform(const ckb_bf16 *v_pages, const int32_t *pages, int64_t i
     }
 }
 
-#ifdef __AVX512BF16__
-
-#include <immintrin.h>
+/* One row of a partial: max, sum, then the unnormalised output padded to
+ * 16-wide vectors (the AVX-512 path's rows; the AVX2 path zero-fills
+ * past its own). */
+#define PA_PD ((D + 15) / 16 * 16)
+/* Partial result of one item, per query head: max, sum, unnormalised row. */
+#define PA_PART (PA_PD + 16)
+#define PA_PART_BYTES ((size_t)NS * PA_NCH * HQ * PA_PART * 4)
 
 /* One unit of work: pages [pg0, pg1) of sequence seq, the part-th of its
  * nparts items. */
@@ -116,7 +116,7 @@ typedef struct {
 
 /* The items of every sequence with a valid key, longest first: a counting
  * sort on the page count (no qsort: see DESIGN). Returns how many. */
-static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
+__attribute__((unused)) static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
 {
     int64_t n = 0;
     for (int64_t c = PA_SPLIT; c >= 1; c--)
@@ -133,6 +133,32 @@ static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
         }
     return n;
 }
+
+/* Merges the nparts partials of sequence i, query head h, into out. */
+__attribute__((unused)) static void pa__merge(const float *part, int64_t i, int64_t h, int64_t nparts, ckb_bf16 *out)
+{
+    float mx = -INFINITY;
+    for (int64_t c = 0; c < nparts; c++) {
+        float m = part[((i * PA_NCH + c) * HQ + h) * PA_PART];
+        mx = m > mx ? m : mx;
+    }
+    float sum = 0.0f, acc[PA_PD];
+    for (int64_t d = 0; d < PA_PD; d++)
+        acc[d] = 0.0f;
+    for (int64_t c = 0; c < nparts; c++) {
+        const float *src = part + ((i * PA_NCH + c) * HQ + h) * PA_PART;
+        const float w = exp2f(src[0] - mx);
+        sum += w * src[1];
+        for (int64_t d = 0; d < PA_PD; d++)
+            acc[d] += w * src[16 + d];
+    }
+    for (int64_t d = 0; d < D; d++)
+        out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d] / sum);
+}
+
+#ifdef __AVX512BF16__
+
+#include <immintrin.h>
 
 #define PA_R 4                        /* query rows per register tile */
 #define PA_GP ((PA_G + PA_R - 1) / PA_R * PA_R) /* rows per kv head, padded */
@@ -436,7 +462,7 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         const ckb_bf16 *kr[16];
         for (int jj = 0; jj < 16; jj++) {
             int64_t j = 16 * g + jj;
-            kr[jj] = j < nk ? k_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            kr[jj] = j < nk ? k_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
         }
 #if MMA
         /* pairs first, then each pair split into its two f32 */
@@ -451,7 +477,7 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         }
         for (int jj = 0; jj < 16; jj++) {
             const int64_t j = 16 * g + jj;
-            const ckb_bf16 *vr = j < nk ? v_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            const ckb_bf16 *vr = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
             float *vf = (float *)sc->vp + j * PA_DO;
             for (int64_t d = 0; d < PA_DO; d += 16) {
                 __m256i x = vr ? _mm256_maskz_loadu_epi16(pa__mask16(D - d), vr + d)
@@ -463,9 +489,9 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         pa__pack_k16(kr, sc->kp + g * PA_DP * 16);
         for (int t = 0; t < 8; t++) {
             int64_t j = 16 * g + 2 * t;
-            const ckb_bf16 *a = j < nk ? v_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            const ckb_bf16 *a = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
             const ckb_bf16 *b =
-                j + 1 < nk ? v_pages + (pa__slot(pages, i, j0 + j + 1) * HKV + kh) * D : NULL;
+                j + 1 < nk ? v_pages + (pk__slot(pages, i, j0 + j + 1) * HKV + kh) * D : NULL;
             pa__pack_v2(a, b, sc->vp + (8 * g + t) * 2 * PA_DO);
         }
 #endif
@@ -505,10 +531,6 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
     }
 }
 
-/* Partial result of one item, per query head: max, sum, unnormalised row. */
-#define PA_PART (PA_DO + 16)
-#define PA_PART_BYTES ((size_t)NS * PA_NCH * HQ * PA_PART * 4)
-
 /* One item: pages [pg0, pg1) of sequence i. Writes out directly when the
  * item is the whole sequence, else its partial. */
 static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
@@ -516,7 +538,7 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
                          ckb_bf16 *out, float *part, const pa__item *it, pa__scratch *sc)
 {
     const int64_t i = it->seq, len = pa__len(kv_lens, i);
-    const ckb_bf16 *q = queries + pa__clamp(cu_q_lens[i], NT - 1) * HQ * D;
+    const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
     memset(sc->q, 0, PA_SZ_Q);
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_G; g++)
@@ -563,27 +585,67 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
         }
 }
 
-/* Merges the nparts partials of sequence i, query head h, into out. */
-static void pa__merge(const float *part, int64_t i, int64_t h, int64_t nparts, ckb_bf16 *out)
+#elif defined(PK_AVX2)
+
+/* AVX2 + FMA: the paged kit's f32 core (expert-kit/ckb_kit_paged.h). An
+ * item's state rows are each kv head's G query rows padded to whole 4-row
+ * tiles (pad rows are zero queries, computed and never stored); each block
+ * of NPB pages is packed and attended one kv head at a time. */
+typedef pk__state pa__scratch;
+#define PA_SCRATCH_BYTES PK_STATE_BYTES
+#define PA_ROUND64 PK_ROUND64
+#define PA_GP ((PA_G + 3) / 4 * 4)
+
+static void pa__scratch_carve(char *base, pa__scratch *sc) { pk__state_carve(base, sc); }
+
+/* One item: pages [pg0, pg1) of sequence i. Writes out directly when the
+ * item is the whole sequence, else its partial. */
+static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
+                         const int32_t *kv_lens, const int32_t *pages, const int32_t *cu_q_lens,
+                         ckb_bf16 *out, float *part, const pa__item *it, pa__scratch *sc)
 {
-    float mx = -INFINITY;
-    for (int64_t c = 0; c < nparts; c++) {
-        float m = part[((i * PA_NCH + c) * HQ + h) * PA_PART];
-        mx = m > mx ? m : mx;
+    const int64_t i = it->seq, len = pa__len(kv_lens, i);
+    const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
+    for (int64_t kh = 0; kh < HKV; kh++)
+        for (int64_t g = 0; g < PA_GP; g++) {
+            pk__widen_row(g < PA_G ? q + (kh * PA_G + g) * D : NULL, sc->q + (kh * PA_GP + g) * PK_DO);
+            sc->n[kh * PA_GP + g] = len;
+        }
+    pk__reset(sc, PK_ROWS);
+
+    const ckb_bf16 *kr[PK_BK], *vr[PK_BK];
+    const int64_t jend = (int64_t)it->pg1 * PS < len ? (int64_t)it->pg1 * PS : len;
+    for (int64_t j0 = (int64_t)it->pg0 * PS; j0 < jend; j0 += PK_BK) {
+        const int64_t nk = jend - j0 < PK_BK ? jend - j0 : PK_BK;
+        for (int64_t kh = 0; kh < HKV; kh++) {
+            for (int64_t j = 0; j < nk; j++) {
+                const int64_t row = pk__slot(pages, i, j0 + j) * HKV + kh;
+                kr[j] = k_pages + row * D;
+                vr[j] = v_pages + row * D;
+            }
+            pk__pack(kr, vr, nk, sc);
+            pk__attend(sc, kh * PA_GP, PA_GP, j0, nk);
+        }
     }
-    float sum = 0.0f, acc[PA_DO];
-    for (int64_t d = 0; d < PA_DO; d++)
-        acc[d] = 0.0f;
-    for (int64_t c = 0; c < nparts; c++) {
-        const float *src = part + ((i * PA_NCH + c) * HQ + h) * PA_PART;
-        const float w = exp2f(src[0] - mx);
-        sum += w * src[1];
-        for (int64_t d = 0; d < PA_DO; d++)
-            acc[d] += w * src[16 + d];
-    }
-    for (int64_t d = 0; d < D; d++)
-        out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d] / sum);
+
+    for (int64_t kh = 0; kh < HKV; kh++)
+        for (int64_t g = 0; g < PA_G; g++) {
+            const int64_t row = kh * PA_GP + g, h = kh * PA_G + g;
+            if (it->nparts > 1) {
+                float *dst = part + ((i * PA_NCH + it->part) * HQ + h) * PA_PART;
+                dst[0] = sc->m[row];
+                dst[1] = pk__row_sum(sc, row);
+                for (int64_t d = 0; d < PA_PD; d++)
+                    dst[16 + d] = d < PK_DO ? sc->o[row * PK_DO + d] : 0.0f;
+                continue;
+            }
+            pk__row_out(sc, row, out + (i * HQ + h) * D);
+        }
 }
+
+#endif /* ISA sections */
+
+#if defined(__AVX512BF16__) || defined(PK_AVX2)
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
               const int32_t *kv_lens, const int32_t *page_indices, const int32_t *cu_q_lens,
@@ -632,7 +694,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#else /* portable path: no AVX-512 BF16, no AVX2 */
 
 /* One query head of one sequence, f32 throughout, two passes over its
  * pages in place; p[] holds the scores. P is rounded to bf16 as the
@@ -643,10 +705,10 @@ static void pa__row(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_
 {
     const float scale = (float)(1.0 / sqrt((double)D));
     const int64_t len = pa__len(kv_lens, i), kh = h / PA_G;
-    const ckb_bf16 *q = queries + (pa__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D;
+    const ckb_bf16 *q = queries + (pk__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D;
     float mx = -INFINITY, acc[D];
     for (int64_t j = 0; j < len; j++) {
-        const ckb_bf16 *k = k_pages + (pa__slot(pages, i, j) * HKV + kh) * D;
+        const ckb_bf16 *k = k_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
         float s = 0.0f;
         for (int64_t d = 0; d < D; d++)
             s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
@@ -660,7 +722,7 @@ static void pa__row(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_
         acc[d] = 0.0f;
     for (int64_t j = 0; j < len; j++) {
         const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = v_pages + (pa__slot(pages, i, j) * HKV + kh) * D;
+        const ckb_bf16 *v = v_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
         for (int64_t d = 0; d < D; d++)
             acc[d] += w * ckb_bf16_to_f32(v[d]);
     }
@@ -692,4 +754,4 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     free(mem);
 }
 
-#endif /* __AVX512BF16__ */
+#endif /* __AVX512BF16__ || PK_AVX2 */
