@@ -106,15 +106,10 @@
 #define RA_ROWS (RA_G * TPS) /* query rows of one (sequence, kv head) */
 #define RA_NQB ((RA_ROWS + BQ - 1) / BQ) /* items per (sequence, kv head) */
 
-/* Index clamping as JAX does it (dynamic_slice, gather), so any table is
- * read in bounds. */
-static inline int64_t ra__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
-
-/* Cache row of position j of sequence i (combined head 0 of its slot). */
-static inline int64_t ra__slot(const int32_t *pages, int64_t i, int64_t j)
-{
-    return ra__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
-}
+/* Keys per block, and the rows of one work item's state. */
+#define PK_BK BK
+#define PK_ROWS BQ
+#include "ckb_kit_paged.h"
 
 /* Keys attended by window token t of sequence i: positions <= kv_len -
  * TPS + t, at most L; <= 0 means none. */
@@ -128,7 +123,7 @@ static inline int64_t ra__keys(const int32_t *kv_lens, int64_t i, int64_t t)
 static inline const ckb_bf16 *ra__q(const ckb_bf16 *queries, const int32_t *cu_q_lens, int64_t i,
                                     int64_t t, int64_t h)
 {
-    return queries + ((ra__clamp(cu_q_lens[i], NT - TPS) + t) * HQ + h) * D;
+    return queries + ((pk__clamp(cu_q_lens[i], NT - TPS) + t) * HQ + h) * D;
 }
 
 /* Valid sequences: num_seqs, clamped to [0, NS]. */
@@ -147,7 +142,7 @@ static void ra__uniform(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t 
     for (int64_t d = 0; d < D; d++)
         acc[d] = 0.0f;
     for (int64_t j = 0; j < RA_L; j++) {
-        const ckb_bf16 *v = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
+        const ckb_bf16 *v = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
         for (int64_t d = 0; d < D; d++)
             acc[d] += u * ckb_bf16_to_f32(v[d]);
     }
@@ -494,7 +489,7 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         const ckb_bf16 *kr[16];
         for (int jj = 0; jj < 16; jj++) {
             int64_t j = 16 * g + jj;
-            kr[jj] = j < nk ? kv_pages + (ra__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
+            kr[jj] = j < nk ? kv_pages + (pk__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
         }
 #if MMA == 1
         /* pairs first, then each pair split into its two f32 */
@@ -594,7 +589,7 @@ ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t 
              int64_t nk)
 {
     for (int64_t j = j0; j < j0 + nk; j++) {
-        const char *kv = (const char *)(kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+        const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
         for (int64_t b = 0; b < 2 * D * 2; b += 64)
             _mm_prefetch(kv + b, _MM_HINT_T1);
     }
@@ -811,6 +806,71 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 
 #endif /* MMA == 2 */
 
+#elif defined(PK_AVX2)
+
+/* AVX2 + FMA: the paged kit's f32 core (expert-kit/ckb_kit_paged.h), 4-row
+ * register tiles; each row keeps its own causal limit (the kit masks every
+ * row to it), pad rows past an item's last row are zero queries with that
+ * row's limit, computed and never stored. */
+typedef pk__state ra__scratch;
+#define RA_SCRATCH_BYTES PK_STATE_BYTES
+#define RA_ROUND64 PK_ROUND64
+#define RA_TILES_ON() ((void)0)
+#define RA_TILES_OFF() ((void)0)
+
+static void ra__scratch_carve(char *base, ra__scratch *sc) { pk__state_carve(base, sc); }
+
+/* One work item: item rows [r0, r0 + BQ) of sequence i, kv head kh (item
+ * row r is window token r / G, query head kh * G + r % G). */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
+    const int64_t padded = (nrows + PK_R - 1) / PK_R * PK_R;
+    int64_t kend = 0;
+    for (int64_t r = 0; r < padded; r++) {
+        const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
+        sc->n[r] = ra__keys(kv_lens, i, rr / RA_G);
+        kend = sc->n[r] > kend ? sc->n[r] : kend;
+        pk__widen_row(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
+                                : NULL,
+                      sc->q + r * PK_DO);
+    }
+    pk__reset(sc, padded);
+
+    const ckb_bf16 *kr[BK], *vr[BK];
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
+        for (int64_t j = 0; j < nk; j++) {
+            kr[j] = kv_pages + (pk__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D;
+            vr[j] = kr[j] + D; /* V of kv head kh is the next head row */
+        }
+        pk__pack(kr, vr, nk, sc);
+        /* the next block's rows, scattered over pages, into L2 while this
+         * one is computed */
+        for (int64_t j = j0 + BK; j < j0 + 2 * BK && j < kend; j++) {
+            const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+            for (int64_t b = 0; b < 2 * D * 2; b += 64)
+                _mm_prefetch(kv + b, _MM_HINT_T1);
+        }
+        pk__attend(sc, 0, padded, j0, nk);
+    }
+
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
+        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+        if (sc->n[r] <= 0)
+            ra__uniform(kv_pages, pages, i, kh, dst);
+        else
+            pk__row_out(sc, r, dst);
+    }
+}
+
+#endif /* ISA sections */
+
+#if defined(__AVX512BF16__) || defined(PK_AVX2)
+
 /* Cost of item x (sequence x / (HKV * RA_NQB)): the (row, key) pairs it
  * computes, in keys per row summed over its rows. */
 static int64_t ra__cost(const int32_t *kv_lens, int64_t x)
@@ -872,7 +932,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#else /* portable path: no AVX-512 BF16, no AVX2 */
 
 /* One query row (token t, head h of sequence i), f32 throughout, two passes
  * over its keys in place; p[] holds the scores. P is rounded to bf16 as
@@ -891,7 +951,7 @@ static void ra__row(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int
     const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, t, h);
     float mx = -INFINITY, acc[D];
     for (int64_t j = 0; j < n; j++) {
-        const ckb_bf16 *k = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D;
+        const ckb_bf16 *k = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D;
         float s = 0.0f;
         for (int64_t d = 0; d < D; d++)
             s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
@@ -905,7 +965,7 @@ static void ra__row(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int
         acc[d] = 0.0f;
     for (int64_t j = 0; j < n; j++) {
         const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
+        const ckb_bf16 *v = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
         for (int64_t d = 0; d < D; d++)
             acc[d] += w * ckb_bf16_to_f32(v[d]);
     }
@@ -938,4 +998,4 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     free(mem);
 }
 
-#endif /* __AVX512BF16__ */
+#endif /* __AVX512BF16__ || PK_AVX2 */
