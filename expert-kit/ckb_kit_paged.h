@@ -1,8 +1,9 @@
 /*
  * ckb_kit_paged.h — what the paged-KV attention experts share
  * (6p_Paged_Attention: decode; 7p_Ragged_Paged_Attention: mixed prefill and
- * decode): the page-table walk, JAX's index clamping, and the AVX2 + FMA
- * flash core that both run below AVX-512.
+ * decode): the page-table walk, JAX's index clamping, the AVX-512 BF16
+ * packers and register-tile kernels, and the AVX2 + FMA flash core that both
+ * run below AVX-512.
  *
  * Contract: the expert includes <math.h>, <stdint.h>, <stdlib.h>,
  * <string.h>, <omp.h> and "ckbench.h", has the dims D, PS, PPS and NP, and
@@ -37,6 +38,222 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
 {
     return pk__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
 }
+
+#ifdef __AVX512BF16__
+
+/* AVX-512 BF16: the packers and register-tile kernels both experts run on,
+ * 4 query rows a tile (their blocks, softmax and AMX tiles stay in the
+ * experts). MMA=0 operands: q and K as d pairs, K packed per block as [key
+ * group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the page
+ * rows), V as [key pair][d][2]; MMA=1: the same widened to f32. Scores and
+ * P rows are PK_BKS apart. */
+
+#include <immintrin.h>
+
+#define PK_R 4                      /* query rows per register tile */
+#define PK_DP ((D + 1) / 2)         /* d pairs: q and K rows padded to even */
+#define PK_DV ((D + 15) / 16)       /* 16-wide d vectors */
+#define PK_DO (16 * PK_DV)
+#define PK_DQ (2 * PK_DP)           /* d rows of f32 K (MMA=1), D padded to even */
+#define PK_BKS ((PK_BK + 15) / 16 * 16) /* block keys padded to a group of 16 */
+#define PK_NV 4                     /* 16-key vectors per q k^T tile */
+#define PK_DC 4                     /* 16-wide d vectors per P v tile */
+
+/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
+ * [-1/2, 1/2], p a degree-5 interpolant; scalef underflows to 0. */
+static inline __m512 pk__exp2(__m512 x)
+{
+    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.339086331e-03f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* Transposes 16 rows of 16 dwords: r[jj][p] -> out[p * 16 + jj]. */
+static inline __attribute__((always_inline)) void pk__transpose16(__m512i *r, uint32_t *out)
+{
+    __m512i t[16], u[16];
+    for (int a = 0; a < 16; a += 2) {
+        t[a] = _mm512_unpacklo_epi32(r[a], r[a + 1]);
+        t[a + 1] = _mm512_unpackhi_epi32(r[a], r[a + 1]);
+    }
+    /* per group of 4 rows: u[4b + c] holds columns c, c+4, c+8, c+12 */
+    for (int b = 0; b < 16; b += 4) {
+        u[b + 0] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
+        u[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
+        u[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
+        u[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);
+        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
+        __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
+        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
+        _mm512_store_si512(out + (c + 0) * 16, _mm512_shuffle_i32x4(v0, w0, 0x88));
+        _mm512_store_si512(out + (c + 8) * 16, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+        _mm512_store_si512(out + (c + 4) * 16, _mm512_shuffle_i32x4(v1, w1, 0x88));
+        _mm512_store_si512(out + (c + 12) * 16, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+    }
+}
+
+/* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
+ * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
+static void pk__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
+{
+    int64_t p = 0;
+    for (; p + 16 <= D / 2; p += 16) {
+        __m512i r[16];
+        for (int jj = 0; jj < 16; jj++)
+            r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
+        pk__transpose16(r, kp + p * 16);
+    }
+#if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
+    for (; p < PK_DP; p++)
+        for (int jj = 0; jj < 16; jj++) {
+            uint32_t w = 0;
+            if (rows[jj] && 2 * p + 1 < D)
+                memcpy(&w, rows[jj] + 2 * p, 4);
+            else if (rows[jj])
+                w = rows[jj][2 * p];
+            kp[p * 16 + jj] = w;
+        }
+#endif
+}
+
+/* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},
+ * zero past D. */
+static inline void pk__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *vp)
+{
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                        32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t d = 0; d < PK_DO; d += 32) {
+        __mmask32 m = d + 32 <= D ? ~(__mmask32)0
+                      : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
+                                  : 0;
+        __m512i x = a ? _mm512_maskz_loadu_epi16(m, a + d) : _mm512_setzero_si512();
+        __m512i y = b ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
+        _mm512_store_si512(vp + 2 * d, _mm512_permutex2var_epi16(x, lo, y));
+        if (d + 16 < PK_DO)
+            _mm512_store_si512(vp + 2 * d + 32, _mm512_permutex2var_epi16(x, hi, y));
+    }
+}
+
+/* s[r][0 .. 16nv) = q[r] . K for PK_R rows and nv 16-key vectors; q holds
+ * the rows as d pairs (stride PK_DP), kp the first key group. */
+static inline __attribute__((always_inline)) void pk__qk_bf(const uint32_t *q, const uint32_t *kp,
+                                                         float *s, const int nv)
+{
+    __m512 acc[PK_R][PK_NV];
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < PK_DP; p++) {
+        __m512i b[PK_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_si512(kp + (v * PK_DP + p) * 16);
+        for (int r = 0; r < PK_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)q[r * PK_DP + p]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+}
+
+/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
+ * the rows as key pairs (stride PK_BKS/2), vp the first pair at this d chunk. */
+static inline __attribute__((always_inline)) void pk__pv_bf(const uint32_t *p, const ckb_bf16 *vp,
+                                                         float *o, const float *alpha,
+                                                         int64_t np, const int dc)
+{
+    __m512 acc[PK_R][PK_DC];
+    for (int r = 0; r < PK_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < np; t++) {
+        __m512i b[PK_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_si512(vp + t * 2 * PK_DO + 32 * c);
+        for (int r = 0; r < PK_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)p[r * (PK_BKS / 2) + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+}
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 pk__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride PK_DQ),
+ * kf the first key group as [d][16 keys] f32. */
+static inline __attribute__((always_inline)) void pk__qk_f(const float *q, const float *kf,
+                                                           float *s, const int nv)
+{
+    __m512 acc[PK_R][PK_NV];
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < PK_DQ; d++) {
+        __m512 b[PK_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * PK_DQ + d) * 16);
+        for (int r = 0; r < PK_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * PK_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+}
+
+/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
+ * FMA; p rows f32 (stride PK_BKS), vf the first key at this d chunk, [key][PK_DO]. */
+static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const float *vf,
+                                                           float *o, const float *alpha,
+                                                           int64_t nk, const int dc)
+{
+    __m512 acc[PK_R][PK_DC];
+    for (int r = 0; r < PK_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m512 b[PK_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * PK_DO + 16 * c);
+        for (int r = 0; r < PK_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * PK_BKS + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+}
+
+#endif /* __AVX512BF16__ */
 
 #if !defined(__AVX512BF16__) && defined(__AVX2__) && defined(__FMA__)
 #define PK_AVX2 1
