@@ -347,10 +347,12 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 /* AVX2 + FMA: the same direct convolution in f32. x is widened once per
  * call into f32 planes xf[n][d][c][CMT_PLANE] (exactly: a bf16 is the top
  * half of an f32), so the input of 8 consecutive positions under one tap is
- * one unaligned load; weights become wf[tap][c][oc] f32, broadcast. A tile
- * is R output channels x PV vectors of 8 positions, computed CMT_RS
- * channels at a time so that the accumulators, the PV inputs and one
- * broadcast fit the 16 ymm registers. */
+ * one unaligned load. A tile is R output channels x PV vectors of 8
+ * positions, computed CMT_RS channels at a time so that the accumulators,
+ * the PV inputs and one broadcast fit the 16 ymm registers; the weights are
+ * f32 wf[oc / CMT_RS][tap][c][CMT_RS], so that a sub-tile's weights are one
+ * contiguous stream (in [tap][c][oc] order each (tap, c) step used 16 bytes
+ * of its own cache line, and the weights of a sub-tile overflowed L1). */
 
 #if R * PV <= 12
 #define CMT_RS R
@@ -437,7 +439,7 @@ static inline void cmt__tile8(const float *xf, const float *wf, const ckb_bf16 *
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const int64_t t = (kd * KH + kh) * KW + kw;
                     const float *xb = xf + (s * D + od + kd) * IC * CMT_PLANE + kh * W + kw + s0;
-                    const float *wt = wf + t * IC * OC + oc;
+                    const float *wt = wf + ((oc / CMT_RS) * CMT_TAPS + t) * IC * CMT_RS;
                     for (int64_t c = 0; c < IC; c++) {
                         __m256 xv[PV];
 #pragma GCC unroll 4
@@ -445,7 +447,7 @@ static inline void cmt__tile8(const float *xf, const float *wf, const ckb_bf16 *
                             xv[v] = _mm256_loadu_ps(xb + c * CMT_PLANE + 8 * v);
 #pragma GCC unroll 16
                         for (int r = 0; r < CMT_RS; r++) {
-                            const __m256 wv = _mm256_broadcast_ss(wt + c * OC + r);
+                            const __m256 wv = _mm256_broadcast_ss(wt + c * CMT_RS + r);
 #pragma GCC unroll 4
                             for (int v = 0; v < PV; v++)
                                 acc[r][v] = _mm256_fmadd_ps(wv, xv[v], acc[r][v]);
@@ -473,7 +475,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         for (int64_t t = 0; t < CMT_TAPS; t++)
             for (int64_t c = 0; c < IC; c++)
                 for (int64_t o = 0; o < OC; o++)
-                    wf[(t * IC + c) * OC + o] = ckb_bf16_to_f32(weight[(o * IC + c) * CMT_TAPS + t]);
+                    wf[((o / CMT_RS * CMT_TAPS + t) * IC + c) * CMT_RS + o % CMT_RS] =
+                        ckb_bf16_to_f32(weight[(o * IC + c) * CMT_TAPS + t]);
 #pragma omp parallel
         {
             /* plane z = (n * D + d) * IC + c of xf is channel c of x at (n, d) */
