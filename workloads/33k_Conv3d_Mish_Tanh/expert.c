@@ -32,8 +32,11 @@
  *   the B tiles loaded straight from xp, tiles stored to a small buffer
  *   for the same epilogue. AMX needs the process's permission to use tile
  *   data (arch_prctl); the harness's oneDNN baseline obtains it.
- * - A portable OpenMP path where AVX-512 BF16 is missing or the dims do
- *   not fit (odd IC, OC not a multiple of R).
+ * - Below AVX-512 BF16, an AVX2 + FMA path: the same kernel in f32 (x
+ *   widened once into f32 planes, 8-wide FMA tiles, the epilogue on 8-wide
+ *   vectors; see that section).
+ * - A portable OpenMP path where neither fits (no AVX2, or dims the
+ *   kernels do not cover: odd IC, OC not a multiple of R).
  * exp is a vector one within ~1 ulp of expf. No state is kept between
  * calls; buffers live for one call.
  */
@@ -339,7 +342,170 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #endif
 
-#else /* portable path: no AVX-512 BF16, or dims the kernels do not cover */
+#elif defined(__AVX2__) && defined(__FMA__) && OC % R == 0 && 8 * PV + KW <= 128
+
+/* AVX2 + FMA: the same direct convolution in f32. x is widened once per
+ * call into f32 planes xf[n][d][c][CMT_PLANE] (exactly: a bf16 is the top
+ * half of an f32), so the input of 8 consecutive positions under one tap is
+ * one unaligned load. A tile is R output channels x PV vectors of 8
+ * positions, computed CMT_RS channels at a time so that the accumulators,
+ * the PV inputs and one broadcast fit the 16 ymm registers; the weights are
+ * f32 wf[oc / CMT_RS][tap][c][CMT_RS], so that a sub-tile's weights are one
+ * contiguous stream (in [tap][c][oc] order each (tap, c) step used 16 bytes
+ * of its own cache line, and the weights of a sub-tile overflowed L1). */
+
+#if R * PV <= 12
+#define CMT_RS R
+#elif R % 2 == 0 && R / 2 * PV <= 12
+#define CMT_RS (R / 2)
+#elif R % 4 == 0 && R / 4 * PV <= 12
+#define CMT_RS (R / 4)
+#else
+#define CMT_RS 1
+#endif
+
+/* exp(x) per lane, within ~1 ulp of expf for x in [-87, 88] (clamped
+ * there: 2^n is built in the exponent field, which must stay normal). */
+static inline __m256 cmt__exp8(__m256 x)
+{
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187045e-06f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* tanh(mish(v)), as cmt__mish_tanh of the AVX-512 path. */
+static inline __m256 cmt__mish_tanh8(__m256 v)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+    const __m256 e = cmt__exp8(_mm256_min_ps(v, _mm256_set1_ps(20.0f)));
+    const __m256 t = _mm256_mul_ps(e, _mm256_add_ps(e, two));
+    const __m256 u = _mm256_div_ps(_mm256_mul_ps(v, t), _mm256_add_ps(t, two));
+    const __m256 e2 = cmt__exp8(_mm256_mul_ps(two, _mm256_min_ps(u, _mm256_set1_ps(10.0f))));
+    return _mm256_div_ps(_mm256_sub_ps(e2, one), _mm256_add_ps(e2, one));
+}
+
+/* Stores 8 results for positions s..s+7 of output plane (n, oc, od),
+ * rounded to bf16 (ties to even): drops columns ow >= OW and rows oh >= OH. */
+static inline void cmt__store8(ckb_bf16 *plane, int64_t s, __m256 y)
+{
+    __m256i u = _mm256_castps_si256(y);
+    u = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)),
+                                             _mm256_set1_epi32(0x7fff)));
+    u = _mm256_srli_epi32(u, 16);
+    const __m128i h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08));
+#if W % 8 == 0 /* a vector lies in one row */
+    const int64_t oh = s / W, ow = s % W;
+    if (oh >= OH || ow >= OW)
+        return;
+    if (OW - ow >= 8) {
+        _mm_storeu_si128((__m128i *)(plane + oh * OW + ow), h);
+        return;
+    }
+#endif
+    ckb_bf16 v[8];
+    _mm_storeu_si128((__m128i *)v, h);
+    for (int l = 0; l < 8; l++) {
+        const int64_t oh = (s + l) / W, ow = (s + l) % W;
+        if (oh < OH && ow < OW)
+            plane[oh * OW + ow] = v[l];
+    }
+}
+
+/* Output channels [o0, o0+R) x positions [s0, s0 + 8*PV) of plane (n, od). */
+static inline void cmt__tile8(const float *xf, const float *wf, const ckb_bf16 *bias,
+                              ckb_bf16 *out, int64_t s, int64_t od, int64_t o0, int64_t s0)
+{
+    for (int64_t oc = o0; oc < o0 + R; oc += CMT_RS) {
+        __m256 acc[CMT_RS][PV];
+#pragma GCC unroll 16
+        for (int r = 0; r < CMT_RS; r++)
+#pragma GCC unroll 4
+            for (int v = 0; v < PV; v++)
+                acc[r][v] = _mm256_setzero_ps();
+        for (int64_t kd = 0; kd < KD; kd++)
+            for (int64_t kh = 0; kh < KH; kh++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t t = (kd * KH + kh) * KW + kw;
+                    const float *xb = xf + (s * D + od + kd) * IC * CMT_PLANE + kh * W + kw + s0;
+                    const float *wt = wf + ((oc / CMT_RS) * CMT_TAPS + t) * IC * CMT_RS;
+                    for (int64_t c = 0; c < IC; c++) {
+                        __m256 xv[PV];
+#pragma GCC unroll 4
+                        for (int v = 0; v < PV; v++)
+                            xv[v] = _mm256_loadu_ps(xb + c * CMT_PLANE + 8 * v);
+#pragma GCC unroll 16
+                        for (int r = 0; r < CMT_RS; r++) {
+                            const __m256 wv = _mm256_broadcast_ss(wt + c * CMT_RS + r);
+#pragma GCC unroll 4
+                            for (int v = 0; v < PV; v++)
+                                acc[r][v] = _mm256_fmadd_ps(wv, xv[v], acc[r][v]);
+                        }
+                    }
+                }
+#pragma GCC unroll 16
+        for (int r = 0; r < CMT_RS; r++) {
+            ckb_bf16 *plane = out + ((s * OC + oc + r) * OD + od) * OH * OW;
+            const __m256 bv = _mm256_set1_ps(ckb_bf16_to_f32(bias[oc + r]));
+#pragma GCC unroll 4
+            for (int v = 0; v < PV; v++)
+                if (s0 + 8 * v < CMT_SPAN)
+                    cmt__store8(plane, s0 + 8 * v, cmt__mish_tanh8(_mm256_add_ps(acc[r][v], bv)));
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t nz = N * D * IC;
+    float *xf = aligned_alloc(64, (size_t)(nz * CMT_PLANE) * 4);
+    float *wf = aligned_alloc(64, ((size_t)(CMT_TAPS * IC * OC) * 4 + 63) / 64 * 64);
+    if (xf && wf) { /* out of memory: no way to report, out stays unwritten */
+        for (int64_t t = 0; t < CMT_TAPS; t++)
+            for (int64_t c = 0; c < IC; c++)
+                for (int64_t o = 0; o < OC; o++)
+                    wf[((o / CMT_RS * CMT_TAPS + t) * IC + c) * CMT_RS + o % CMT_RS] =
+                        ckb_bf16_to_f32(weight[(o * IC + c) * CMT_TAPS + t]);
+#pragma omp parallel
+        {
+            /* plane z = (n * D + d) * IC + c of xf is channel c of x at (n, d) */
+#pragma omp for schedule(static)
+            for (int64_t z = 0; z < nz; z++) {
+                const int64_t c = z % IC, nd = z / IC;
+                const ckb_bf16 *src = x + ((nd / D * IC + c) * D + nd % D) * CMT_HW;
+                float *dst = xf + z * CMT_PLANE;
+                int64_t j = 0;
+                for (; j + 8 <= CMT_HW; j += 8) {
+                    __m128i h = _mm_loadu_si128((const __m128i *)(src + j));
+                    _mm256_store_ps(dst + j, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+                }
+                for (; j < CMT_PLANE; j++)
+                    dst[j] = j < CMT_HW ? ckb_bf16_to_f32(src[j]) : 0.0f;
+            }
+            /* positions outer: one block of x rows serves every channel */
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < N * OD; i++)
+                for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 8 * PV)
+                    for (int64_t o0 = 0; o0 < OC; o0 += R)
+                        cmt__tile8(xf, wf, bias, out, i / OD, i % OD, o0, s0);
+        }
+    }
+    free(xf);
+    free(wf);
+}
+
+#else /* portable path: no AVX-512 BF16 or AVX2, or dims the kernels do not cover */
 
 static float cmt__mish_tanh1(float v)
 {

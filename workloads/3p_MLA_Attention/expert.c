@@ -55,8 +55,10 @@
  * AMX=0 keeps the vdpbf16ps kernels: the GEMM's 6 x 64 register tiles over
  * 64-column panels and 1p's vdpbf16ps attention.
  *
- * Without __AVX512BF16__ a portable scalar path computes the same thing
- * (plain GEMM loops, attention row by row in f32).
+ * Below AVX-512 BF16, an AVX2 + FMA path: an f32 GEMM for the projections
+ * and the flash kit's AVX2 attention (see that section). Without either,
+ * a portable scalar path computes the same thing (plain GEMM loops,
+ * attention row by row in f32).
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   BQ   query rows per attention block (multiple of 4; AMX: of 16)
@@ -1031,7 +1033,177 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif defined(__AVX2__) && defined(__FMA__)
+
+/* AVX2 + FMA: the projections on an f32 GEMM (operands widened to f32 when
+ * packed, exactly: a bf16 is the top half of an f32; one rounding to bf16
+ * at the end) and the attention on the flash kit's AVX2 path
+ * (expert-kit/ckb_kit_flash.h) over head-major copies: q with its RoPE
+ * applied, k = [k_nope | the shared roped k_rope], and v zero-padded from
+ * VD to QKD columns so that K and V share the kit's head dim (the padding
+ * columns of the output are dropped). */
+
+#include <immintrin.h>
+
+#define G8_MR 6       /* rows of a micro-tile */
+#define G8_NR 16      /* columns of a micro-tile: two ymm */
+#define G8_MB 8       /* micro-tile rows (strips) per work item: 48 rows */
+#define G8_NB 8       /* micro-tile columns (panels) per work item: 128 columns */
+#define G8_KC 256     /* k depth per pass: A 48 x 256, B 256 x 128 f32 in L2 */
+
+/* c[6][16] += a[k][6] (packed strip) x b[k][16] (packed panel), c row stride ldc. */
+static inline void g8__ukernel(const float *a, const float *b, int64_t kc, float *c, int64_t ldc)
+{
+    __m256 acc[G8_MR][2];
+    for (int r = 0; r < G8_MR; r++) {
+        acc[r][0] = _mm256_loadu_ps(c + r * ldc);
+        acc[r][1] = _mm256_loadu_ps(c + r * ldc + 8);
+    }
+    for (int64_t l = 0; l < kc; l++) {
+        const __m256 b0 = _mm256_load_ps(b + l * G8_NR), b1 = _mm256_load_ps(b + l * G8_NR + 8);
+        for (int r = 0; r < G8_MR; r++) {
+            const __m256 av = _mm256_broadcast_ss(a + l * G8_MR + r);
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    for (int r = 0; r < G8_MR; r++) {
+        _mm256_storeu_ps(c + r * ldc, acc[r][0]);
+        _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
+    }
+}
+
+/* C[m, n] = bf16(A[m, k] @ B[k, n]), bf16 operands with row strides lda,
+ * ldb, ldc. A is packed into 6-row strips [k][6] and B into 16-column
+ * panels [k][16], f32, zero past m and n; work items are 48 x 128 blocks of
+ * C accumulated in f32 over k in G8_KC passes. Returns -1 when out of
+ * memory (C unwritten). */
+static int g8__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t lda,
+                    const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc)
+{
+    const int64_t ns = (m + G8_MR - 1) / G8_MR, np = (n + G8_NR - 1) / G8_NR;
+    float *ap = aligned_alloc(64, ML_ROUND64((size_t)ns * G8_MR * k * 4));
+    float *bp = aligned_alloc(64, ML_ROUND64((size_t)np * G8_NR * k * 4));
+    if (!ap || !bp) {
+        free(ap), free(bp);
+        return -1;
+    }
+    const int64_t mb = (ns + G8_MB - 1) / G8_MB, nb = (np + G8_NB - 1) / G8_NB;
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+        for (int64_t s = 0; s < ns; s++)
+            for (int64_t l = 0; l < k; l++)
+                for (int r = 0; r < G8_MR; r++) {
+                    const int64_t i = s * G8_MR + r;
+                    ap[(s * k + l) * G8_MR + r] = i < m ? ckb_bf16_to_f32(a[i * lda + l]) : 0.0f;
+                }
+#pragma omp for schedule(static)
+        for (int64_t p = 0; p < np; p++)
+            for (int64_t l = 0; l < k; l++) {
+                float *dst = bp + (p * k + l) * G8_NR;
+                const int64_t j0 = p * G8_NR;
+                if (j0 + G8_NR <= n) {
+                    const ckb_bf16 *src = b + l * ldb + j0;
+                    for (int h = 0; h < G8_NR; h += 8) {
+                        __m128i x = _mm_loadu_si128((const __m128i *)(src + h));
+                        _mm256_store_ps(dst + h, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16)));
+                    }
+                } else {
+                    for (int h = 0; h < G8_NR; h++)
+                        dst[h] = j0 + h < n ? ckb_bf16_to_f32(b[l * ldb + j0 + h]) : 0.0f;
+                }
+            }
+        float cb[G8_MB * G8_MR * G8_NB * G8_NR]; /* one work item's C, f32 */
+        const int64_t ldcb = G8_NB * G8_NR;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < mb * nb; t++) {
+            const int64_t s0 = t / nb * G8_MB, p0 = t % nb * G8_NB;
+            const int64_t s1 = s0 + G8_MB < ns ? s0 + G8_MB : ns, p1 = p0 + G8_NB < np ? p0 + G8_NB : np;
+            memset(cb, 0, sizeof cb);
+            for (int64_t l0 = 0; l0 < k; l0 += G8_KC) {
+                const int64_t kc = k - l0 < G8_KC ? k - l0 : G8_KC;
+                for (int64_t s = s0; s < s1; s++)
+                    for (int64_t p = p0; p < p1; p++)
+                        g8__ukernel(ap + (s * k + l0) * G8_MR, bp + (p * k + l0) * G8_NR, kc,
+                                    cb + (s - s0) * G8_MR * ldcb + (p - p0) * G8_NR, ldcb);
+            }
+            const int64_t i0 = s0 * G8_MR, j0 = p0 * G8_NR;
+            for (int64_t i = i0; i < s1 * G8_MR && i < m; i++)
+                for (int64_t j = j0; j < p1 * G8_NR && j < n; j++)
+                    c[i * ldc + j] = ckb_f32_to_bf16(cb[(i - i0) * ldcb + j - j0]);
+        }
+    }
+    free(ap), free(bp);
+    return 0;
+}
+
+/* The attention as the flash kit's causal MHA over head-major [B*H][S][QKD]
+ * copies: D, for the kit, is QKD. */
+#if VD > QKD
+#error "MLA expert, AVX2 path: v is padded to QKD columns, so VD <= QKD"
+#endif
+#define D QKD
+#define FA_BKV (B * H)
+#define FA_GQ 1
+#define FA_QS QKD
+#define FA_KS QKD
+#define FA_SCALE (1.0 / sqrt((double)QKD))
+static inline int64_t fa__kv_off(int64_t kvh) { return kvh * S * QKD; }
+static inline int64_t fa__q_off(int64_t kvh, int64_t qh) { return (kvh + qh) * S * QKD; }
+#include "ckb_kit_flash.h"
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
+              const ckb_bf16 *kv_down, const ckb_bf16 *k_up, const ckb_bf16 *v_up,
+              const ckb_bf16 *o_proj, ckb_bf16 *out)
+{
+    const size_t n_cq = ML_ROWS * QL, n_kv = ML_ROWS * KVR, n_q = ML_ROWS * H * QKD;
+    const size_t n_kn = ML_ROWS * H * NOPE, n_v = ML_ROWS * H * VD, n_kr = ML_ROWS * ROPE;
+    /* cq, kv, q, kn, v, ao, kr, then the head-major qh, kh, vh, oh */
+    ckb_bf16 *bufs = malloc((n_cq + n_kv + n_q + n_kn + 2 * n_v + n_kr + 4 * n_q) * sizeof *bufs);
+    float *cs = malloc((size_t)2 * S * ML_HALF * sizeof *cs);
+    if (!bufs || !cs) {
+        free(bufs), free(cs);
+        return; /* out of memory: the output stays as it was and fails the check */
+    }
+    ckb_bf16 *cq = bufs, *kv = cq + n_cq, *q = kv + n_kv, *kn = q + n_q, *v = kn + n_kn;
+    ckb_bf16 *ao = v + n_v, *kr = ao + n_v, *qh = kr + n_kr, *kh = qh + n_q, *vh = kh + n_q,
+             *oh = vh + n_q;
+
+#pragma omp parallel for schedule(static)
+    for (int64_t pos = 0; pos < S; pos++)
+        ml__rope_table_row(pos, cs);
+    if (g8__gemm(ML_ROWS, QL, E, x, E, q_down, QL, cq, QL) ||
+        g8__gemm(ML_ROWS, KVR, E, x, E, kv_down, KVR, kv, KVR) ||
+        g8__gemm(ML_ROWS, H * QKD, QL, cq, QL, q_up, H * QKD, q, H * QKD) ||
+        g8__gemm(ML_ROWS, H * NOPE, KVL, kv, KVR, k_up, H * NOPE, kn, H * NOPE) ||
+        g8__gemm(ML_ROWS, H * VD, KVL, kv, KVR, v_up, H * VD, v, H * VD))
+        goto done;
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < ML_ROWS; r++) {
+        const int64_t bi = r / S, i = r % S;
+        ml__rope(kv + r * KVR + KVL, kr + r * ROPE, cs, i);
+        for (int64_t h = 0; h < H; h++) {
+            const int64_t t = ((bi * H + h) * S + i) * QKD;
+            ml__rope(q + (r * H + h) * QKD + NOPE, q + (r * H + h) * QKD + NOPE, cs, i);
+            memcpy(qh + t, q + (r * H + h) * QKD, (size_t)QKD * 2);
+            memcpy(kh + t, kn + (r * H + h) * NOPE, (size_t)NOPE * 2);
+            memcpy(kh + t + NOPE, kr + r * ROPE, (size_t)ROPE * 2);
+            memcpy(vh + t, v + (r * H + h) * VD, (size_t)VD * 2);
+            memset(vh + t + VD, 0, (size_t)(QKD - VD) * 2);
+        }
+    }
+    fa__attention(qh, kh, vh, oh);
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < ML_ROWS; r++)
+        for (int64_t h = 0; h < H; h++)
+            memcpy(ao + (r * H + h) * VD, oh + ((r / S * H + h) * S + r % S) * QKD, (size_t)VD * 2);
+    g8__gemm(ML_ROWS, E, H * VD, ao, H * VD, o_proj, E, out, E);
+done:
+    free(bufs), free(cs);
+}
+
+#else /* portable path: no AVX-512 BF16, no AVX2 */
 
 /* C[m, n] = bf16(A[m, k] @ B[k, n]) one row at a time in f32 (k outer, so
  * the inner loop is a contiguous axpy the compiler vectorises); acc holds
@@ -1125,4 +1297,4 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     free(bufs), free(fl);
 }
 
-#endif /* __AVX512BF16__ */
+#endif /* __AVX512BF16__, AVX2 */

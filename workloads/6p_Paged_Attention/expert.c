@@ -68,20 +68,16 @@
 #define PA_SPLIT (SPLIT > 0 && SPLIT < PPS ? SPLIT : PPS)
 #define PA_NCH ((PPS + PA_SPLIT - 1) / PA_SPLIT) /* most items of one sequence */
 
-/* Index clamping as JAX does it (dynamic_slice, gather), so any table is
- * read in bounds. */
-static inline int64_t pa__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
+/* Pages per block, and the state rows of an item: each kv head's G query
+ * rows padded to whole 4-row tiles. */
+#define PK_BK (NPB * PS)
+#define PK_ROWS (HKV * ((PA_G + 3) / 4 * 4))
+#include "ckb_kit_paged.h"
 
 /* Positions attended by sequence i: its kv_len, at most L. */
 static inline int64_t pa__len(const int32_t *kv_lens, int64_t i)
 {
     return kv_lens[i] < PA_L ? kv_lens[i] : PA_L;
-}
-
-/* Cache row of position j of sequence i (head 0 of the token's slot). */
-static inline int64_t pa__slot(const int32_t *pages, int64_t i, int64_t j)
-{
-    return pa__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
 }
 
 /* A sequence with no valid key is a constant row: uniform over all L
@@ -94,7 +90,7 @@ static void pa__uniform(const ckb_bf16 *v_pages, const int32_t *pages, int64_t i
         for (int64_t d = 0; d < D; d++)
             acc[d] = 0.0f;
         for (int64_t j = 0; j < PA_L; j++) {
-            const ckb_bf16 *v = v_pages + (pa__slot(pages, i, j) * HKV + kh) * D;
+            const ckb_bf16 *v = v_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
             for (int64_t d = 0; d < D; d++)
                 acc[d] += u * ckb_bf16_to_f32(v[d]);
         }
@@ -104,9 +100,13 @@ static void pa__uniform(const ckb_bf16 *v_pages, const int32_t *pages, int64_t i
     }
 }
 
-#ifdef __AVX512BF16__
-
-#include <immintrin.h>
+/* One row of a partial: max, sum, then the unnormalised output padded to
+ * 16-wide vectors (the AVX-512 path's rows; the AVX2 path zero-fills
+ * past its own). */
+#define PA_PD ((D + 15) / 16 * 16)
+/* Partial result of one item, per query head: max, sum, unnormalised row. */
+#define PA_PART (PA_PD + 16)
+#define PA_PART_BYTES ((size_t)NS * PA_NCH * HQ * PA_PART * 4)
 
 /* One unit of work: pages [pg0, pg1) of sequence seq, the part-th of its
  * nparts items. */
@@ -116,7 +116,7 @@ typedef struct {
 
 /* The items of every sequence with a valid key, longest first: a counting
  * sort on the page count (no qsort: see DESIGN). Returns how many. */
-static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
+__attribute__((unused)) static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
 {
     int64_t n = 0;
     for (int64_t c = PA_SPLIT; c >= 1; c--)
@@ -134,6 +134,32 @@ static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
     return n;
 }
 
+/* Merges the nparts partials of sequence i, query head h, into out. */
+__attribute__((unused)) static void pa__merge(const float *part, int64_t i, int64_t h, int64_t nparts, ckb_bf16 *out)
+{
+    float mx = -INFINITY;
+    for (int64_t c = 0; c < nparts; c++) {
+        float m = part[((i * PA_NCH + c) * HQ + h) * PA_PART];
+        mx = m > mx ? m : mx;
+    }
+    float sum = 0.0f, acc[PA_PD];
+    for (int64_t d = 0; d < PA_PD; d++)
+        acc[d] = 0.0f;
+    for (int64_t c = 0; c < nparts; c++) {
+        const float *src = part + ((i * PA_NCH + c) * HQ + h) * PA_PART;
+        const float w = exp2f(src[0] - mx);
+        sum += w * src[1];
+        for (int64_t d = 0; d < PA_PD; d++)
+            acc[d] += w * src[16 + d];
+    }
+    for (int64_t d = 0; d < D; d++)
+        out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d] / sum);
+}
+
+#ifdef __AVX512BF16__
+
+#include <immintrin.h>
+
 #define PA_R 4                        /* query rows per register tile */
 #define PA_GP ((PA_G + PA_R - 1) / PA_R * PA_R) /* rows per kv head, padded */
 #define PA_DP ((D + 1) / 2)           /* d pairs: q and K rows padded to even */
@@ -145,203 +171,13 @@ static int64_t pa__items(const int32_t *kv_lens, pa__item *it, int32_t *nparts)
 #define PA_NV 4                       /* 16-key vectors per q k^T tile */
 #define PA_DC 4                       /* 16-wide d vectors per P v tile */
 #define PA_ROWS (HKV * PA_GP)         /* state rows of an item */
+/* The kit's kernels (expert-kit/ckb_kit_paged.h) read this layout. */
+_Static_assert(PA_R == PK_R && PA_DP == PK_DP && PA_DO == PK_DO && PA_DQ == PK_DQ &&
+                   PA_BK == PK_BKS && PA_NV == PK_NV && PA_DC == PK_DC,
+               "the expert's packed layout is the paged kit's");
 
-/* scale * log2(e): scores go straight to the base-2 domain of pa__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
 #define PA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
-
-/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
- * [-1/2, 1/2], p a degree-5 interpolant; scalef underflows to 0. */
-static inline __m512 pa__exp2(__m512 x)
-{
-    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.339086331e-03f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* Transposes 16 rows of 16 dwords: r[jj][p] -> out[p * 16 + jj]. */
-static inline __attribute__((always_inline)) void pa__transpose16(__m512i *r, uint32_t *out)
-{
-    __m512i t[16], u[16];
-    for (int a = 0; a < 16; a += 2) {
-        t[a] = _mm512_unpacklo_epi32(r[a], r[a + 1]);
-        t[a + 1] = _mm512_unpackhi_epi32(r[a], r[a + 1]);
-    }
-    /* per group of 4 rows: u[4b + c] holds columns c, c+4, c+8, c+12 */
-    for (int b = 0; b < 16; b += 4) {
-        u[b + 0] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
-        u[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
-        u[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
-        u[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
-    }
-    for (int c = 0; c < 4; c++) {
-        __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);
-        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
-        __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
-        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-        _mm512_store_si512(out + (c + 0) * 16, _mm512_shuffle_i32x4(v0, w0, 0x88));
-        _mm512_store_si512(out + (c + 8) * 16, _mm512_shuffle_i32x4(v0, w0, 0xDD));
-        _mm512_store_si512(out + (c + 4) * 16, _mm512_shuffle_i32x4(v1, w1, 0x88));
-        _mm512_store_si512(out + (c + 12) * 16, _mm512_shuffle_i32x4(v1, w1, 0xDD));
-    }
-}
-
-/* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
- * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
-static void pa__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
-{
-    int64_t p = 0;
-    for (; p + 16 <= D / 2; p += 16) {
-        __m512i r[16];
-        for (int jj = 0; jj < 16; jj++)
-            r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
-        pa__transpose16(r, kp + p * 16);
-    }
-#if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
-    for (; p < PA_DP; p++)
-        for (int jj = 0; jj < 16; jj++) {
-            uint32_t w = 0;
-            if (rows[jj] && 2 * p + 1 < D)
-                memcpy(&w, rows[jj] + 2 * p, 4);
-            else if (rows[jj])
-                w = rows[jj][2 * p];
-            kp[p * 16 + jj] = w;
-        }
-#endif
-}
-
-/* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},
- * zero past D. */
-static inline void pa__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *vp)
-{
-    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
-                                        32, 0);
-    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-    for (int64_t d = 0; d < PA_DO; d += 32) {
-        __mmask32 m = d + 32 <= D ? ~(__mmask32)0
-                      : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
-                                  : 0;
-        __m512i x = a ? _mm512_maskz_loadu_epi16(m, a + d) : _mm512_setzero_si512();
-        __m512i y = b ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
-        _mm512_store_si512(vp + 2 * d, _mm512_permutex2var_epi16(x, lo, y));
-        if (d + 16 < PA_DO)
-            _mm512_store_si512(vp + 2 * d + 32, _mm512_permutex2var_epi16(x, hi, y));
-    }
-}
-
-/* s[r][0 .. 16nv) = q[r] . K for PA_R rows and nv 16-key vectors; q holds
- * the rows as d pairs (stride PA_DP), kp the first key group. */
-static inline __attribute__((always_inline)) void pa__qk(const uint32_t *q, const uint32_t *kp,
-                                                         float *s, const int nv)
-{
-    __m512 acc[PA_R][PA_NV];
-    for (int r = 0; r < PA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < PA_DP; p++) {
-        __m512i b[PA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * PA_DP + p) * 16);
-        for (int r = 0; r < PA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * PA_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
-    for (int r = 0; r < PA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * PA_BK + 16 * v, acc[r][v]);
-}
-
-/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
- * the rows as key pairs (stride PA_BK/2), vp the first pair at this d chunk. */
-static inline __attribute__((always_inline)) void pa__pv(const uint32_t *p, const ckb_bf16 *vp,
-                                                         float *o, const float *alpha,
-                                                         int64_t np, const int dc)
-{
-    __m512 acc[PA_R][PA_DC];
-    for (int r = 0; r < PA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PA_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[PA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * PA_DO + 32 * c);
-        for (int r = 0; r < PA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (PA_BK / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
-    for (int r = 0; r < PA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * PA_DO + 16 * c, acc[r][c]);
-}
-
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 pa__mask16(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride PA_DQ),
- * kf the first key group as [d][16 keys] f32. */
-static inline __attribute__((always_inline)) void pa__qk_f(const float *q, const float *kf,
-                                                           float *s, const int nv)
-{
-    __m512 acc[PA_R][PA_NV];
-    for (int r = 0; r < PA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t d = 0; d < PA_DQ; d++) {
-        __m512 b[PA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * PA_DQ + d) * 16);
-        for (int r = 0; r < PA_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * PA_DQ + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < PA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * PA_BK + 16 * v, acc[r][v]);
-}
-
-/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
- * FMA; p rows f32 (stride PA_BK), vf the first key at this d chunk, [key][PA_DO]. */
-static inline __attribute__((always_inline)) void pa__pv_f(const float *p, const float *vf,
-                                                           float *o, const float *alpha,
-                                                           int64_t nk, const int dc)
-{
-    __m512 acc[PA_R][PA_DC];
-    for (int r = 0; r < PA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PA_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m512 b[PA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * PA_DO + 16 * c);
-        for (int r = 0; r < PA_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * PA_BK + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < PA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * PA_DO + 16 * c, acc[r][c]);
-}
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
@@ -409,7 +245,7 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
         __m512 mv = _mm512_set1_ps(m_new);
         __m512 sum = _mm512_setzero_ps();
         for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = pa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+            __m512 e = pk__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
             if (k + 16 > nk)
                 e = _mm512_maskz_mov_ps(nk > k ? (__mmask16)((1u << (nk - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
@@ -436,12 +272,12 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         const ckb_bf16 *kr[16];
         for (int jj = 0; jj < 16; jj++) {
             int64_t j = 16 * g + jj;
-            kr[jj] = j < nk ? k_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            kr[jj] = j < nk ? k_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
         }
 #if MMA
         /* pairs first, then each pair split into its two f32 */
         uint32_t pairs[PA_DP * 16] __attribute__((aligned(64)));
-        pa__pack_k16(kr, pairs);
+        pk__pack_k16(kr, pairs);
         float *kf = (float *)sc->kp + g * PA_DQ * 16;
         const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
         for (int64_t p = 0; p < PA_DP; p++) {
@@ -451,33 +287,33 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         }
         for (int jj = 0; jj < 16; jj++) {
             const int64_t j = 16 * g + jj;
-            const ckb_bf16 *vr = j < nk ? v_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            const ckb_bf16 *vr = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
             float *vf = (float *)sc->vp + j * PA_DO;
             for (int64_t d = 0; d < PA_DO; d += 16) {
-                __m256i x = vr ? _mm256_maskz_loadu_epi16(pa__mask16(D - d), vr + d)
+                __m256i x = vr ? _mm256_maskz_loadu_epi16(pk__mask16(D - d), vr + d)
                                : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
         }
 #else
-        pa__pack_k16(kr, sc->kp + g * PA_DP * 16);
+        pk__pack_k16(kr, sc->kp + g * PA_DP * 16);
         for (int t = 0; t < 8; t++) {
             int64_t j = 16 * g + 2 * t;
-            const ckb_bf16 *a = j < nk ? v_pages + (pa__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
+            const ckb_bf16 *a = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
             const ckb_bf16 *b =
-                j + 1 < nk ? v_pages + (pa__slot(pages, i, j0 + j + 1) * HKV + kh) * D : NULL;
-            pa__pack_v2(a, b, sc->vp + (8 * g + t) * 2 * PA_DO);
+                j + 1 < nk ? v_pages + (pk__slot(pages, i, j0 + j + 1) * HKV + kh) * D : NULL;
+            pk__pack_v2(a, b, sc->vp + (8 * g + t) * 2 * PA_DO);
         }
 #endif
     }
     for (int64_t rt = 0; rt < PA_GP; rt += PA_R) {
         const int64_t row0 = kh * PA_GP + rt;
 #if MMA
-#define PA_QK(n) pa__qk_f((const float *)sc->q + row0 * PA_DQ, (const float *)sc->kp + v * PA_DQ * 16, sc->s + 16 * v, n)
-#define PA_PV(n) pa__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
+#define PA_QK(n) pk__qk_f((const float *)sc->q + row0 * PA_DQ, (const float *)sc->kp + v * PA_DQ * 16, sc->s + 16 * v, n)
+#define PA_PV(n) pk__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
 #else
-#define PA_QK(n) pa__qk(sc->q + row0 * PA_DP, sc->kp + v * PA_DP * 16, sc->s + 16 * v, n)
-#define PA_PV(n) pa__pv((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
+#define PA_QK(n) pk__qk_bf(sc->q + row0 * PA_DP, sc->kp + v * PA_DP * 16, sc->s + 16 * v, n)
+#define PA_PV(n) pk__pv_bf((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
 #endif
         int64_t v = 0;
         for (; v + PA_NV <= nv; v += PA_NV)
@@ -505,10 +341,6 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
     }
 }
 
-/* Partial result of one item, per query head: max, sum, unnormalised row. */
-#define PA_PART (PA_DO + 16)
-#define PA_PART_BYTES ((size_t)NS * PA_NCH * HQ * PA_PART * 4)
-
 /* One item: pages [pg0, pg1) of sequence i. Writes out directly when the
  * item is the whole sequence, else its partial. */
 static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
@@ -516,7 +348,7 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
                          ckb_bf16 *out, float *part, const pa__item *it, pa__scratch *sc)
 {
     const int64_t i = it->seq, len = pa__len(kv_lens, i);
-    const ckb_bf16 *q = queries + pa__clamp(cu_q_lens[i], NT - 1) * HQ * D;
+    const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
     memset(sc->q, 0, PA_SZ_Q);
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_G; g++)
@@ -563,27 +395,67 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
         }
 }
 
-/* Merges the nparts partials of sequence i, query head h, into out. */
-static void pa__merge(const float *part, int64_t i, int64_t h, int64_t nparts, ckb_bf16 *out)
+#elif defined(PK_AVX2)
+
+/* AVX2 + FMA: the paged kit's f32 core (expert-kit/ckb_kit_paged.h). An
+ * item's state rows are each kv head's G query rows padded to whole 4-row
+ * tiles (pad rows are zero queries, computed and never stored); each block
+ * of NPB pages is packed and attended one kv head at a time. */
+typedef pk__state pa__scratch;
+#define PA_SCRATCH_BYTES PK_STATE_BYTES
+#define PA_ROUND64 PK_ROUND64
+#define PA_GP ((PA_G + 3) / 4 * 4)
+
+static void pa__scratch_carve(char *base, pa__scratch *sc) { pk__state_carve(base, sc); }
+
+/* One item: pages [pg0, pg1) of sequence i. Writes out directly when the
+ * item is the whole sequence, else its partial. */
+static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
+                         const int32_t *kv_lens, const int32_t *pages, const int32_t *cu_q_lens,
+                         ckb_bf16 *out, float *part, const pa__item *it, pa__scratch *sc)
 {
-    float mx = -INFINITY;
-    for (int64_t c = 0; c < nparts; c++) {
-        float m = part[((i * PA_NCH + c) * HQ + h) * PA_PART];
-        mx = m > mx ? m : mx;
+    const int64_t i = it->seq, len = pa__len(kv_lens, i);
+    const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
+    for (int64_t kh = 0; kh < HKV; kh++)
+        for (int64_t g = 0; g < PA_GP; g++) {
+            pk__widen_row(g < PA_G ? q + (kh * PA_G + g) * D : NULL, sc->q + (kh * PA_GP + g) * PK_DO);
+            sc->n[kh * PA_GP + g] = len;
+        }
+    pk__reset(sc, PK_ROWS);
+
+    const ckb_bf16 *kr[PK_BK], *vr[PK_BK];
+    const int64_t jend = (int64_t)it->pg1 * PS < len ? (int64_t)it->pg1 * PS : len;
+    for (int64_t j0 = (int64_t)it->pg0 * PS; j0 < jend; j0 += PK_BK) {
+        const int64_t nk = jend - j0 < PK_BK ? jend - j0 : PK_BK;
+        for (int64_t kh = 0; kh < HKV; kh++) {
+            for (int64_t j = 0; j < nk; j++) {
+                const int64_t row = pk__slot(pages, i, j0 + j) * HKV + kh;
+                kr[j] = k_pages + row * D;
+                vr[j] = v_pages + row * D;
+            }
+            pk__pack(kr, vr, nk, sc);
+            pk__attend(sc, kh * PA_GP, PA_GP, j0, nk);
+        }
     }
-    float sum = 0.0f, acc[PA_DO];
-    for (int64_t d = 0; d < PA_DO; d++)
-        acc[d] = 0.0f;
-    for (int64_t c = 0; c < nparts; c++) {
-        const float *src = part + ((i * PA_NCH + c) * HQ + h) * PA_PART;
-        const float w = exp2f(src[0] - mx);
-        sum += w * src[1];
-        for (int64_t d = 0; d < PA_DO; d++)
-            acc[d] += w * src[16 + d];
-    }
-    for (int64_t d = 0; d < D; d++)
-        out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d] / sum);
+
+    for (int64_t kh = 0; kh < HKV; kh++)
+        for (int64_t g = 0; g < PA_G; g++) {
+            const int64_t row = kh * PA_GP + g, h = kh * PA_G + g;
+            if (it->nparts > 1) {
+                float *dst = part + ((i * PA_NCH + it->part) * HQ + h) * PA_PART;
+                dst[0] = sc->m[row];
+                dst[1] = pk__row_sum(sc, row);
+                for (int64_t d = 0; d < PA_PD; d++)
+                    dst[16 + d] = d < PK_DO ? sc->o[row * PK_DO + d] : 0.0f;
+                continue;
+            }
+            pk__row_out(sc, row, out + (i * HQ + h) * D);
+        }
 }
+
+#endif /* ISA sections */
+
+#if defined(__AVX512BF16__) || defined(PK_AVX2)
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
               const int32_t *kv_lens, const int32_t *page_indices, const int32_t *cu_q_lens,
@@ -632,7 +504,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#else /* portable path: no AVX-512 BF16, no AVX2 */
 
 /* One query head of one sequence, f32 throughout, two passes over its
  * pages in place; p[] holds the scores. P is rounded to bf16 as the
@@ -643,10 +515,10 @@ static void pa__row(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_
 {
     const float scale = (float)(1.0 / sqrt((double)D));
     const int64_t len = pa__len(kv_lens, i), kh = h / PA_G;
-    const ckb_bf16 *q = queries + (pa__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D;
+    const ckb_bf16 *q = queries + (pk__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D;
     float mx = -INFINITY, acc[D];
     for (int64_t j = 0; j < len; j++) {
-        const ckb_bf16 *k = k_pages + (pa__slot(pages, i, j) * HKV + kh) * D;
+        const ckb_bf16 *k = k_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
         float s = 0.0f;
         for (int64_t d = 0; d < D; d++)
             s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
@@ -660,7 +532,7 @@ static void pa__row(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_
         acc[d] = 0.0f;
     for (int64_t j = 0; j < len; j++) {
         const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = v_pages + (pa__slot(pages, i, j) * HKV + kh) * D;
+        const ckb_bf16 *v = v_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
         for (int64_t d = 0; d < D; d++)
             acc[d] += w * ckb_bf16_to_f32(v[d]);
     }
@@ -692,4 +564,4 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     free(mem);
 }
 
-#endif /* __AVX512BF16__ */
+#endif /* __AVX512BF16__ || PK_AVX2 */

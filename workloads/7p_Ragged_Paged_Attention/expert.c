@@ -106,15 +106,10 @@
 #define RA_ROWS (RA_G * TPS) /* query rows of one (sequence, kv head) */
 #define RA_NQB ((RA_ROWS + BQ - 1) / BQ) /* items per (sequence, kv head) */
 
-/* Index clamping as JAX does it (dynamic_slice, gather), so any table is
- * read in bounds. */
-static inline int64_t ra__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
-
-/* Cache row of position j of sequence i (combined head 0 of its slot). */
-static inline int64_t ra__slot(const int32_t *pages, int64_t i, int64_t j)
-{
-    return ra__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
-}
+/* Keys per block, and the rows of one work item's state. */
+#define PK_BK BK
+#define PK_ROWS BQ
+#include "ckb_kit_paged.h"
 
 /* Keys attended by window token t of sequence i: positions <= kv_len -
  * TPS + t, at most L; <= 0 means none. */
@@ -128,7 +123,7 @@ static inline int64_t ra__keys(const int32_t *kv_lens, int64_t i, int64_t t)
 static inline const ckb_bf16 *ra__q(const ckb_bf16 *queries, const int32_t *cu_q_lens, int64_t i,
                                     int64_t t, int64_t h)
 {
-    return queries + ((ra__clamp(cu_q_lens[i], NT - TPS) + t) * HQ + h) * D;
+    return queries + ((pk__clamp(cu_q_lens[i], NT - TPS) + t) * HQ + h) * D;
 }
 
 /* Valid sequences: num_seqs, clamped to [0, NS]. */
@@ -147,7 +142,7 @@ static void ra__uniform(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t 
     for (int64_t d = 0; d < D; d++)
         acc[d] = 0.0f;
     for (int64_t j = 0; j < RA_L; j++) {
-        const ckb_bf16 *v = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
+        const ckb_bf16 *v = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
         for (int64_t d = 0; d < D; d++)
             acc[d] += u * ckb_bf16_to_f32(v[d]);
     }
@@ -177,203 +172,13 @@ static void ra__zero_padding(int64_t nvalid, ckb_bf16 *out)
 #define RA_DC 4                  /* 16-wide d vectors per P v tile */
 #define RA_RS (MMA == 2 ? 16 : RA_R) /* rows of scores and P: a tile's */
 #define RA_PE (MMA == 1 ? 4 : 2)     /* bytes of one P (and packed K/V) value */
+/* The kit's kernels (expert-kit/ckb_kit_paged.h) read this layout. */
+_Static_assert(RA_R == PK_R && RA_DP == PK_DP && RA_DO == PK_DO && RA_DQ == PK_DQ &&
+                   RA_BK == PK_BKS && RA_NV == PK_NV && RA_DC == PK_DC,
+               "the expert's packed layout is the paged kit's");
 
-/* scale * log2(e): scores go straight to the base-2 domain of ra__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
 #define RA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
-
-/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
- * [-1/2, 1/2], p a degree-5 interpolant; scalef underflows to 0. */
-static inline __m512 ra__exp2(__m512 x)
-{
-    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.339086331e-03f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* Transposes 16 rows of 16 dwords: r[jj][p] -> out[p * 16 + jj]. */
-static inline __attribute__((always_inline)) void ra__transpose16(__m512i *r, uint32_t *out)
-{
-    __m512i t[16], u[16];
-    for (int a = 0; a < 16; a += 2) {
-        t[a] = _mm512_unpacklo_epi32(r[a], r[a + 1]);
-        t[a + 1] = _mm512_unpackhi_epi32(r[a], r[a + 1]);
-    }
-    /* per group of 4 rows: u[4b + c] holds columns c, c+4, c+8, c+12 */
-    for (int b = 0; b < 16; b += 4) {
-        u[b + 0] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
-        u[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
-        u[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
-        u[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
-    }
-    for (int c = 0; c < 4; c++) {
-        __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);
-        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
-        __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
-        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-        _mm512_store_si512(out + (c + 0) * 16, _mm512_shuffle_i32x4(v0, w0, 0x88));
-        _mm512_store_si512(out + (c + 8) * 16, _mm512_shuffle_i32x4(v0, w0, 0xDD));
-        _mm512_store_si512(out + (c + 4) * 16, _mm512_shuffle_i32x4(v1, w1, 0x88));
-        _mm512_store_si512(out + (c + 12) * 16, _mm512_shuffle_i32x4(v1, w1, 0xDD));
-    }
-}
-
-/* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
- * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
-static void ra__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
-{
-    int64_t p = 0;
-    for (; p + 16 <= D / 2; p += 16) {
-        __m512i r[16];
-        for (int jj = 0; jj < 16; jj++)
-            r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
-        ra__transpose16(r, kp + p * 16);
-    }
-#if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
-    for (; p < RA_DP; p++)
-        for (int jj = 0; jj < 16; jj++) {
-            uint32_t w = 0;
-            if (rows[jj] && 2 * p + 1 < D)
-                memcpy(&w, rows[jj] + 2 * p, 4);
-            else if (rows[jj])
-                w = rows[jj][2 * p];
-            kp[p * 16 + jj] = w;
-        }
-#endif
-}
-
-/* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},
- * zero past D. */
-static inline void ra__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *vp)
-{
-    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
-                                        32, 0);
-    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-    for (int64_t d = 0; d < RA_DO; d += 32) {
-        __mmask32 m = d + 32 <= D ? ~(__mmask32)0
-                      : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
-                                  : 0;
-        __m512i x = a ? _mm512_maskz_loadu_epi16(m, a + d) : _mm512_setzero_si512();
-        __m512i y = b ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
-        _mm512_store_si512(vp + 2 * d, _mm512_permutex2var_epi16(x, lo, y));
-        if (d + 16 < RA_DO)
-            _mm512_store_si512(vp + 2 * d + 32, _mm512_permutex2var_epi16(x, hi, y));
-    }
-}
-
-/* s[r][0 .. 16nv) = q[r] . K for RA_R rows and nv 16-key vectors; q holds
- * the rows as d pairs (stride RA_DP), kp the first key group. */
-static inline __attribute__((always_inline)) void ra__qk(const uint32_t *q, const uint32_t *kp,
-                                                         float *s, const int nv)
-{
-    __m512 acc[RA_R][RA_NV];
-    for (int r = 0; r < RA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < RA_DP; p++) {
-        __m512i b[RA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * RA_DP + p) * 16);
-        for (int r = 0; r < RA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * RA_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
-    for (int r = 0; r < RA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * RA_BK + 16 * v, acc[r][v]);
-}
-
-/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
- * the rows as key pairs (stride RA_BK/2), vp the first pair at this d chunk. */
-static inline __attribute__((always_inline)) void ra__pv(const uint32_t *p, const ckb_bf16 *vp,
-                                                         float *o, const float *alpha,
-                                                         int64_t np, const int dc)
-{
-    __m512 acc[RA_R][RA_DC];
-    for (int r = 0; r < RA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * RA_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[RA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * RA_DO + 32 * c);
-        for (int r = 0; r < RA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (RA_BK / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
-    for (int r = 0; r < RA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * RA_DO + 16 * c, acc[r][c]);
-}
-
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 ra__mask16(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride RA_DQ),
- * kf the first key group as [d][16 keys] f32. */
-static inline __attribute__((always_inline)) void ra__qk_f(const float *q, const float *kf,
-                                                           float *s, const int nv)
-{
-    __m512 acc[RA_R][RA_NV];
-    for (int r = 0; r < RA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t d = 0; d < RA_DQ; d++) {
-        __m512 b[RA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * RA_DQ + d) * 16);
-        for (int r = 0; r < RA_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * RA_DQ + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < RA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * RA_BK + 16 * v, acc[r][v]);
-}
-
-/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
- * FMA; p rows f32 (stride RA_BK), vf the first key at this d chunk, [key][RA_DO]. */
-static inline __attribute__((always_inline)) void ra__pv_f(const float *p, const float *vf,
-                                                           float *o, const float *alpha,
-                                                           int64_t nk, const int dc)
-{
-    __m512 acc[RA_R][RA_DC];
-    for (int r = 0; r < RA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * RA_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m512 b[RA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * RA_DO + 16 * c);
-        for (int r = 0; r < RA_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * RA_BK + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < RA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * RA_DO + 16 * c, acc[r][c]);
-}
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
@@ -456,7 +261,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
         for (int64_t k = 0; k < wp; k += 16) {
             __m512 e = _mm512_setzero_ps();
             if (k < c) {
-                e = ra__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                e = pk__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
                 if (k + 16 > c)
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
                 sums[r] = _mm512_add_ps(sums[r], e);
@@ -474,7 +279,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
      * power that underflows) */
     const __mmask16 rm = rows >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1);
     const __m512 mo = _mm512_maskz_loadu_ps(rm, m_old), mn = _mm512_maskz_loadu_ps(rm, m_new);
-    __m512 a = ra__exp2(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
+    __m512 a = pk__exp2(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
     a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(mo, mn, _CMP_EQ_OQ), _mm512_set1_ps(1.0f));
     _mm512_mask_storeu_ps(alpha, rm, a);
     for (int r = 0; r < rows; r++) {
@@ -494,12 +299,12 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         const ckb_bf16 *kr[16];
         for (int jj = 0; jj < 16; jj++) {
             int64_t j = 16 * g + jj;
-            kr[jj] = j < nk ? kv_pages + (ra__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
+            kr[jj] = j < nk ? kv_pages + (pk__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D : NULL;
         }
 #if MMA == 1
         /* pairs first, then each pair split into its two f32 */
         uint32_t pairs[RA_DP * 16] __attribute__((aligned(64)));
-        ra__pack_k16(kr, pairs);
+        pk__pack_k16(kr, pairs);
         float *kf = (float *)sc->kp + g * RA_DQ * 16;
         const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
         for (int64_t p = 0; p < RA_DP; p++) {
@@ -510,15 +315,15 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         for (int jj = 0; jj < 16; jj++) {
             float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
             for (int64_t d = 0; d < RA_DO; d += 16) {
-                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(ra__mask16(D - d), kr[jj] + D + d)
+                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(pk__mask16(D - d), kr[jj] + D + d)
                                    : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
         }
 #else
-        ra__pack_k16(kr, sc->kp + g * RA_DP * 16);
+        pk__pack_k16(kr, sc->kp + g * RA_DP * 16);
         for (int t = 0; t < 8; t++)
-            ra__pack_v2(kr[2 * t] ? kr[2 * t] + D : NULL, kr[2 * t + 1] ? kr[2 * t + 1] + D : NULL,
+            pk__pack_v2(kr[2 * t] ? kr[2 * t] + D : NULL, kr[2 * t + 1] ? kr[2 * t + 1] + D : NULL,
                         sc->vp + (8 * g + t) * 2 * RA_DO);
 #endif
     }
@@ -594,7 +399,7 @@ ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t 
              int64_t nk)
 {
     for (int64_t j = j0; j < j0 + nk; j++) {
-        const char *kv = (const char *)(kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+        const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
         for (int64_t b = 0; b < 2 * D * 2; b += 64)
             _mm_prefetch(kv + b, _MM_HINT_T1);
     }
@@ -624,11 +429,11 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
                 continue;
             const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 15) / 16;
 #if MMA == 1
-#define RA_QK(n) ra__qk_f((const float *)sc->q + rt * RA_DQ, (const float *)sc->kp + v * RA_DQ * 16, sc->s + 16 * v, n)
-#define RA_PV(n) ra__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
+#define RA_QK(n) pk__qk_f((const float *)sc->q + rt * RA_DQ, (const float *)sc->kp + v * RA_DQ * 16, sc->s + 16 * v, n)
+#define RA_PV(n) pk__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
 #else
-#define RA_QK(n) ra__qk(sc->q + rt * RA_DP, sc->kp + v * RA_DP * 16, sc->s + 16 * v, n)
-#define RA_PV(n) ra__pv((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
+#define RA_QK(n) pk__qk_bf(sc->q + rt * RA_DP, sc->kp + v * RA_DP * 16, sc->s + 16 * v, n)
+#define RA_PV(n) pk__pv_bf((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
 #endif
             int64_t v = 0;
             for (; v + RA_NV <= nv; v += RA_NV)
@@ -680,7 +485,7 @@ static void ra__tiles_on(void)
 
 /* s[16][16 v0 .. 16 (v0 + n)) = q . K for the 16 query rows at qt (bf16,
  * stride RA_DP pairs: row-major bf16 is A's layout) and n <= 4 packed key
- * groups from kt (ra__pack_k16's [d pair][16 keys] is B's layout). */
+ * groups from kt (pk__pack_k16's [d pair][16 keys] is B's layout). */
 static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, const char *kt,
                                                              float *st, int64_t n)
 {
@@ -718,7 +523,7 @@ static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, con
 
 /* o[16][16 c0 .. 16 (c0 + n)) += P . V for n <= 4 16-wide d chunks over
  * nkt 32-key tiles: P bf16 [16][BK] (A), V packed [key pair][RA_DO][2]
- * (ra__pack_v2's layout is B's). The output rows are loaded into the
+ * (pk__pack_v2's layout is B's). The output rows are loaded into the
  * accumulators and stored back. */
 static inline __attribute__((always_inline)) void ra__pv_amx(const char *pt, const char *vt,
                                                              float *oc, int64_t nkt, int64_t n)
@@ -811,6 +616,71 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 
 #endif /* MMA == 2 */
 
+#elif defined(PK_AVX2)
+
+/* AVX2 + FMA: the paged kit's f32 core (expert-kit/ckb_kit_paged.h), 4-row
+ * register tiles; each row keeps its own causal limit (the kit masks every
+ * row to it), pad rows past an item's last row are zero queries with that
+ * row's limit, computed and never stored. */
+typedef pk__state ra__scratch;
+#define RA_SCRATCH_BYTES PK_STATE_BYTES
+#define RA_ROUND64 PK_ROUND64
+#define RA_TILES_ON() ((void)0)
+#define RA_TILES_OFF() ((void)0)
+
+static void ra__scratch_carve(char *base, ra__scratch *sc) { pk__state_carve(base, sc); }
+
+/* One work item: item rows [r0, r0 + BQ) of sequence i, kv head kh (item
+ * row r is window token r / G, query head kh * G + r % G). */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
+    const int64_t padded = (nrows + PK_R - 1) / PK_R * PK_R;
+    int64_t kend = 0;
+    for (int64_t r = 0; r < padded; r++) {
+        const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
+        sc->n[r] = ra__keys(kv_lens, i, rr / RA_G);
+        kend = sc->n[r] > kend ? sc->n[r] : kend;
+        pk__widen_row(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
+                                : NULL,
+                      sc->q + r * PK_DO);
+    }
+    pk__reset(sc, padded);
+
+    const ckb_bf16 *kr[BK], *vr[BK];
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
+        for (int64_t j = 0; j < nk; j++) {
+            kr[j] = kv_pages + (pk__slot(pages, i, j0 + j) * HKV2 + 2 * kh) * D;
+            vr[j] = kr[j] + D; /* V of kv head kh is the next head row */
+        }
+        pk__pack(kr, vr, nk, sc);
+        /* the next block's rows, scattered over pages, into L2 while this
+         * one is computed */
+        for (int64_t j = j0 + BK; j < j0 + 2 * BK && j < kend; j++) {
+            const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+            for (int64_t b = 0; b < 2 * D * 2; b += 64)
+                _mm_prefetch(kv + b, _MM_HINT_T1);
+        }
+        pk__attend(sc, 0, padded, j0, nk);
+    }
+
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
+        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+        if (sc->n[r] <= 0)
+            ra__uniform(kv_pages, pages, i, kh, dst);
+        else
+            pk__row_out(sc, r, dst);
+    }
+}
+
+#endif /* ISA sections */
+
+#if defined(__AVX512BF16__) || defined(PK_AVX2)
+
 /* Cost of item x (sequence x / (HKV * RA_NQB)): the (row, key) pairs it
  * computes, in keys per row summed over its rows. */
 static int64_t ra__cost(const int32_t *kv_lens, int64_t x)
@@ -872,7 +742,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#else /* portable path: no AVX-512 BF16, no AVX2 */
 
 /* One query row (token t, head h of sequence i), f32 throughout, two passes
  * over its keys in place; p[] holds the scores. P is rounded to bf16 as
@@ -891,7 +761,7 @@ static void ra__row(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int
     const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, t, h);
     float mx = -INFINITY, acc[D];
     for (int64_t j = 0; j < n; j++) {
-        const ckb_bf16 *k = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh) * D;
+        const ckb_bf16 *k = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D;
         float s = 0.0f;
         for (int64_t d = 0; d < D; d++)
             s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
@@ -905,7 +775,7 @@ static void ra__row(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int
         acc[d] = 0.0f;
     for (int64_t j = 0; j < n; j++) {
         const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = kv_pages + (ra__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
+        const ckb_bf16 *v = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
         for (int64_t d = 0; d < D; d++)
             acc[d] += w * ckb_bf16_to_f32(v[d]);
     }
@@ -938,4 +808,4 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     free(mem);
 }
 
-#endif /* __AVX512BF16__ */
+#endif /* __AVX512BF16__ || PK_AVX2 */

@@ -1,0 +1,1147 @@
+/*
+ * ckb_kit_flash.h — the flash-attention core shared by the experts of
+ * 1p_Flash_Attention, 2p_GQA_Attention and 4p_Sparse_Attention (causal
+ * attention, bf16 q/k/v/out, f32 scores and softmax, P rounded to bf16 as
+ * the baselines' P is).
+ *
+ * Flash attention: each query block of BQ rows walks the key blocks of BK
+ * keys left of its diagonal with an online softmax (running max and sum in
+ * f32, the accumulator rescaled when the max moves), so no S x S matrix
+ * exists. fa__mask_kind classifies a (row tile, key block) pair: fully
+ * masked blocks are skipped (no q k^T, no exp, no P v, no load of their K or
+ * V), visible ones run with no mask, and only the partial (diagonal) ones
+ * apply element masks. K and V of a kv head are packed once, FA_G kv heads
+ * at a time into one of two rings, so threads that finish a group early pack
+ * the next one while the others still compute (the barrier after a pack
+ * proves the ring two groups back is free). The work items of a group are
+ * (query block, query head) pairs, heaviest query blocks first, the query
+ * heads sharing a kv head next to each other (their K and V stay hot).
+ *
+ * Paths, by what the compiler targets:
+ *   - AVX-512 BF16: MMA=0 both matmuls on vdpbf16ps (K packed as VNNI key
+ *     groups [16 keys][d pair][2], V as pairs of V^T), 4 query rows x 64 keys
+ *     or 64 d a tile; MMA=1 K, V, P widened to f32 (exactly) and both
+ *     matmuls on _mm512_fmadd_ps (better where vdpbf16ps issues well below
+ *     the FMA rate: Sapphire Rapids and later); MMA=2 AMX tiles, 16 query
+ *     rows a tile, from MMA=0's packing (the default where the compiler
+ *     targets AMX; tile data needs the process's permission, which the
+ *     harness's oneDNN baseline obtains in the same process);
+ *   - AVX2 + FMA: K, V, q widened to f32 when packed, both matmuls on
+ *     8-wide FMA, 4 rows x 3 vectors a tile (see that section);
+ *   - otherwise a portable scalar path, row by row in f32, visiting only the
+ *     unmasked keys.
+ *
+ * Contract: the expert includes <math.h>, <stdint.h>, <stdlib.h>,
+ * <string.h>, <omp.h> and "ckbench.h", then defines, before including this:
+ *   FA_BKV    kv heads over the batch
+ *   FA_GQ     query heads per kv head
+ *   FA_QS     elements between positions of one query head (q and out)
+ *   FA_KS     elements between positions of one kv head (k and v)
+ *   FA_SCALE  the score scale (a double expression)
+ *   FA_G      kv heads per packed group (if unset: 1)
+ *   fa__kv_off(kvh), fa__q_off(kvh, qh): where kv head kvh starts in k/v,
+ *             and query head qh of its group in q/out (elements)
+ *   optionally FA_HAVE_MASK_KIND, the enum FA_MASKED, FA_VISIBLE,
+ *             FA_PARTIAL and its own fa__mask_kind (a block
+ *             classification at least as conservative as the causal one:
+ *             element masks inside partial blocks are causal).
+ * It gets fa__attention(q, k, v, out), the whole call.
+ *
+ * Tunable (ckbench tune passes -DNAME=VALUE):
+ *   BQ     query rows per block (multiple of 4): reuse of a packed K/V block
+ *   BK     keys per block (multiple of 16): online-softmax rescale frequency
+ *          and the K/V working set
+ *   SCHED  0: work items heaviest first, dynamic; 1: the same order, static
+ *          cyclic (no scheduling traffic)
+ *   MMA    AVX-512 only, as above: 2 where the compiler targets AMX, else 1.
+ */
+#ifndef CKB_KIT_FLASH_H
+#define CKB_KIT_FLASH_H
+
+#ifndef FA_G
+#define FA_G 1
+#endif
+
+#ifndef BQ
+#define BQ 64
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef SCHED
+#define SCHED 0
+#endif
+#ifndef MMA /* AMX tiles where the compiler targets them, else f32 FMA */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#else
+#define MMA 1
+#endif
+#endif
+/* The tile path needs whole 32-deep tiles (D and BK multiples of 32) and
+ * 16-row query tiles (BQ a multiple of 16); otherwise the FMA path runs. */
+#if MMA == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__) && D % 32 == 0 &&         \
+                  BK % 32 == 0 && BQ % 16 == 0)
+#undef MMA
+#define MMA 1
+#endif
+
+#if BQ < 4 || BQ % 4 != 0
+#error "BQ must be a positive multiple of 4"
+#endif
+#if BK < 16 || BK % 16 != 0
+#error "BK must be a positive multiple of 16"
+#endif
+
+#define FA_NQB ((S + BQ - 1) / BQ) /* query blocks per head */
+
+/* The it-th query block in heaviest-first order (block i costs ~i+1). */
+static inline int64_t fa__block_of(int64_t it) { return FA_NQB - 1 - it; }
+
+/* scale * log2(e): scores go straight to the base-2 domain of fa__exp2. */
+#define FA_C2 ((float)(1.4426950408889634 * (FA_SCALE)))
+
+#ifndef FA_HAVE_MASK_KIND
+enum { FA_MASKED, FA_VISIBLE, FA_PARTIAL };
+/* The causal mask per block: rows qi0 .. qend-1 against keys j0 .. j0+w-1
+ * (keys past S count as masked) are fully masked when every key lies right
+ * of the last row, fully visible when every key lies at or left of the
+ * first row and inside S, partial otherwise. Only partial blocks apply
+ * element masks. */
+static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w)
+{
+    if (j0 > qend - 1)
+        return FA_MASKED;
+    return j0 + w - 1 <= qi0 && j0 + w <= S ? FA_VISIBLE : FA_PARTIAL;
+}
+#endif
+
+#ifdef __AVX512BF16__
+#define FA_VEC 1
+
+#include <immintrin.h>
+
+#define FA_DP ((D + 1) / 2)         /* d pairs: q and K rows padded to even */
+#define FA_DQ (2 * FA_DP)
+#define FA_DV ((D + 15) / 16)       /* 16-wide d vectors: O and V padded */
+#define FA_DO (16 * FA_DV)
+/* keys padded to a group of 16 (MMA=2: 32, a whole P v tile, zero V) */
+#define FA_SP (MMA == 2 ? (S + 31) / 32 * 32 : (S + 15) / 16 * 16)
+#define FA_R 4                      /* query rows per register tile */
+#define FA_RS (MMA == 2 ? 16 : FA_R)  /* rows of scores and P: a tile's */
+#define FA_NV 4                     /* 16-key vectors per q k^T tile */
+#define FA_DC 4                     /* 16-wide d vectors per P v tile */
+/* Bytes of packed K and V of one head: bf16 (MMA=0) or f32 (MMA=1). */
+#define FA_EB (MMA == 1 ? 4 : 2)
+#define FA_KP_BYTES ((int64_t)FA_SP * FA_DQ * FA_EB)
+#define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * FA_EB)
+
+/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
+ * [-1/2, 1/2], p a degree-5 interpolant at Chebyshev nodes; scalef
+ * underflows to 0 however negative round(x) is. */
+static inline __m512 fa__exp2(__m512 x)
+{
+    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.339086331e-03f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
+    return _mm512_scalef_ps(p, n);
+}
+
+static inline uint32_t fa__load32(const ckb_bf16 *p)
+{
+    uint32_t u;
+    memcpy(&u, p, sizeof u);
+    return u;
+}
+
+/* Packs K of one kv head (k points at its position 0, positions FA_KS
+ * apart): kp[g][p][jj][2] = k[16g + jj][2p + e], zero past S
+ * and past D, so every q k^T tile reads whole vectors. */
+static __attribute__((unused)) void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, int64_t g)
+{
+    for (int64_t jj = 0; jj < 16; jj++) {
+        int64_t j = g * 16 + jj;
+        uint32_t *dst = kp + g * FA_DP * 16 + jj;
+        if (j >= S) {
+            for (int64_t p = 0; p < FA_DP; p++)
+                dst[p * 16] = 0;
+            continue;
+        }
+        const ckb_bf16 *src = k + j * FA_KS;
+        for (int64_t p = 0; p < D / 2; p++)
+            dst[p * 16] = fa__load32(src + 2 * p);
+        if (D % 2)
+            dst[(FA_DP - 1) * 16] = src[D - 1];
+    }
+}
+
+/* Packs V of one head for key pairs 8g .. 8g+7 (keys 16g .. 16g+15):
+ * vp[t][d][2] = v[2t + e][d], zero past S and past D. */
+static __attribute__((unused)) void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
+{
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                        32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t t = 8 * g; t < 8 * g + 8; t++) {
+        int64_t j = 2 * t;
+        ckb_bf16 *dst = vp + t * 2 * FA_DO;
+        for (int64_t d = 0; d < FA_DO; d += 32) {
+            __mmask32 m = d + 32 <= D ? ~(__mmask32)0
+                          : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
+                                      : 0;
+            __m512i a = j < S ? _mm512_maskz_loadu_epi16(m, v + j * FA_KS + d) : _mm512_setzero_si512();
+            __m512i b = j + 1 < S ? _mm512_maskz_loadu_epi16(m, v + (j + 1) * FA_KS + d)
+                                  : _mm512_setzero_si512();
+            _mm512_store_si512(dst + 2 * d, _mm512_permutex2var_epi16(a, lo, b));
+            if (d + 16 < FA_DO)
+                _mm512_store_si512(dst + 2 * d + 32, _mm512_permutex2var_epi16(a, hi, b));
+        }
+    }
+}
+
+/* MMA=1: packs K of one kv head (positions FA_KS apart), key group g,
+ * widened to f32: kf[g][d][jj] = k[16g + jj][d], zero past S and past D
+ * (to FA_DQ). */
+static __attribute__((unused)) void fa__pack_kf(const ckb_bf16 *k, float *kf, int64_t g)
+{
+    float *dst = kf + g * FA_DQ * 16;
+    for (int64_t jj = 0; jj < 16; jj++) {
+        int64_t j = g * 16 + jj;
+        for (int64_t d = 0; d < FA_DQ; d++)
+            dst[d * 16 + jj] = j < S && d < D ? ckb_bf16_to_f32(k[j * FA_KS + d]) : 0.0f;
+    }
+}
+
+/* MMA=1: packs V of one kv head for keys 16g .. 16g+15 widened to f32:
+ * vf[j][d] = v[j][d], zero past S and past D (to FA_DO). */
+static __attribute__((unused)) void fa__pack_vf(const ckb_bf16 *v, float *vf, int64_t g)
+{
+    for (int64_t j = 16 * g; j < 16 * g + 16; j++)
+        for (int64_t d = 0; d < FA_DO; d += 16) {
+            __mmask16 m = d + 16 <= D ? (__mmask16)0xffff
+                          : d < D     ? (__mmask16)((1u << (D - d)) - 1)
+                                      : 0;
+            __m256i x = j < S ? _mm256_maskz_loadu_epi16(m, v + j * FA_KS + d)
+                              : _mm256_setzero_si256();
+            _mm512_store_si512(vf + j * FA_DO + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+        }
+}
+
+/* s[r][0 .. 16nv) = q[r] . K for FA_R rows and nv 16-key vectors; q holds
+ * the rows as d pairs (stride FA_DP; MMA=1: f32, stride FA_DQ), kp points
+ * at the first key group (MMA=1: f32 [d][16]), key0 is its index. mx[r] takes the lane-wise max of row r's unmasked
+ * scores; diag says the block is partial (fa__mask_kind): some key may lie
+ * past row qi0's index or past S. */
+static inline __attribute__((always_inline)) void fa__qk(const void *qv, const void *kpv,
+                                                         float *s, const int nv, __m512 *mx,
+                                                         int diag, int64_t key0, int64_t qi0)
+{
+    __m512 acc[FA_R][FA_NV];
+    for (int r = 0; r < FA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+#if MMA == 1
+    const float *q = qv, *kf = kpv;
+    for (int64_t d = 0; d < FA_DQ; d++) {
+        __m512 b[FA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * FA_DQ + d) * 16);
+        for (int r = 0; r < FA_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * FA_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+#else
+    const uint32_t *q = qv, *kp = kpv;
+    for (int64_t p = 0; p < FA_DP; p++) {
+        __m512i b[FA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_si512(kp + (v * FA_DP + p) * 16);
+        for (int r = 0; r < FA_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)q[r * FA_DP + p]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+        }
+    }
+#endif
+    for (int r = 0; r < FA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * BK + 16 * v, acc[r][v]);
+    if (!diag) {
+        for (int r = 0; r < FA_R; r++)
+            for (int v = 0; v < nv; v++)
+                mx[r] = _mm512_max_ps(mx[r], acc[r][v]);
+        return;
+    }
+    /* Row i keeps keys j <= min(i, S - 1): pad rows (i >= S) keep all keys. */
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int r = 0; r < FA_R; r++) {
+        int64_t lim = qi0 + r < S ? qi0 + r : S - 1;
+        __m512i l = _mm512_set1_epi32((int)(lim - key0));
+        for (int v = 0; v < nv; v++) {
+            __mmask16 m = _mm512_cmple_epi32_mask(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * v)), l);
+            mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], acc[r][v]);
+        }
+    }
+}
+
+/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
+ * the rows as key pairs (stride BK/2), vp the first pair at this d chunk.
+ * MMA=1: p rows f32 (stride BK), vp f32 [key][FA_DO] at this d chunk. */
+static inline __attribute__((always_inline)) void fa__pv(const void *pv, const void *vpv,
+                                                         float *o, const float *alpha,
+                                                         int64_t np, const int dc)
+{
+    __m512 acc[FA_R][FA_DC];
+    for (int r = 0; r < FA_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
+    }
+#if MMA == 1
+    const float *p = pv, *vf = vpv;
+    for (int64_t t = 0; t < 2 * np; t++) {
+        __m512 b[FA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * FA_DO + 16 * c);
+        for (int r = 0; r < FA_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * BK + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+#else
+    const uint32_t *p = pv;
+    const ckb_bf16 *vp = vpv;
+    for (int64_t t = 0; t < np; t++) {
+        __m512i b[FA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_si512(vp + t * 2 * FA_DO + 32 * c);
+        for (int r = 0; r < FA_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)p[r * (BK / 2) + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
+        }
+    }
+#endif
+    for (int r = 0; r < FA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * FA_DO + 16 * c, acc[r][c]);
+}
+
+/* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
+typedef struct {
+    void *q;          /* [BQ][FA_DP] the query block as d pairs, zero padded
+                         (MMA=1: f32 [BQ][FA_DQ]) */
+    float *s;         /* [FA_RS][BK] scores of one row tile */
+    void *p;          /* [FA_RS][BK] probabilities of one row tile, bf16
+                         (MMA=1: the same bf16 values widened to f32) */
+    float *o;         /* [BQ][FA_DO] unnormalised output rows */
+    float *m;         /* [BQ] running max (base-2 domain) */
+    float *l;         /* [BQ][16] running sum, lane-wise */
+} fa__scratch;
+
+#define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
+#define FA_SCRATCH_BYTES                                                                        \
+    (FA_ROUND64(BQ * FA_DQ * FA_EB) + FA_ROUND64(FA_RS * BK * 4) + FA_ROUND64(FA_RS * BK * FA_EB) + \
+     FA_ROUND64(BQ * FA_DO * 4) + FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 16 * 4))
+
+static void fa__scratch_carve(char *base, fa__scratch *sc)
+{
+    sc->q = base, base += FA_ROUND64(BQ * FA_DQ * FA_EB);
+    sc->s = (float *)base, base += FA_ROUND64(FA_RS * BK * 4);
+    sc->p = base, base += FA_ROUND64(FA_RS * BK * FA_EB);
+    sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
+    sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
+    sc->l = (float *)base;
+}
+
+/* Online softmax of one row tile against key block j0, width w16 (a
+ * multiple of 16), given each row's lane-wise max mx. Row qi0 + r keeps keys
+ * j <= its index (and < S); writes P (bf16, zero where masked), updates m
+ * and l, and returns in alpha how much the row's old output shrinks. */
+static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
+                                                              int64_t rt, int64_t j0,
+                                                              int64_t w16, const __m512 *mx,
+                                                              float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(FA_C2);
+    for (int r = 0; r < FA_R; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w16 ? kend - j0 : w16; /* >= 1: see fa__block */
+        const float *s = sc->s + r * BK;
+        char *pr = (char *)sc->p + r * BK * FA_EB;
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx[r]) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w16; k += 16) {
+            __m512 e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+            if (k + 16 > c)
+                e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
+            sum = _mm512_add_ps(sum, e);
+            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+#if MMA == 1
+            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+#else
+            _mm256_store_si256((__m256i *)((ckb_bf16 *)pr + k), eb);
+#endif
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* One query block: rows i0 .. i0+BQ of one query head (q and out point at
+ * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
+static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
+                      int64_t i0, fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + FA_R - 1) / FA_R;
+    /* The query block as d pairs; pad rows and the odd-D column are zero. */
+    memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DQ * FA_EB);
+    for (int64_t r = 0; r < nrows; r++) {
+#if MMA == 1
+        float *qr = (float *)sc->q + r * FA_DQ;
+        for (int64_t d = 0; d < D; d++)
+            qr[d] = ckb_bf16_to_f32(q[(i0 + r) * FA_QS + d]);
+#else
+        memcpy((uint32_t *)sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)D * 2);
+#endif
+    }
+    memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
+    for (int64_t r = 0; r < ntiles * FA_R; r++)
+        sc->m[r] = -INFINITY;
+
+    int64_t kend = i0 + nrows; /* keys past the last row are all masked */
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * FA_R; rt += FA_R) {
+            /* Tiles start at multiples of 4 and j0 at a multiple of 16, so a
+             * tile that reaches j0 has every row reaching it: c >= 1. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + FA_R < S ? qi0 + FA_R : S;
+            if (fa__mask_kind(qi0, tend, j0, BK) == FA_MASKED)
+                continue; /* skipped whole: its K and V are never read */
+            /* Keys past the tile's last row are masked for all its rows:
+             * the block narrows to the 16-key groups that reach it. */
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 15) / 16;
+            /* q tile, first key group, its stride in bytes */
+            const char *qt = (const char *)sc->q + rt * FA_DQ * FA_EB;
+            const int64_t kg = FA_DQ * 16 * FA_EB;
+            const char *kt = kp + (j0 / 16) * kg;
+            int diag = fa__mask_kind(qi0, tend, j0, 16 * nv) == FA_PARTIAL;
+            __m512 mx[FA_R];
+            for (int r = 0; r < FA_R; r++)
+                mx[r] = _mm512_set1_ps(-INFINITY);
+            int64_t v = 0;
+#define FA_QK(n) fa__qk(qt, kt + v * kg, sc->s + 16 * v, n, mx, diag, j0 + 16 * v, qi0)
+            for (; v + FA_NV <= nv; v += FA_NV)
+                FA_QK(FA_NV);
+            switch (nv - v) {
+            case 1: FA_QK(1); break;
+            case 2: FA_QK(2); break;
+            case 3: FA_QK(3); break;
+            default: break;
+            }
+#undef FA_QK
+            float alpha[FA_R];
+            fa__softmax(sc, qi0, rt, j0, nv * 16, mx, alpha);
+            /* key j0's V row; a 16-wide d chunk is 64 bytes in both layouts
+             * (16 f32, or 16 bf16 pairs) */
+            const char *vt = vp + j0 * FA_DO * FA_EB;
+            float *ot = sc->o + rt * FA_DO;
+            int c = 0;
+#define FA_PV(n) fa__pv(sc->p, vt + 64 * c, ot + 16 * c, alpha, nv * 8, n)
+            for (; c + FA_DC <= FA_DV; c += FA_DC)
+                FA_PV(FA_DC);
+            switch (FA_DV - c) {
+            case 1: FA_PV(1); break;
+            case 2: FA_PV(2); break;
+            case 3: FA_PV(3); break;
+            default: break;
+            }
+#undef FA_PV
+        }
+    }
+
+    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
+        for (int64_t d = 0; d < D; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+
+#if MMA == 2
+
+/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4 A (16 rows of 32
+ * bf16), 5-7 B (16 pairs x 16 columns, VNNI). Per thread, per call. */
+static void fa__tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* Online softmax of a 16-row tile against key block j0: scores sc->s
+ * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
+ * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
+ * where masked and past w16: whole 32-key tiles), updates m and l, and
+ * returns in alpha how much each row's old output shrinks. */
+static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
+                          int64_t w32, float *alpha)
+{
+    const __m512 c2 = _mm512_set1_ps(FA_C2);
+    for (int r = 0; r < 16; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
+        const float *s = sc->s + r * BK;
+        ckb_bf16 *pr = (ckb_bf16 *)sc->p + r * BK;
+        __m512 mx = _mm512_set1_ps(-INFINITY);
+        for (int64_t k = 0; k < c; k += 16) {
+            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
+            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
+        }
+        float m_old = sc->m[row];
+        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m512 mv = _mm512_set1_ps(m_new);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t k = 0; k < w32; k += 16) {
+            __m512 e = _mm512_setzero_ps();
+            if (k < c) {
+                e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                if (k + 16 > c)
+                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
+                sum = _mm512_add_ps(sum, e);
+            }
+            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
+        }
+        sc->m[row] = m_new;
+        __m512 *l = (__m512 *)(sc->l + 16 * row);
+        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* MMA=2: fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 q rows
+ * x 32 d (row-major bf16 is A's layout), B = 16 d pairs of a packed key group
+ * (fa__pack_k's layout is B's). P v: A = 16 rows of P x 32 keys, B = 16 key
+ * pairs x 16 d of packed V (fa__pack_v's layout). The output rows are loaded
+ * into the accumulators after the alpha rescale and stored back. */
+static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
+                          int64_t i0, fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + 15) / 16;
+    memset(sc->q, 0, (size_t)ntiles * 16 * FA_DQ * 2);
+    for (int64_t r = 0; r < nrows; r++)
+        memcpy((ckb_bf16 *)sc->q + r * FA_DQ, q + (i0 + r) * FA_QS, (size_t)D * 2);
+    memset(sc->o, 0, (size_t)ntiles * 16 * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * 16 * 16 * 4);
+    for (int64_t r = 0; r < ntiles * 16; r++)
+        sc->m[r] = -INFINITY;
+
+    const int64_t kg = FA_DQ * 16 * 2; /* bytes of a packed key group */
+    int64_t kend = i0 + nrows;
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * 16; rt += 16) {
+            /* Tiles and j0 start at multiples of 16, so a tile that reaches
+             * j0 has every row reaching it. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + 16 < S ? qi0 + 16 : S;
+            if (tend <= j0)
+                continue;
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
+            const char *qt = (const char *)sc->q + rt * FA_DQ * 2;
+            const char *kt = kp + (j0 / 16) * kg;
+            for (int64_t v = 0; v < nv; v += 4) {
+                int64_t n = nv - v < 4 ? nv - v : 4;
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                _tile_zero(3);
+                for (int64_t kc = 0; kc < D / 32; kc++) {
+                    const char *b = kt + v * kg + kc * 16 * 64;
+                    _tile_loadd(4, qt + kc * 64, FA_DQ * 2);
+                    _tile_loadd(5, b, 64);
+                    _tile_dpbf16ps(0, 4, 5);
+                    if (n > 1) {
+                        _tile_loadd(6, b + kg, 64);
+                        _tile_dpbf16ps(1, 4, 6);
+                    }
+                    if (n > 2) {
+                        _tile_loadd(7, b + 2 * kg, 64);
+                        _tile_dpbf16ps(2, 4, 7);
+                    }
+                    if (n > 3) {
+                        _tile_loadd(5, b + 3 * kg, 64);
+                        _tile_dpbf16ps(3, 4, 5);
+                    }
+                }
+                float *st = sc->s + 16 * v;
+                _tile_stored(0, st, BK * 4);
+                if (n > 1)
+                    _tile_stored(1, st + 16, BK * 4);
+                if (n > 2)
+                    _tile_stored(2, st + 32, BK * 4);
+                if (n > 3)
+                    _tile_stored(3, st + 48, BK * 4);
+            }
+            float alpha[16];
+            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            float *ot = sc->o + rt * FA_DO;
+            for (int r = 0; r < 16; r++) {
+                __m512 al = _mm512_set1_ps(alpha[r]);
+                for (int64_t d = 0; d < FA_DO; d += 16)
+                    _mm512_store_ps(ot + r * FA_DO + d,
+                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * FA_DO + d)));
+            }
+            /* key j0's pair row of V; 32 keys are 16 pair rows of FA_DO * 4 bytes */
+            const char *vt = vp + j0 * FA_DO * 2;
+            const char *pt = (const char *)sc->p;
+            for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
+                int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
+                float *oc = ot + 16 * c0;
+                _tile_loadd(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_loadd(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_loadd(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_loadd(3, oc + 48, FA_DO * 4);
+                for (int64_t kk = 0; kk < w32 / 32; kk++) {
+                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
+                    _tile_loadd(4, pt + kk * 64, BK * 2);
+                    _tile_loadd(5, b, FA_DO * 4);
+                    _tile_dpbf16ps(0, 4, 5);
+                    if (n > 1) {
+                        _tile_loadd(6, b + 64, FA_DO * 4);
+                        _tile_dpbf16ps(1, 4, 6);
+                    }
+                    if (n > 2) {
+                        _tile_loadd(7, b + 128, FA_DO * 4);
+                        _tile_dpbf16ps(2, 4, 7);
+                    }
+                    if (n > 3) {
+                        _tile_loadd(5, b + 192, FA_DO * 4);
+                        _tile_dpbf16ps(3, 4, 5);
+                    }
+                }
+                _tile_stored(0, oc, FA_DO * 4);
+                if (n > 1)
+                    _tile_stored(1, oc + 16, FA_DO * 4);
+                if (n > 2)
+                    _tile_stored(2, oc + 32, FA_DO * 4);
+                if (n > 3)
+                    _tile_stored(3, oc + 48, FA_DO * 4);
+            }
+        }
+    }
+
+    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
+    for (int64_t r = 0; r < nrows; r++) {
+        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
+        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
+        for (int64_t d = 0; d < D; d += 16) {
+            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
+        }
+    }
+}
+#define FA_BLOCK fa__block_amx
+#define FA_TILES_ON() fa__tiles_on()
+#define FA_TILES_OFF() _tile_release()
+#else
+#define FA_BLOCK fa__block
+#define FA_TILES_ON() ((void)0)
+#define FA_TILES_OFF() ((void)0)
+#endif
+
+/* Packs key group g (keys 16g .. 16g+15) of one kv head's K and V into pk. */
+static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64_t g)
+{
+#if MMA == 1
+    fa__pack_kf(k, (float *)pk, g);
+    fa__pack_vf(v, (float *)(pk + FA_KP_BYTES), g);
+#else
+    fa__pack_k(k, (uint32_t *)pk, g);
+    fa__pack_v(v, (ckb_bf16 *)(pk + FA_KP_BYTES), g);
+#endif
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+#define FA_VEC 1
+
+/* AVX2 + FMA, no AVX-512: both matmuls on 8-wide f32 FMA. K, V and q are
+ * widened to f32 when packed (exactly: a bf16 is the top half of an f32),
+ * P is rounded to bf16 as the baseline's is and kept as f32. A register tile
+ * is FA_R query rows x 3 vectors (12 accumulators of the 16 ymm registers):
+ *   - q k^T broadcasts a q value against K packed as [key group of 8][d][8];
+ *   - P v broadcasts a probability against V rows [key][d].
+ * Blocks narrow to 8-key groups at the diagonal, not 16. */
+
+#include <immintrin.h>
+
+#define FA_DO ((D + 7) / 8 * 8)     /* d padded to 8-wide vectors: q, K, V, O rows */
+#define FA_DV (FA_DO / 8)
+#define FA_SP ((S + 15) / 16 * 16)  /* keys padded to a pack group of 16 */
+#define FA_R 4                      /* query rows per register tile */
+#define FA_NV 3                     /* 8-key vectors per q k^T tile */
+#define FA_DC 3                     /* 8-wide d vectors per P v tile */
+#define FA_KP_BYTES ((int64_t)FA_SP * FA_DO * 4)
+#define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * 4)
+
+/* 2^x for x <= 0 (rel. error ~2e-7), the polynomial of the AVX-512 path;
+ * x is clamped at -126 so that 2^round(x) stays a normal number (the
+ * result is then at most 2^-126 where it should underflow to 0). */
+static inline __m256 fa__exp2(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+    __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_sub_ps(x, n);
+    __m256 p = _mm256_set1_ps(1.339086331e-03f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.676031768e-03f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550356954e-02f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402210683e-01f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471825e-01f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000119e+00f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* x rounded to the nearest bf16 (ties to even), as an f32 bit pattern;
+ * x finite. */
+static inline __m256i fa__round_bf16(__m256 x)
+{
+    __m256i u = _mm256_castps_si256(x);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    u = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    return _mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u));
+}
+
+/* 8 bf16 at p widened to f32. */
+static inline __m256 fa__load8(const ckb_bf16 *p)
+{
+    __m128i x = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16));
+}
+
+/* dst[0 .. FA_DO) = src[0 .. D) widened, zero past D (zero row: src NULL). */
+static inline void fa__widen_row(const ckb_bf16 *src, float *dst)
+{
+    int64_t d = 0;
+    if (src)
+        for (; d + 8 <= D; d += 8)
+            _mm256_store_ps(dst + d, fa__load8(src + d));
+    for (; d < FA_DO; d++)
+        dst[d] = src && d < D ? ckb_bf16_to_f32(src[d]) : 0.0f;
+}
+
+/* Packs K of one kv head (positions FA_KS apart), keys 16g .. 16g+15, as
+ * two groups of 8: kf[g8][d][jj] = k[8 g8 + jj][d], zero past S and D. Whole
+ * 8 x 8 blocks are widened and transposed in registers. */
+static void fa__pack_kf8(const ckb_bf16 *k, float *kf, int64_t g)
+{
+    for (int64_t g8 = 2 * g; g8 < 2 * g + 2; g8++) {
+        float *dst = kf + g8 * FA_DO * 8;
+        const int64_t j0 = 8 * g8;
+        const int whole = j0 + 8 <= S ? D / 8 * 8 : 0; /* d covered by 8 x 8 blocks */
+        for (int d = 0; d < whole; d += 8) {
+            __m256 r[8], t[8];
+            for (int jj = 0; jj < 8; jj++)
+                r[jj] = fa__load8(k + (j0 + jj) * FA_KS + d);
+            for (int jj = 0; jj < 8; jj += 2) {
+                t[jj] = _mm256_unpacklo_ps(r[jj], r[jj + 1]);
+                t[jj + 1] = _mm256_unpackhi_ps(r[jj], r[jj + 1]);
+            }
+            for (int a = 0; a < 8; a += 4)
+                for (int b = 0; b < 2; b++) {
+                    r[a + b] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0x44);
+                    r[a + b + 2] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0xee);
+                }
+            /* r[0..3]: rows 0-3 of d pairs (0,4) (2,6) (1,5) (3,7) by
+             * lane half; r[4..7] the same for rows 4-7 */
+            static const int dd[4] = {0, 2, 1, 3};
+            for (int i = 0; i < 4; i++) {
+                _mm256_store_ps(dst + (d + dd[i]) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+                _mm256_store_ps(dst + (d + dd[i] + 4) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+            }
+        }
+        for (int64_t t = whole * 8; t < FA_DO * 8; t++) {
+            int64_t d = t / 8, j = j0 + t % 8;
+            dst[t] = j < S && d < D ? ckb_bf16_to_f32(k[j * FA_KS + d]) : 0.0f;
+        }
+    }
+}
+
+/* Packs V of one kv head, keys 16g .. 16g+15, widened: vf[j][d] = v[j][d],
+ * zero past S and D. */
+static void fa__pack_vf8(const ckb_bf16 *v, float *vf, int64_t g)
+{
+    for (int64_t j = 16 * g; j < 16 * g + 16; j++)
+        fa__widen_row(j < S ? v + j * FA_KS : NULL, vf + j * FA_DO);
+}
+
+static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64_t g)
+{
+    fa__pack_kf8(k, (float *)pk, g);
+    fa__pack_vf8(v, (float *)(pk + FA_KP_BYTES), g);
+}
+
+/* s[r][0 .. 8nv) = q[r] . K for FA_R rows and nv 8-key vectors; q rows f32
+ * (stride FA_DO), kf the first key group. mx[r] takes the lane-wise max of
+ * row r's unmasked scores; diag: the block is partial (fa__mask_kind). */
+static inline __attribute__((always_inline)) void fa__qk(const float *q, const float *kf, float *s,
+                                                         const int nv, __m256 *mx, int diag,
+                                                         int64_t key0, int64_t qi0)
+{
+    __m256 acc[FA_R][FA_NV];
+    for (int r = 0; r < FA_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < D; d++) {
+        __m256 b[FA_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm256_load_ps(kf + (v * FA_DO + d) * 8);
+        for (int r = 0; r < FA_R; r++) {
+            __m256 a = _mm256_broadcast_ss(q + r * FA_DO + d);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < FA_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm256_store_ps(s + r * BK + 8 * v, acc[r][v]);
+    if (!diag) {
+        for (int r = 0; r < FA_R; r++)
+            for (int v = 0; v < nv; v++)
+                mx[r] = _mm256_max_ps(mx[r], acc[r][v]);
+        return;
+    }
+    /* Row i keeps keys j <= min(i, S - 1): pad rows (i >= S) keep all keys. */
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    for (int r = 0; r < FA_R; r++) {
+        int64_t lim = qi0 + r < S ? qi0 + r : S - 1;
+        for (int v = 0; v < nv; v++) {
+            __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(lim - key0 + 1 - 8 * v)), iota);
+            mx[r] = _mm256_max_ps(mx[r], _mm256_blendv_ps(ninf, acc[r][v], _mm256_castsi256_ps(keep)));
+        }
+    }
+}
+
+/* o[r][0 .. 8dc) = alpha[r] * o[r] + P[r] . V over nk keys; p rows f32
+ * (stride BK), vf the block's first key at this d chunk (stride FA_DO). */
+static inline __attribute__((always_inline)) void fa__pv(const float *p, const float *vf, float *o,
+                                                         const float *alpha, int64_t nk,
+                                                         const int dc)
+{
+    __m256 acc[FA_R][FA_DC];
+    for (int r = 0; r < FA_R; r++) {
+        __m256 al = _mm256_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * FA_DO + 8 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m256 b[FA_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm256_load_ps(vf + t * FA_DO + 8 * c);
+        for (int r = 0; r < FA_R; r++) {
+            __m256 a = _mm256_broadcast_ss(p + r * BK + t);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < FA_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm256_store_ps(o + r * FA_DO + 8 * c, acc[r][c]);
+}
+
+/* Per-thread scratch, 64-byte aligned; one allocation, owned by fa__attention(). */
+typedef struct {
+    float *q; /* [BQ][FA_DO] the query block widened, zero padded */
+    float *s; /* [FA_R][BK] scores of one row tile */
+    float *p; /* [FA_R][BK] probabilities of one row tile, bf16 values */
+    float *o; /* [BQ][FA_DO] unnormalised output rows */
+    float *m; /* [BQ] running max (base-2 domain) */
+    float *l; /* [BQ][8] running sum, lane-wise */
+} fa__scratch;
+
+#define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
+#define FA_SCRATCH_BYTES                                                                        \
+    (FA_ROUND64(BQ * FA_DO * 4) + 2 * FA_ROUND64(FA_R * BK * 4) + FA_ROUND64(BQ * FA_DO * 4) +  \
+     FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 8 * 4))
+
+static void fa__scratch_carve(char *base, fa__scratch *sc)
+{
+    sc->q = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
+    sc->s = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
+    sc->p = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
+    sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
+    sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
+    sc->l = (float *)base;
+}
+
+/* Online softmax of one row tile against key block j0, width w8 (a
+ * multiple of 8), given each row's lane-wise max mx. Row qi0 + r keeps keys
+ * j <= its index (and < S); writes P (bf16 values, zero where masked),
+ * updates m and l, and returns in alpha how much the row's old output
+ * shrinks. */
+static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
+                                                              int64_t rt, int64_t j0,
+                                                              int64_t w8, const __m256 *mx,
+                                                              float *alpha)
+{
+    const __m256 c2 = _mm256_set1_ps(FA_C2);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int r = 0; r < FA_R; r++) {
+        int64_t row = rt + r, qi = qi0 + r;
+        int64_t kend = qi + 1 < S ? qi + 1 : S;
+        int64_t c = kend - j0 < w8 ? kend - j0 : w8; /* >= 1: see fa__block */
+        const float *s = sc->s + r * BK;
+        float *pr = sc->p + r * BK;
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx[r]), _mm256_extractf128_ps(mx[r], 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        float m_old = sc->m[row];
+        float m_new = _mm_cvtss_f32(h) * FA_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
+        __m256 mv = _mm256_set1_ps(m_new);
+        __m256 sum = _mm256_setzero_ps();
+        for (int64_t k = 0; k < w8; k += 8) {
+            __m256 e = fa__exp2(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
+            if (k + 8 > c)
+                e = _mm256_and_ps(e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                         _mm256_set1_epi32((int)(c - k)), iota)));
+            sum = _mm256_add_ps(sum, e);
+            _mm256_store_si256((__m256i *)(pr + k), fa__round_bf16(e));
+        }
+        sc->m[row] = m_new;
+        __m256 *l = (__m256 *)(sc->l + 8 * row);
+        *l = _mm256_fmadd_ps(*l, _mm256_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* One query block: rows i0 .. i0+BQ of one query head (q and out point at
+ * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
+static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
+                      int64_t i0, fa__scratch *sc)
+{
+    int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
+    int64_t ntiles = (nrows + FA_R - 1) / FA_R;
+    for (int64_t r = 0; r < ntiles * FA_R; r++)
+        fa__widen_row(r < nrows ? q + (i0 + r) * FA_QS : NULL, sc->q + r * FA_DO);
+    memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
+    memset(sc->l, 0, (size_t)ntiles * FA_R * 8 * 4);
+    for (int64_t r = 0; r < ntiles * FA_R; r++)
+        sc->m[r] = -INFINITY;
+
+    int64_t kend = i0 + nrows; /* keys past the last row are all masked */
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        for (int64_t rt = 0; rt < ntiles * FA_R; rt += FA_R) {
+            /* Tiles start at multiples of 4 and j0 at a multiple of 16, so a
+             * tile that reaches j0 has every row reaching it: c >= 1. */
+            int64_t qi0 = i0 + rt;
+            int64_t tend = qi0 + FA_R < S ? qi0 + FA_R : S;
+            if (fa__mask_kind(qi0, tend, j0, BK) == FA_MASKED)
+                continue; /* skipped whole: its K and V are never read */
+            int64_t w = tend - j0 < BK ? tend - j0 : BK;
+            int64_t nv = (w + 7) / 8;
+            const float *qt = sc->q + rt * FA_DO;
+            const float *kt = (const float *)kp + j0 * FA_DO; /* key group j0 / 8 */
+            int diag = fa__mask_kind(qi0, tend, j0, 8 * nv) == FA_PARTIAL;
+            __m256 mx[FA_R];
+            for (int r = 0; r < FA_R; r++)
+                mx[r] = _mm256_set1_ps(-INFINITY);
+            int64_t v = 0;
+#define FA_QK(n) fa__qk(qt, kt + v * 8 * FA_DO, sc->s + 8 * v, n, mx, diag, j0 + 8 * v, qi0)
+            for (; v + FA_NV <= nv; v += FA_NV)
+                FA_QK(FA_NV);
+            switch (nv - v) {
+            case 1: FA_QK(1); break;
+            case 2: FA_QK(2); break;
+            default: break;
+            }
+#undef FA_QK
+            float alpha[FA_R];
+            fa__softmax(sc, qi0, rt, j0, nv * 8, mx, alpha);
+            const float *vt = (const float *)vp + j0 * FA_DO;
+            float *ot = sc->o + rt * FA_DO;
+            int c = 0;
+#define FA_PV(n) fa__pv(sc->p, vt + 8 * c, ot + 8 * c, alpha, nv * 8, n)
+            /* 3-wide tiles, the last four vectors as two 2-wide ones */
+            for (; FA_DV - c > 4; c += FA_DC)
+                FA_PV(FA_DC);
+            switch (FA_DV - c) {
+            case 1: FA_PV(1); break;
+            case 2: FA_PV(2); break;
+            case 3: FA_PV(3); break;
+            case 4: FA_PV(2); c += 2; FA_PV(2); break;
+            default: break;
+            }
+#undef FA_PV
+        }
+    }
+
+    for (int64_t r = 0; r < nrows; r++) {
+        const float *l = sc->l + 8 * r;
+        float sum = 0.0f;
+        for (int e = 0; e < 8; e++)
+            sum += l[e];
+        __m256 inv = _mm256_set1_ps(1.0f / sum);
+        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
+        int64_t d = 0;
+        for (; d + 8 <= D; d += 8) {
+            __m256i u = _mm256_srli_epi32(fa__round_bf16(_mm256_mul_ps(inv, _mm256_load_ps(sc->o + r * FA_DO + d))), 16);
+            __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
+            _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
+        }
+        for (; d < D; d++)
+            dst[d] = ckb_f32_to_bf16(sc->o[r * FA_DO + d] / sum);
+    }
+}
+
+#define FA_BLOCK fa__block
+#define FA_TILES_ON() ((void)0)
+#define FA_TILES_OFF() ((void)0)
+
+#endif /* ISA sections */
+
+#ifdef FA_VEC
+
+static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out)
+{
+    int nthreads = omp_get_max_threads();
+    /* Two rings of FA_G kv heads: a group is packed while the last one's
+     * stragglers finish computing. */
+    const size_t head_bytes = FA_ROUND64(FA_KP_BYTES + FA_VP_BYTES);
+    const size_t ring_bytes = FA_G * head_bytes;
+    char *mem = aligned_alloc(64, 2 * ring_bytes + (size_t)nthreads * FA_SCRATCH_BYTES);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        fa__scratch sc;
+        fa__scratch_carve(mem + 2 * ring_bytes + (size_t)omp_get_thread_num() * FA_SCRATCH_BYTES,
+                          &sc);
+        FA_TILES_ON();
+        for (int64_t h0 = 0; h0 < FA_BKV; h0 += FA_G) {
+            const int64_t nh = FA_BKV - h0 < FA_G ? FA_BKV - h0 : FA_G;
+            char *ring = mem + ((h0 / FA_G) & 1) * ring_bytes;
+#pragma omp for schedule(dynamic, 4)
+            for (int64_t x = 0; x < nh * (FA_SP / 16); x++) {
+                int64_t h = x / (FA_SP / 16), g = x % (FA_SP / 16);
+                char *pk = ring + h * head_bytes;
+                fa__pack_group(k + fa__kv_off(h0 + h), v + fa__kv_off(h0 + h), pk, g);
+            }
+            /* The barrier above also means every thread is done with the
+             * group before, whose ring the next pack overwrites: no wait
+             * after the compute loop. */
+#if SCHED == 0
+#pragma omp for schedule(dynamic, 1) nowait
+#else
+#pragma omp for schedule(static, 1) nowait
+#endif
+            for (int64_t it = 0; it < nh * FA_GQ * FA_NQB; it++) {
+                int64_t hq = it % (nh * FA_GQ), h = hq / FA_GQ;
+                int64_t off = fa__q_off(h0 + h, hq % FA_GQ);
+                const char *pk = ring + h * head_bytes;
+                FA_BLOCK(q + off, pk, pk + FA_KP_BYTES, out + off,
+                         fa__block_of(it / (nh * FA_GQ)) * BQ, &sc);
+            }
+        }
+        FA_TILES_OFF();
+    }
+    free(mem);
+}
+
+#else /* portable path: no AVX-512 BF16, no AVX2 */
+
+/* One query row at a time, f32 throughout; p[] holds the row's scores.
+ * q/out point at the query head's position 0, k/v at its kv head's. */
+static void fa__row(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out,
+                    int64_t i, float *p, float *acc)
+{
+    const float scale = (float)(FA_SCALE);
+    float mx = -INFINITY;
+    for (int64_t j = 0; j <= i; j++) {
+        float s = 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            s += ckb_bf16_to_f32(q[i * FA_QS + d]) * ckb_bf16_to_f32(k[j * FA_KS + d]);
+        p[j] = s * scale;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j <= i; j++)
+        sum += p[j] = expf(p[j] - mx);
+    for (int64_t d = 0; d < D; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j <= i; j++)
+        for (int64_t d = 0; d < D; d++)
+            acc[d] += p[j] * ckb_bf16_to_f32(v[j * FA_KS + d]);
+    for (int64_t d = 0; d < D; d++)
+        out[i * FA_QS + d] = ckb_f32_to_bf16(acc[d] / sum);
+}
+
+static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out)
+{
+    int nthreads = omp_get_max_threads();
+    float *mem = malloc((size_t)nthreads * (S + D) * sizeof *mem);
+    if (!mem)
+        return; /* out of memory: the output stays as it was and fails the check */
+#pragma omp parallel num_threads(nthreads)
+    {
+        float *p = mem + (size_t)omp_get_thread_num() * (S + D), *acc = p + S;
+        /* Rows in blocks of BQ, heaviest first, as the vector path does. */
+#if SCHED == 0
+#pragma omp for schedule(dynamic, 1) collapse(2)
+#else
+#pragma omp for schedule(static, 1) collapse(2)
+#endif
+        for (int64_t bh = 0; bh < FA_BKV * FA_GQ; bh++)
+            for (int64_t it = 0; it < FA_NQB; it++) {
+                int64_t kvh = bh / FA_GQ;
+                int64_t qo = fa__q_off(kvh, bh % FA_GQ), ko = fa__kv_off(kvh);
+                int64_t i0 = fa__block_of(it) * BQ;
+                for (int64_t i = i0; i < i0 + BQ && i < S; i++)
+                    fa__row(q + qo, k + ko, v + ko, out + qo, i, p, acc);
+            }
+    }
+    free(mem);
+}
+
+#endif /* FA_VEC */
+
+#endif /* CKB_KIT_FLASH_H */

@@ -1,0 +1,575 @@
+/*
+ * ckb_kit_paged.h — what the paged-KV attention experts share
+ * (6p_Paged_Attention: decode; 7p_Ragged_Paged_Attention: mixed prefill and
+ * decode): the page-table walk, JAX's index clamping, the AVX-512 BF16
+ * packers and register-tile kernels, and the AVX2 + FMA flash core that both
+ * run below AVX-512.
+ *
+ * Contract: the expert includes <math.h>, <stdint.h>, <stdlib.h>,
+ * <string.h>, <omp.h> and "ckbench.h", has the dims D, PS, PPS and NP, and
+ * defines before including this:
+ *   PK_BK    keys per block at most (the K/V a block packs)
+ *   PK_ROWS  query rows of one work item's state at most (a multiple of 4)
+ *
+ * The AVX2 core (PK_AVX2 is defined where it is compiled): a work item is a
+ * set of query rows, each with its own key limit n[r] (row r attends
+ * positions j < n[r]), walked over blocks of keys read in place through the
+ * page table (pk__pack gathers and widens one block's K and V rows to f32,
+ * exactly: a bf16 is the top half of an f32). pk__attend runs an online
+ * softmax (running max and sum in f32, the output rescaled when the max
+ * moves) over the block for a range of rows, 4 rows a register tile:
+ *   - q k^T broadcasts a q value against K packed as [key group of 8][d][8],
+ *     4 rows x 3 vectors of 8 keys (12 accumulators of the 16 ymm);
+ *   - P v broadcasts a probability (rounded to bf16, as JAX's P is)
+ *     against V rows [key][d], 4 rows x 3 vectors of 8 d.
+ * A row past its limit keeps its state; rows whose limit is reached by no
+ * key of the block cost nothing beyond the tile's widest row.
+ */
+#ifndef CKB_KIT_PAGED_H
+#define CKB_KIT_PAGED_H
+
+/* Index clamping as JAX does it (dynamic_slice, gather), so any table is
+ * read in bounds. */
+static inline int64_t pk__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
+
+/* Cache row of position j of sequence i: page page_indices[i][j / PS],
+ * slot j % PS (the row of head 0; a row holds the heads of one token). */
+static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
+{
+    return pk__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
+}
+
+#ifdef __AVX512BF16__
+
+/* AVX-512 BF16: the packers and register-tile kernels both experts run on,
+ * 4 query rows a tile (their blocks, softmax and AMX tiles stay in the
+ * experts). MMA=0 operands: q and K as d pairs, K packed per block as [key
+ * group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the page
+ * rows), V as [key pair][d][2]; MMA=1: the same widened to f32. Scores and
+ * P rows are PK_BKS apart. */
+
+#include <immintrin.h>
+
+#define PK_R 4                      /* query rows per register tile */
+#define PK_DP ((D + 1) / 2)         /* d pairs: q and K rows padded to even */
+#define PK_DV ((D + 15) / 16)       /* 16-wide d vectors */
+#define PK_DO (16 * PK_DV)
+#define PK_DQ (2 * PK_DP)           /* d rows of f32 K (MMA=1), D padded to even */
+#define PK_BKS ((PK_BK + 15) / 16 * 16) /* block keys padded to a group of 16 */
+#define PK_NV 4                     /* 16-key vectors per q k^T tile */
+#define PK_DC 4                     /* 16-wide d vectors per P v tile */
+
+/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
+ * [-1/2, 1/2], p a degree-5 interpolant; scalef underflows to 0. */
+static inline __m512 pk__exp2(__m512 x)
+{
+    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, n);
+    __m512 p = _mm512_set1_ps(1.339086331e-03f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
+    return _mm512_scalef_ps(p, n);
+}
+
+/* Transposes 16 rows of 16 dwords: r[jj][p] -> out[p * 16 + jj]. */
+static inline __attribute__((always_inline)) void pk__transpose16(__m512i *r, uint32_t *out)
+{
+    __m512i t[16], u[16];
+    for (int a = 0; a < 16; a += 2) {
+        t[a] = _mm512_unpacklo_epi32(r[a], r[a + 1]);
+        t[a + 1] = _mm512_unpackhi_epi32(r[a], r[a + 1]);
+    }
+    /* per group of 4 rows: u[4b + c] holds columns c, c+4, c+8, c+12 */
+    for (int b = 0; b < 16; b += 4) {
+        u[b + 0] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
+        u[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
+        u[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
+        u[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);
+        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
+        __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
+        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
+        _mm512_store_si512(out + (c + 0) * 16, _mm512_shuffle_i32x4(v0, w0, 0x88));
+        _mm512_store_si512(out + (c + 8) * 16, _mm512_shuffle_i32x4(v0, w0, 0xDD));
+        _mm512_store_si512(out + (c + 4) * 16, _mm512_shuffle_i32x4(v1, w1, 0x88));
+        _mm512_store_si512(out + (c + 12) * 16, _mm512_shuffle_i32x4(v1, w1, 0xDD));
+    }
+}
+
+/* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
+ * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
+static void pk__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
+{
+    int64_t p = 0;
+    for (; p + 16 <= D / 2; p += 16) {
+        __m512i r[16];
+        for (int jj = 0; jj < 16; jj++)
+            r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
+        pk__transpose16(r, kp + p * 16);
+    }
+#if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
+    for (; p < PK_DP; p++)
+        for (int jj = 0; jj < 16; jj++) {
+            uint32_t w = 0;
+            if (rows[jj] && 2 * p + 1 < D)
+                memcpy(&w, rows[jj] + 2 * p, 4);
+            else if (rows[jj])
+                w = rows[jj][2 * p];
+            kp[p * 16 + jj] = w;
+        }
+#endif
+}
+
+/* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},
+ * zero past D. */
+static inline void pk__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *vp)
+{
+    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                        32, 0);
+    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+    for (int64_t d = 0; d < PK_DO; d += 32) {
+        __mmask32 m = d + 32 <= D ? ~(__mmask32)0
+                      : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
+                                  : 0;
+        __m512i x = a ? _mm512_maskz_loadu_epi16(m, a + d) : _mm512_setzero_si512();
+        __m512i y = b ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
+        _mm512_store_si512(vp + 2 * d, _mm512_permutex2var_epi16(x, lo, y));
+        if (d + 16 < PK_DO)
+            _mm512_store_si512(vp + 2 * d + 32, _mm512_permutex2var_epi16(x, hi, y));
+    }
+}
+
+/* s[r][0 .. 16nv) = q[r] . K for PK_R rows and nv 16-key vectors; q holds
+ * the rows as d pairs (stride PK_DP), kp the first key group. */
+static inline __attribute__((always_inline)) void pk__qk_bf(const uint32_t *q, const uint32_t *kp,
+                                                         float *s, const int nv)
+{
+    __m512 acc[PK_R][PK_NV];
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < PK_DP; p++) {
+        __m512i b[PK_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_si512(kp + (v * PK_DP + p) * 16);
+        for (int r = 0; r < PK_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)q[r * PK_DP + p]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+}
+
+/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
+ * the rows as key pairs (stride PK_BKS/2), vp the first pair at this d chunk. */
+static inline __attribute__((always_inline)) void pk__pv_bf(const uint32_t *p, const ckb_bf16 *vp,
+                                                         float *o, const float *alpha,
+                                                         int64_t np, const int dc)
+{
+    __m512 acc[PK_R][PK_DC];
+    for (int r = 0; r < PK_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < np; t++) {
+        __m512i b[PK_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_si512(vp + t * 2 * PK_DO + 32 * c);
+        for (int r = 0; r < PK_R; r++) {
+            __m512i a = _mm512_set1_epi32((int)p[r * (PK_BKS / 2) + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+}
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 pk__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride PK_DQ),
+ * kf the first key group as [d][16 keys] f32. */
+static inline __attribute__((always_inline)) void pk__qk_f(const float *q, const float *kf,
+                                                           float *s, const int nv)
+{
+    __m512 acc[PK_R][PK_NV];
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < PK_DQ; d++) {
+        __m512 b[PK_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm512_load_ps(kf + (v * PK_DQ + d) * 16);
+        for (int r = 0; r < PK_R; r++) {
+            __m512 a = _mm512_set1_ps(q[r * PK_DQ + d]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+}
+
+/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
+ * FMA; p rows f32 (stride PK_BKS), vf the first key at this d chunk, [key][PK_DO]. */
+static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const float *vf,
+                                                           float *o, const float *alpha,
+                                                           int64_t nk, const int dc)
+{
+    __m512 acc[PK_R][PK_DC];
+    for (int r = 0; r < PK_R; r++) {
+        __m512 al = _mm512_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m512 b[PK_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm512_load_ps(vf + t * PK_DO + 16 * c);
+        for (int r = 0; r < PK_R; r++) {
+            __m512 a = _mm512_set1_ps(p[r * PK_BKS + t]);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+}
+
+#endif /* __AVX512BF16__ */
+
+#if !defined(__AVX512BF16__) && defined(__AVX2__) && defined(__FMA__)
+#define PK_AVX2 1
+
+#include <immintrin.h>
+
+#define PK_DO ((D + 7) / 8 * 8)         /* d padded to 8-wide vectors */
+#define PK_DV (PK_DO / 8)
+#define PK_BKP ((PK_BK + 7) / 8 * 8)    /* block keys padded to a group of 8 */
+#define PK_R 4                          /* query rows per register tile */
+#define PK_NV 3                         /* 8-key vectors per q k^T tile */
+#define PK_DC 3                         /* 8-wide d vectors per P v tile */
+/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
+#define PK_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
+
+#if PK_ROWS % PK_R != 0
+#error "PK_ROWS must be a multiple of 4"
+#endif
+
+/* 2^x for x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in [-1/2, 1/2],
+ * p a degree-5 interpolant; x is clamped at -126 so that 2^round(x) stays
+ * a normal number (the result is then at most 2^-126 where it should
+ * underflow to 0). */
+static inline __m256 pk__exp2(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+    __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_sub_ps(x, n);
+    __m256 p = _mm256_set1_ps(1.339086331e-03f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.676031768e-03f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550356954e-02f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402210683e-01f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471825e-01f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000119e+00f));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* x rounded to the nearest bf16 (ties to even), as an f32 bit pattern. */
+static inline __m256i pk__round_bf16(__m256 x)
+{
+    __m256i u = _mm256_castps_si256(x);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    u = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    return _mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u));
+}
+
+static inline __m256 pk__load8(const ckb_bf16 *p)
+{
+    __m128i x = _mm_loadu_si128((const __m128i *)p);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16));
+}
+
+/* dst[0 .. PK_DO) = src[0 .. D) widened, zero past D (zero row: src NULL). */
+static inline void pk__widen_row(const ckb_bf16 *src, float *dst)
+{
+    int64_t d = 0;
+    if (src)
+        for (; d + 8 <= D; d += 8)
+            _mm256_store_ps(dst + d, pk__load8(src + d));
+    for (; d < PK_DO; d++)
+        dst[d] = src && d < D ? ckb_bf16_to_f32(src[d]) : 0.0f;
+}
+
+/* One work item's state and scratch, per thread, 64-byte aligned. */
+typedef struct {
+    float *q;   /* [PK_ROWS][PK_DO] query rows widened (zero rows: padding) */
+    float *kf;  /* [PK_BKP / 8][PK_DO][8] K of one block */
+    float *vf;  /* [PK_BKP][PK_DO] V of one block */
+    float *s;   /* [PK_R][PK_BKP] scores of one row tile */
+    float *p;   /* [PK_R][PK_BKP] probabilities of one row tile, bf16 values */
+    float *o;   /* [PK_ROWS][PK_DO] unnormalised output rows */
+    float *m;   /* [PK_ROWS] running max (base-2 domain) */
+    float *l;   /* [PK_ROWS][8] running sum, lane-wise */
+    int64_t *n; /* [PK_ROWS] keys attended by each row: positions j < n[r] */
+} pk__state;
+
+#define PK_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
+#define PK_STATE_BYTES                                                                          \
+    (2 * PK_ROUND64(PK_ROWS * PK_DO * 4) + 2 * PK_ROUND64(PK_BKP * PK_DO * 4) +                 \
+     2 * PK_ROUND64(PK_R * PK_BKP * 4) + PK_ROUND64(PK_ROWS * 4) + PK_ROUND64(PK_ROWS * 8 * 4) + \
+     PK_ROUND64(PK_ROWS * 8))
+
+static void pk__state_carve(char *base, pk__state *st)
+{
+    st->q = (float *)base, base += PK_ROUND64(PK_ROWS * PK_DO * 4);
+    st->kf = (float *)base, base += PK_ROUND64(PK_BKP * PK_DO * 4);
+    st->vf = (float *)base, base += PK_ROUND64(PK_BKP * PK_DO * 4);
+    st->s = (float *)base, base += PK_ROUND64(PK_R * PK_BKP * 4);
+    st->p = (float *)base, base += PK_ROUND64(PK_R * PK_BKP * 4);
+    st->o = (float *)base, base += PK_ROUND64(PK_ROWS * PK_DO * 4);
+    st->m = (float *)base, base += PK_ROUND64(PK_ROWS * 4);
+    st->l = (float *)base, base += PK_ROUND64(PK_ROWS * 8 * 4);
+    st->n = (int64_t *)base;
+}
+
+/* Starts rows [0, rows) afresh: no output, no sum, max -inf. The expert
+ * fills q (pk__widen_row) and n. */
+static void pk__reset(pk__state *st, int64_t rows)
+{
+    memset(st->o, 0, (size_t)rows * PK_DO * 4);
+    memset(st->l, 0, (size_t)rows * 8 * 4);
+    for (int64_t r = 0; r < rows; r++)
+        st->m[r] = -INFINITY;
+}
+
+/* Packs one block of nk <= PK_BK keys: krows[j], vrows[j] the K and V rows
+ * of key j (D bf16 each), widened; zero past nk to the next group of 8, so
+ * that the kernels read whole vectors of finite values. */
+static void pk__pack(const ckb_bf16 *const *krows, const ckb_bf16 *const *vrows, int64_t nk,
+                     pk__state *st)
+{
+    const int64_t ng = (nk + 7) / 8;
+    for (int64_t g = 0; g < ng; g++) {
+        float *dst = st->kf + g * PK_DO * 8;
+        const int64_t j0 = 8 * g;
+        const int whole = j0 + 8 <= nk ? D / 8 * 8 : 0; /* d covered by 8 x 8 blocks */
+        for (int d = 0; d < whole; d += 8) {
+            __m256 r[8], t[8];
+            for (int jj = 0; jj < 8; jj++)
+                r[jj] = pk__load8(krows[j0 + jj] + d);
+            for (int jj = 0; jj < 8; jj += 2) {
+                t[jj] = _mm256_unpacklo_ps(r[jj], r[jj + 1]);
+                t[jj + 1] = _mm256_unpackhi_ps(r[jj], r[jj + 1]);
+            }
+            for (int a = 0; a < 8; a += 4)
+                for (int b = 0; b < 2; b++) {
+                    r[a + b] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0x44);
+                    r[a + b + 2] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0xee);
+                }
+            /* r[0..3]: rows 0-3 of d pairs (0,4) (2,6) (1,5) (3,7) by lane
+             * half; r[4..7] the same for rows 4-7 */
+            static const int dd[4] = {0, 2, 1, 3};
+            for (int i = 0; i < 4; i++) {
+                _mm256_store_ps(dst + (d + dd[i]) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+                _mm256_store_ps(dst + (d + dd[i] + 4) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+            }
+        }
+        for (int64_t t = whole * 8; t < PK_DO * 8; t++) {
+            int64_t d = t / 8, j = j0 + t % 8;
+            dst[t] = j < nk && d < D ? ckb_bf16_to_f32(krows[j][d]) : 0.0f;
+        }
+        for (int64_t j = j0; j < j0 + 8; j++)
+            pk__widen_row(j < nk ? vrows[j] : NULL, st->vf + j * PK_DO);
+    }
+}
+
+/* s[r][0 .. 8nv) = q[r] . K for PK_R rows and nv 8-key vectors. */
+static inline __attribute__((always_inline)) void pk__qk(const float *q, const float *kf, float *s,
+                                                         const int nv)
+{
+    __m256 acc[PK_R][PK_NV];
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            acc[r][v] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < D; d++) {
+        __m256 b[PK_NV];
+        for (int v = 0; v < nv; v++)
+            b[v] = _mm256_load_ps(kf + (v * PK_DO + d) * 8);
+        for (int r = 0; r < PK_R; r++) {
+            __m256 a = _mm256_broadcast_ss(q + r * PK_DO + d);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm256_store_ps(s + r * PK_BKP + 8 * v, acc[r][v]);
+}
+
+/* o[r][0 .. 8dc) = alpha[r] * o[r] + P[r] . V over nk keys. */
+static inline __attribute__((always_inline)) void pk__pv(const float *p, const float *vf, float *o,
+                                                         const float *alpha, int64_t nk,
+                                                         const int dc)
+{
+    __m256 acc[PK_R][PK_DC];
+    for (int r = 0; r < PK_R; r++) {
+        __m256 al = _mm256_set1_ps(alpha[r]);
+        for (int c = 0; c < dc; c++)
+            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * PK_DO + 8 * c));
+    }
+    for (int64_t t = 0; t < nk; t++) {
+        __m256 b[PK_DC];
+        for (int c = 0; c < dc; c++)
+            b[c] = _mm256_load_ps(vf + t * PK_DO + 8 * c);
+        for (int r = 0; r < PK_R; r++) {
+            __m256 a = _mm256_broadcast_ss(p + r * PK_BKP + t);
+            for (int c = 0; c < dc; c++)
+                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < PK_R; r++)
+        for (int c = 0; c < dc; c++)
+            _mm256_store_ps(o + r * PK_DO + 8 * c, acc[r][c]);
+}
+
+/* Online softmax of the row tile at state row rt over a block of keys from
+ * position j0, scores over w8 keys: row r keeps its first c = n[r] - j0
+ * (clamped to [0, w8]). Writes P (bf16 values, zero past c), updates m and
+ * l, returns alpha (1 for a row with no key here: its state stays). */
+static inline __attribute__((always_inline)) void pk__softmax(pk__state *st, int64_t rt,
+                                                              int64_t j0, int64_t w8,
+                                                              float *alpha)
+{
+    const __m256 c2 = _mm256_set1_ps(PK_C2), ninf = _mm256_set1_ps(-INFINITY);
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int r = 0; r < PK_R; r++) {
+        const int64_t row = rt + r;
+        int64_t c = st->n[row] - j0;
+        c = c < 0 ? 0 : c > w8 ? w8 : c;
+        const float *s = st->s + r * PK_BKP;
+        float *pr = st->p + r * PK_BKP;
+        if (c == 0) {
+            alpha[r] = 1.0f;
+            memset(pr, 0, (size_t)w8 * 4);
+            continue;
+        }
+        __m256 mx = ninf;
+        for (int64_t k = 0; k < c; k += 8) {
+            __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(c - k)), iota);
+            mx = _mm256_max_ps(mx, _mm256_blendv_ps(ninf, _mm256_load_ps(s + k), _mm256_castsi256_ps(keep)));
+        }
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        float m_old = st->m[row];
+        float m_new = _mm_cvtss_f32(h) * PK_C2;
+        if (m_new < m_old)
+            m_new = m_old;
+        alpha[r] = exp2f(m_old - m_new); /* 0 on the row's first block: m_old = -inf */
+        __m256 mv = _mm256_set1_ps(m_new);
+        __m256 sum = _mm256_setzero_ps();
+        for (int64_t k = 0; k < w8; k += 8) {
+            __m256 e = _mm256_setzero_ps();
+            if (k < c) {
+                e = pk__exp2(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
+                if (k + 8 > c)
+                    e = _mm256_and_ps(e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                             _mm256_set1_epi32((int)(c - k)), iota)));
+                sum = _mm256_add_ps(sum, e);
+            }
+            _mm256_store_si256((__m256i *)(pr + k), pk__round_bf16(e));
+        }
+        st->m[row] = m_new;
+        __m256 *l = (__m256 *)(st->l + 8 * row);
+        *l = _mm256_fmadd_ps(*l, _mm256_set1_ps(alpha[r]), sum);
+    }
+}
+
+/* State rows [row0, row0 + rows) (rows a multiple of 4) against the packed
+ * block of nk keys from position j0. */
+static void pk__attend(pk__state *st, int64_t row0, int64_t rows, int64_t j0, int64_t nk)
+{
+    for (int64_t rt = row0; rt < row0 + rows; rt += PK_R) {
+        int64_t tend = 0; /* keys the tile needs in this block */
+        for (int r = 0; r < PK_R; r++)
+            tend = st->n[rt + r] > tend ? st->n[rt + r] : tend;
+        if (tend <= j0)
+            continue;
+        const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 7) / 8;
+        const float *qt = st->q + rt * PK_DO;
+        int64_t v = 0;
+#define PK_QK(k) pk__qk(qt, st->kf + v * 8 * PK_DO, st->s + 8 * v, k)
+        for (; v + PK_NV <= nv; v += PK_NV)
+            PK_QK(PK_NV);
+        switch (nv - v) {
+        case 1: PK_QK(1); break;
+        case 2: PK_QK(2); break;
+        default: break;
+        }
+#undef PK_QK
+        float alpha[PK_R];
+        pk__softmax(st, rt, j0, nv * 8, alpha);
+        float *ot = st->o + rt * PK_DO;
+        int c = 0;
+#define PK_PV(k) pk__pv(st->p, st->vf + 8 * c, ot + 8 * c, alpha, nv * 8, k)
+        /* 3-wide tiles, the last four vectors as two 2-wide ones */
+        for (; PK_DV - c > 4; c += PK_DC)
+            PK_PV(PK_DC);
+        switch (PK_DV - c) {
+        case 1: PK_PV(1); break;
+        case 2: PK_PV(2); break;
+        case 3: PK_PV(3); break;
+        case 4: PK_PV(2); c += 2; PK_PV(2); break;
+        default: break;
+        }
+#undef PK_PV
+    }
+}
+
+/* The sum of row r (its softmax denominator). */
+static inline float pk__row_sum(const pk__state *st, int64_t r)
+{
+    float sum = 0.0f;
+    for (int e = 0; e < 8; e++)
+        sum += st->l[8 * r + e];
+    return sum;
+}
+
+/* dst[0 .. D) = bf16(o[r] / sum of row r). */
+static void pk__row_out(const pk__state *st, int64_t r, ckb_bf16 *dst)
+{
+    const float sum = pk__row_sum(st, r);
+    const __m256 inv = _mm256_set1_ps(1.0f / sum);
+    int64_t d = 0;
+    for (; d + 8 <= D; d += 8) {
+        __m256i u = _mm256_srli_epi32(pk__round_bf16(_mm256_mul_ps(inv, _mm256_load_ps(st->o + r * PK_DO + d))), 16);
+        __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
+        _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
+    }
+#if D % 8 != 0
+    for (; d < D; d++)
+        dst[d] = ckb_f32_to_bf16(st->o[r * PK_DO + d] / sum);
+#endif
+}
+
+#endif /* AVX2 */
+
+#endif /* CKB_KIT_PAGED_H */
