@@ -41,6 +41,25 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
+/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
+ * is there), else AVX2 + FMA in f32, else portable C. */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GAR_AVX2 0
+#elif defined(__AVX2__) && defined(__FMA__)
+#define GAR_AVX2 1
+#else
+#define GAR_AVX2 0
+#endif
+
+#if GAR_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
+#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
+#define NR 16
+#endif
+#ifndef KC /* depth of one packed block; IN > KC accumulates in an f32 tile */
+#define KC 256
+#endif
+#endif
+
 #ifndef MR /* micro-kernel rows */
 #define MR 6
 #endif
@@ -60,6 +79,12 @@
 #define AMX 1
 #endif
 
+#if GAR_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#define CKB_GEMM8_MR MR
+#define CKB_GEMM8_NR NR
+#endif
+#include "ckb_kit_gemm.h"
+
 /* ---- fixed choices ------------------------------------------------------ */
 
 #ifndef GAR_PREFETCH /* pairs of weight rows the packer prefetches ahead */
@@ -72,7 +97,7 @@
 #define GAR_NV (NR / 16)      /* zmm accumulators per row of the tile */
 #define GAR_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
 
-#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GAR_NV + GAR_NV > 30
+#if !GAR_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GAR_NV + GAR_NV > 30)
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
@@ -351,7 +376,94 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     }
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif GAR_AVX2
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
+ * both operands widened to f32 while packed, BLIS's loops, an MR x NR
+ * micro-kernel of ymm accumulators), as 8p's AVX2 path, with bias + relu
+ * + the rounding to bf16 as the epilogue of each finished tile. When
+ * IN > KC the partial sums of one column block live in an f32 tile (up to
+ * GAR_MB of the thread's rows x NC) between KC blocks.
+ */
+
+#define GAR_NCP ((NC + NR - 1) / NR * NR)
+#define GAR_KCB (KC < IN ? KC : IN)
+#ifndef GAR_MB /* rows per f32 partial-sum tile (a multiple of MR) */
+#define GAR_MB (1024 / MR * MR)
+#endif
+#if KC < 1
+#error "KC must be positive"
+#endif
+
+struct gar__epi {
+    const ckb_bf16 *bias;
+    ckb_bf16 *out;
+};
+
+/* The tile's epilogue: relu(tile + bias) rounded to bf16 into out. */
+static inline __attribute__((always_inline)) void gar__store(void *ctx, const float *tile,
+                                                             int64_t i, int64_t j, int mr, int nr)
+{
+    const struct gar__epi *e = ctx;
+    ckb_bf16 *c = e->out + i * OUT + j;
+    __m256 bv[NR / 8];
+#pragma GCC unroll 4
+    for (int v = 0; v < NR / 8; v++)
+        bv[v] = ckb_gemm8_load_bf16(e->bias + j + 8 * v, nr - 8 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < NR / 8; v++) {
+            __m256 y = _mm256_add_ps(_mm256_load_ps(tile + r * NR + 8 * v), bv[v]);
+            ckb_gemm8_store_bf16(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
+                                 nr - 8 * v);
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    const int tm = nthr / tn;
+    struct gar__epi epi = {bias, out};
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR, column ranges on panels */
+        int64_t m0 = B * ti / tm / MR * MR;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
+        if (n1 > OUT)
+            n1 = OUT;
+        const int64_t mrows = m1 - m0 < GAR_MB ? m1 - m0 : GAR_MB;
+        const int64_t rows = (mrows + MR - 1) / MR * MR;
+        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                           .mc = MC, .nc = NC, .kc = KC, .ldt = GAR_NCP, .epi = gar__store,
+                           .ctx = &epi};
+        /* one allocation per thread per call, freed below */
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t t_n = IN > GAR_KCB ? (size_t)(rows * GAR_NCP) : 0;
+        if (m0 < m1 && n0 < n1) {
+            const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
+            float *buf = aligned_alloc(64, bytes);
+            g.t = t_n ? buf + a_n + b_n : NULL;
+            /* GAR_MB rows at a time: the f32 tile stays GAR_MB x GAR_NCP */
+            for (int64_t mb = m0; buf && mb < m1; mb += GAR_MB)
+                ckb_gemm8_run(&g, mb, m1 - mb < GAR_MB ? m1 : mb + GAR_MB, n0, n1, buf,
+                              buf + a_n);
+            free(buf); /* out of memory: no way to report, out stays unwritten */
+        }
+    }
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row of out at a time: an f32 row accumulator, k outer so the inner
  * loop over j is a contiguous axpy the compiler vectorises. */
