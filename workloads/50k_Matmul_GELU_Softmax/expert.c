@@ -46,6 +46,25 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
+/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
+ * is there), else AVX2 + FMA in f32, else portable C. */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GGS_AVX2 0
+#elif defined(__AVX2__) && defined(__FMA__)
+#define GGS_AVX2 1
+#else
+#define GGS_AVX2 0
+#endif
+
+#if GGS_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
+#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
+#define NR 16
+#endif
+#ifndef KC /* depth of one packed block; the block's logits hold the partial sums */
+#define KC 256
+#endif
+#endif
+
 #ifndef MR /* micro-kernel rows */
 #define MR 6
 #endif
@@ -65,6 +84,12 @@
 #define AMX 1
 #endif
 
+#if GGS_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#define CKB_GEMM8_MR MR
+#define CKB_GEMM8_NR NR
+#endif
+#include "ckb_kit_gemm.h"
+
 /* ---- fixed choices ------------------------------------------------------ */
 
 #ifndef GGS_PREFETCH /* pairs of weight rows the packer prefetches ahead */
@@ -77,7 +102,7 @@
 #define GGS_NV (NR / 16)      /* zmm accumulators per row of the tile */
 #define GGS_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
 
-#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GGS_NV + GGS_NV > 30
+#if !GGS_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GGS_NV + GGS_NV > 30)
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
@@ -437,7 +462,117 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     free(zall);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif GGS_AVX2
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
+ * both operands widened to f32 while packed, BLIS's loops, an MR x NR
+ * micro-kernel of ymm accumulators) leaves a block's f32 logits in its
+ * buffer z [MC][OUT rounded up to NR] (which also holds the partial sums
+ * between KC blocks); the row pass then adds the bias, applies gelu and
+ * soft-maxes each row while it is in cache. The threads split as the
+ * AVX-512 path's (a TM x TN grid, a barrier between the two phases when
+ * TN > 1).
+ */
+
+#define GGS_LDZ ((OUT + NR - 1) / NR * NR)
+
+/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
+static inline __m256 ggs__gelu8(__m256 v)
+{
+    const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+    const __m256 u = _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v);
+    const __m256 e = ckb_gemm8_exp(_mm256_mul_ps(_mm256_set1_ps(-1.5957691216057308f), u));
+    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+/* softmax(gelu(z + bias)) of one row of f32 sums z (overwritten) into bf16
+ * o; lanes past OUT are loaded as zero and left out of the max and sum. */
+static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
+{
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = ggs__gelu8(_mm256_add_ps(_mm256_loadu_ps(z + j),
+                                            ckb_gemm8_load_bf16(bias + j, OUT - j)));
+        if (j + 8 > OUT) /* the tail: lanes past OUT out of the max */
+            v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                     _mm256_set1_epi32((int)(OUT - j)), lane)));
+        _mm256_storeu_ps(z + j, v);
+        mx = _mm256_max_ps(mx, v);
+    }
+    const __m256 m = _mm256_set1_ps(ckb_gemm8_hmax(mx));
+    __m256 s = _mm256_setzero_ps();
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = _mm256_loadu_ps(z + j);
+        __m256 e = _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, m)),
+                                 _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
+        s = _mm256_add_ps(s, e);
+        _mm256_storeu_ps(z + j, e);
+    }
+    const __m256 inv = _mm256_set1_ps(1.0f / ckb_gemm8_hsum(s));
+    for (int64_t j = 0; j < OUT; j += 8)
+        ckb_gemm8_store_bf16(o + j, _mm256_mul_ps(_mm256_loadu_ps(z + j), inv), OUT - j);
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    int tm = nthr / tn;
+    if (tm > (B + MR - 1) / MR)
+        tm = (int)((B + MR - 1) / MR);
+    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
+    for (int ti = 0; ti < tm; ti++) {
+        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR) - B * ti / tm / MR * MR;
+        rmax = r > rmax ? r : rmax;
+    }
+    const int64_t nstep = (rmax + mc - 1) / mc;
+    const int64_t zrows = mc < rmax ? mc : rmax;
+    float *zall = aligned_alloc(64, (size_t)(tm * zrows * GGS_LDZ) * sizeof(float) + 64);
+    if (!zall) /* out of memory: no way to report, out stays unwritten */
+        return;
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR, column ranges on panels */
+        const int64_t m0 = B * ti / tm / MR * MR;
+        const int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
+        if (n1 > OUT)
+            n1 = OUT;
+        float *z = zall + ti * zrows * GGS_LDZ;
+        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                           .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
+        /* one allocation per thread per call, freed below; every thread
+         * must still reach the barriers, buffer or not */
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        float *buf = aligned_alloc(64, ((a_n + b_n) * sizeof(float) + 63) / 64 * 64);
+        for (int64_t s = 0; s < nstep; s++) {
+            const int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
+            if (buf && i0 < i1 && n0 < n1)
+                ckb_gemm8_run(&g, i0, i1, n0, n1, buf, buf + a_n);
+            if (tn > 1) {
+#pragma omp barrier
+            }
+            const int64_t rows = i1 > i0 ? i1 - i0 : 0;
+            for (int64_t i = rows * tj / tn; i < rows * (tj + 1) / tn; i++)
+                ggs__softmax_row8(z + i * GGS_LDZ, bias, out + (i0 + i) * OUT);
+            if (tn > 1) {
+#pragma omp barrier
+            }
+        }
+        free(buf);
+    }
+    free(zall);
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row at a time: an f32 row accumulator, k outer so the inner loop
  * over j is a contiguous axpy the compiler vectorises; then the softmax. */
