@@ -65,6 +65,8 @@
 
 #define MSG_CG (OUT / G) /* features per group */
 
+#include "ckb_kit_gemm.h"
+
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
     B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && OUT % G == 0 && (OUT / G) % 16 == 0
 
@@ -315,7 +317,128 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
     free(wp);
 }
 
-#else /* portable path: no AVX-512 BF16, or dims that do not fit the blocks */
+#elif defined(__AVX2__) && defined(__FMA__) && OUT % G == 0
+/*
+ * AVX2 + FMA path (no AVX-512 BF16, or dims the blocks above do not fit):
+ * the kit's f32 GEMM (ckb_kit_gemm.h: both operands widened to f32 while
+ * packed, BLIS's loops, a 6 x 16 micro-kernel of ymm accumulators). Each
+ * thread owns a range of rows; per column block (NB rounded to whole
+ * groups and panels) the GEMM leaves the f32 products of up to MSG_TR of
+ * its rows in an f32 tile, and the block's epilogue (msg__norm_rows8) takes
+ * each row's groups from it: swish and bias, mean and variance, the
+ * normalisation and affine, one rounding to bf16. Blocks: MB rows of x
+ * packed at a time (the kit clamps it to L2), KC deep (0: 256 here, the
+ * depth whose packed panel stays in L1).
+ */
+
+#define MSG_KC8 (KC > 0 ? KC : 256)
+#ifndef MSG_TR /* rows per f32 tile (a multiple of the kit's MR) */
+#define MSG_TR (1024 / CKB_GEMM8_MR * CKB_GEMM8_MR)
+#endif
+
+struct msg__epi {
+    const float *t;
+    int64_t ldt;
+    const ckb_bf16 *bias, *gamma, *beta;
+    ckb_bf16 *out;
+};
+
+/* swish(a) + bias = a / (1 + exp(-a)) + bias, 8 lanes. */
+static inline __m256 msg__swish_bias8(__m256 a, __m256 b)
+{
+    const __m256 e = ckb_gemm8_exp(_mm256_sub_ps(_mm256_setzero_ps(), a));
+    return _mm256_add_ps(_mm256_div_ps(a, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), b);
+}
+
+/* The block's epilogue: rows [m0, m1) x columns [j0, j0 + nc) of out from
+ * the f32 products in t (row m0 and column j0 first); nc whole groups. */
+static void msg__norm_rows8(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64_t nc)
+{
+    const struct msg__epi *e = ctx;
+    float v[MSG_CG] __attribute__((aligned(32)));
+    for (int64_t i = m0; i < m1; i++) {
+        const float *z = e->t + (i - m0) * e->ldt;
+        for (int64_t g = 0; g < nc; g += MSG_CG) {
+            const int64_t c = j0 + g;
+            float mean = 0.0f, var = 0.0f;
+            int64_t u = 0;
+            __m256 s = _mm256_setzero_ps();
+            for (; u + 8 <= MSG_CG; u += 8) {
+                __m256 y = msg__swish_bias8(_mm256_loadu_ps(z + g + u),
+                                            ckb_gemm8_load_bf16(e->bias + c + u, 8));
+                _mm256_store_ps(v + u, y);
+                s = _mm256_add_ps(s, y);
+            }
+            mean = ckb_gemm8_hsum(s);
+            for (; u < MSG_CG; u++) {
+                const float a = z[g + u];
+                v[u] = a / (1.0f + expf(-a)) + ckb_bf16_to_f32(e->bias[c + u]);
+                mean += v[u];
+            }
+            mean /= (float)MSG_CG;
+            const __m256 mv = _mm256_set1_ps(mean);
+            __m256 ss = _mm256_setzero_ps();
+            for (u = 0; u + 8 <= MSG_CG; u += 8) {
+                __m256 d = _mm256_sub_ps(_mm256_load_ps(v + u), mv);
+                ss = _mm256_fmadd_ps(d, d, ss);
+            }
+            var = ckb_gemm8_hsum(ss);
+            for (; u < MSG_CG; u++)
+                var += (v[u] - mean) * (v[u] - mean);
+            const float rstd = 1.0f / sqrtf(var / (float)MSG_CG + (float)EPS);
+            const __m256 rv = _mm256_set1_ps(rstd);
+            ckb_bf16 *o = e->out + i * OUT + c;
+            for (u = 0; u + 8 <= MSG_CG; u += 8) {
+                __m256 y = _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(v + u), mv), rv);
+                y = _mm256_fmadd_ps(y, ckb_gemm8_load_bf16(e->gamma + c + u, 8),
+                                    ckb_gemm8_load_bf16(e->beta + c + u, 8));
+                ckb_gemm8_store_bf16(o + u, y, 8);
+            }
+            for (; u < MSG_CG; u++)
+                o[u] = ckb_f32_to_bf16((v[u] - mean) * rstd * ckb_bf16_to_f32(e->gamma[c + u]) +
+                                       ckb_bf16_to_f32(e->beta[c + u]));
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
+              const ckb_bf16 *gn_weight, const ckb_bf16 *gn_bias, ckb_bf16 *out)
+{
+    enum { MR8 = CKB_GEMM8_MR, NR8 = CKB_GEMM8_NR };
+    /* column blocks of whole groups and whole panels: a multiple of both */
+    int64_t unit = MSG_CG;
+    while (unit % NR8 != 0)
+        unit += MSG_CG;
+    const int64_t nb = NB / unit * unit > unit ? NB / unit * unit : unit;
+    const int nthr = omp_get_max_threads();
+
+#pragma omp parallel num_threads(nthr)
+    {
+        const int t = omp_get_thread_num();
+        /* row ranges start on multiples of MR */
+        const int64_t m0 = B * t / nthr / MR8 * MR8;
+        const int64_t m1 = t == nthr - 1 ? B : B * (t + 1) / nthr / MR8 * MR8;
+        const int64_t rows = ((m1 - m0 < MSG_TR ? m1 - m0 : MSG_TR) + MR8 - 1) / MR8 * MR8;
+        struct msg__epi e = {NULL, nb, bias, gn_weight, gn_bias, out};
+        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                           .mc = MB, .nc = nb, .kc = MSG_KC8, .ldt = nb,
+                           .done = msg__norm_rows8, .ctx = &e};
+        /* one allocation per thread per call, freed below */
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t t_n = (size_t)(rows * nb);
+        float *buf = m0 < m1 ? aligned_alloc(64, (a_n + b_n + t_n) * sizeof(float)) : NULL;
+        if (buf) { /* out of memory: no way to report, out stays unwritten */
+            g.t = buf + a_n + b_n;
+            e.t = g.t;
+            for (int64_t mb = m0; mb < m1; mb += MSG_TR)
+                ckb_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, 0, OUT, buf,
+                              buf + a_n);
+        }
+        free(buf);
+    }
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA, or OUT not whole groups */
 
 /* One row at a time: an f32 row accumulator, k outer so the inner loop
  * over j is a contiguous axpy the compiler vectorises; then each group. */
