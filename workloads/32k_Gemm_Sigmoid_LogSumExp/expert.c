@@ -67,6 +67,8 @@
 #error "MB, NB and KC must be multiples of 32"
 #endif
 
+#include "ckb_kit_gemm.h"
+
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
     B % 32 == 0 && IN % 32 == 0 && HID % 32 == 0 && OUT % 32 == 0
 
@@ -320,7 +322,136 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
     free(w1p);
 }
 
-#else /* portable path: no AVX-512 BF16, or dims not multiples of 32 */
+#elif defined(__AVX2__) && defined(__FMA__)
+/*
+ * AVX2 + FMA path (no AVX-512 BF16, or dims not multiples of 32): the
+ * kit's f32 GEMM (ckb_kit_gemm.h: a 6 x 16 micro-kernel of ymm
+ * accumulators over operands widened to f32). Both weights are packed
+ * whole once per call, by all threads, into the kit's f32 panels (read
+ * transposed, as nn.Linear stores them); then each thread carries blocks
+ * of MB rows through the chain, as the path above: layer 1's tile
+ * epilogue adds b1, applies the sigmoid and rounds into the block's bf16
+ * h, layer 2 reads h as its A operand and leaves the f32 logits in y, and
+ * each row of y + b2 is reduced to its logsumexp while in cache. Blocks:
+ * NB columns of a packed weight per pass, KC deep (0: 256 here, the depth
+ * whose panel stays in L1), MB rows of h or x packed at a time.
+ */
+
+#define GSL_KC8 (KC > 0 ? KC : 256)
+#define GSL_OUTP ((OUT + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR * CKB_GEMM8_NR)
+
+struct gsl__epi {
+    const ckb_bf16 *b1;
+    ckb_bf16 *h; /* the block's h, row i0 first */
+    int64_t i0;
+};
+
+/* Layer 1's tile epilogue: h = bf16(sigmoid(tile + b1)). */
+static void gsl__sigmoid_tile(void *ctx, const float *tile, int64_t i, int64_t j, int mr, int nr)
+{
+    const struct gsl__epi *e = ctx;
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nr; v += 8) {
+            __m256 z = _mm256_add_ps(_mm256_load_ps(tile + r * CKB_GEMM8_NR + v),
+                                     ckb_gemm8_load_bf16(e->b1 + j + v, nr - v));
+            __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ckb_gemm8_exp(_mm256_sub_ps(
+                                                                 _mm256_setzero_ps(), z))));
+            ckb_gemm8_store_bf16(e->h + (i - e->i0 + r) * HID + j + v, s, nr - v);
+        }
+}
+
+/* Layer 2's row epilogue: the logsumexp of y + b2, rounded to bf16; lanes
+ * past OUT are set to -inf so that they add nothing. */
+static ckb_bf16 gsl__logsumexp_row8(float *y, const ckb_bf16 *b2)
+{
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = _mm256_add_ps(_mm256_loadu_ps(y + j), ckb_gemm8_load_bf16(b2 + j, OUT - j));
+        if (j + 8 > OUT)
+            v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                     _mm256_set1_epi32((int)(OUT - j)), lane)));
+        _mm256_storeu_ps(y + j, v);
+        mx = _mm256_max_ps(mx, v);
+    }
+    const float m = ckb_gemm8_hmax(mx);
+    const __m256 mv = _mm256_set1_ps(m);
+    __m256 s = _mm256_setzero_ps();
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = _mm256_loadu_ps(y + j);
+        s = _mm256_add_ps(s, _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, mv)),
+                                           _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY),
+                                                         _CMP_NEQ_OQ)));
+    }
+    return ckb_f32_to_bf16(m + logf(ckb_gemm8_hsum(s)));
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const ckb_bf16 *w2,
+              const ckb_bf16 *b2, ckb_bf16 *out)
+{
+    enum { NR8 = CKB_GEMM8_NR };
+    ckb_gemm8_job g1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
+                        .mc = MB, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile};
+    ckb_gemm8_job g2 = {.lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID, .n = OUT,
+                        .mc = MB, .nc = NB, .kc = GSL_KC8, .ldt = GSL_OUTP, .t_whole = 1};
+    const size_t n1 = ckb_gemm8_prepack_floats(&g1), n2 = ckb_gemm8_prepack_floats(&g2);
+    float *wp = aligned_alloc(64, (n1 + n2) * sizeof(float));
+    if (!wp) /* out of memory: no way to report, out stays unwritten */
+        return;
+    g1.bpre = wp;
+    g2.bpre = wp + n1;
+    const int64_t np1 = (HID + NR8 - 1) / NR8, np2 = (OUT + NR8 - 1) / NR8;
+    const int64_t mb = MB < B ? MB : B;
+
+#pragma omp parallel
+    {
+        /* the packing, split by panels; the barrier ends it */
+#pragma omp for schedule(static) nowait
+        for (int64_t q = 0; q < np1 + np2; q++) {
+            if (q < np1)
+                ckb_gemm8_prepack(&g1, wp, q, q + 1);
+            else
+                ckb_gemm8_prepack(&g2, wp + n1, q - np1, q - np1 + 1);
+        }
+#pragma omp barrier
+        struct gsl__epi e = {b1, NULL, 0};
+        ckb_gemm8_job t1 = g1, t2 = g2;
+        t1.ctx = &e;
+        const size_t a_n = ckb_gemm8_ap_floats(&t1) > ckb_gemm8_ap_floats(&t2)
+                               ? ckb_gemm8_ap_floats(&t1)
+                               : ckb_gemm8_ap_floats(&t2);
+        /* one allocation per thread per call: packed A, y, layer 1's
+         * partial sums (mb rows x a column block), h */
+        const size_t y_n = (size_t)(mb * GSL_OUTP), h_n = (size_t)(mb * HID + 16) / 2;
+        t1.ldt = ckb_gemm8_nc(&t1);
+        const size_t s_n = (size_t)(((mb + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR) *
+                                    t1.ldt);
+        float *buf = aligned_alloc(64, (a_n + y_n + s_n + h_n) * sizeof(float) + 64);
+        if (buf) {
+            t2.t = buf + a_n;
+            t1.t = buf + a_n + y_n;
+            e.h = (ckb_bf16 *)(buf + a_n + y_n + s_n);
+            t2.a = e.h;
+        }
+#pragma omp for schedule(static)
+        for (int64_t i0 = 0; i0 < B; i0 += mb) {
+            const int64_t i1 = B - i0 < mb ? B : i0 + mb;
+            if (!buf) /* out of memory: out stays unwritten */
+                continue;
+            e.i0 = i0;
+            ckb_gemm8_run(&t1, i0, i1, 0, HID, buf, NULL);
+            ckb_gemm8_run(&t2, 0, i1 - i0, 0, OUT, buf, NULL);
+            for (int64_t i = 0; i < i1 - i0; i++)
+                out[i0 + i] = gsl__logsumexp_row8(t2.t + i * GSL_OUTP, b2);
+        }
+        free(buf);
+    }
+    free(wp);
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row at a time: h row then the logits row, each a contiguous dot
  * product over k the compiler vectorises. */
