@@ -99,6 +99,8 @@
 #define GM_FMA (MMA != 0)
 #endif
 
+#include "ckb_kit_gemm.h"
+
 #define GM_NR 64                          /* columns per panel */
 #define GM_NV (GM_NR / 16)                /* zmm per tile row */
 #define GM_KP ((K + 1) / 2)               /* k pairs; the last half zero when K is odd */
@@ -562,7 +564,78 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif defined(__AVX2__) && defined(__FMA__)
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
+ * both operands widened to f32 while packed, BLIS's loops, a 6 x 16
+ * micro-kernel of ymm accumulators) runs each work item as above (NCB
+ * panels of 64 columns of one group, heaviest group first): the group's
+ * rows x the item's columns, KC deep, the partial sums between k blocks in
+ * a per-thread f32 tile (CAP rows x the item's columns), and the last k
+ * block's epilogue rounds each finished tile to bf16 into out. MR and
+ * MMA are the AVX-512 micro-kernels' and do not apply here.
+ */
+
+#ifndef GM_MC8 /* rows of lhs packed per block (the kit clamps it to L2) */
+#define GM_MC8 240
+#endif
+
+/* The tile's epilogue: round to bf16 into out. */
+static inline __attribute__((always_inline)) void gm__store8(void *ctx, const float *tile,
+                                                             int64_t i, int64_t j, int mr, int nr)
+{
+    ckb_bf16 *c = (ckb_bf16 *)ctx + i * N + j;
+    for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_NR / 8; v++)
+            ckb_gemm8_store_bf16(c + r * N + 8 * v,
+                                 _mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v), nr - 8 * v);
+}
+
+void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
+              ckb_bf16 *out)
+{
+    int64_t start[G], count[G], order[G];
+    const int64_t covered = gm__layout(group_sizes, start, count);
+    /* Groups by row count, largest first (insertion sort: G is small). */
+    int64_t ngroups = 0;
+    for (int64_t g = 0; g < G; g++) {
+        if (count[g] == 0)
+            continue;
+        int64_t at = ngroups++;
+        for (; at > 0 && count[order[at - 1]] < count[g]; at--)
+            order[at] = order[at - 1];
+        order[at] = g;
+    }
+
+#pragma omp parallel
+    {
+        ckb_gemm8_job job = {.a = lhs, .lda = K, .ldb = N, .k = K, .n = N, .mc = GM_MC8,
+                             .nc = NCB * GM_NR, .kc = KC,
+                             .epi = gm__store8, .ctx = out};
+        job.ldt = ckb_gemm8_nc(&job);
+        const int64_t rows = ((CAP < M ? CAP : M) + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR *
+                             CKB_GEMM8_MR;
+        /* one allocation per thread per call: packed lhs, rhs, partial sums */
+        const size_t a_n = ckb_gemm8_ap_floats(&job) + 64, b_n = ckb_gemm8_bp_floats(&job);
+        const size_t t_n = K > ckb_gemm8_kc(&job) ? (size_t)(rows * job.ldt) : 0;
+        float *buf = aligned_alloc(64, (a_n + b_n + t_n) * sizeof(float));
+        job.t = buf && t_n ? buf + a_n + b_n : NULL;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t x = 0; x < ngroups * GM_NQB; x++) {
+            const int64_t g = order[x / GM_NQB], q0 = x % GM_NQB * NCB;
+            const int64_t c1 = (q0 + NCB) * GM_NR < N ? (q0 + NCB) * GM_NR : N;
+            if (!buf) /* out of memory: no way to report, out stays unwritten */
+                continue;
+            job.b = rhs + g * K * N;
+            ckb_gemm8_run(&job, start[g], start[g] + count[g], q0 * GM_NR, c1, buf, buf + a_n);
+        }
+        free(buf);
+        gm__zero_tail(covered, out);
+    }
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row of out at a time: an f32 row accumulator, k outer so the inner
  * loop over columns is an axpy the compiler vectorises. */
