@@ -293,8 +293,8 @@ static inline void ckb_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, fl
 /* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
  * past n are zero (row-major B) or repeat column n-1 (transposed B): never
  * stored either way. Row-major B is read row by row, each row one run. */
-static void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                             float *restrict bp)
+static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                                    float *restrict bp)
 {
     const int64_t np = (nc + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR;
     if (g->bt) {
@@ -331,7 +331,7 @@ static void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int
  * reads a pre-packed B: k block pc at dst + pc * (n rounded up to CKB_GEMM8_NR), its
  * panel q at + q * kc * CKB_GEMM8_NR. Threads may split the panels; dst needs
  * ckb_gemm8_prepack_floats floats, 32-byte aligned. */
-static void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t q0, int64_t q1)
+static inline void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t q0, int64_t q1)
 {
     const int64_t kcb = ckb_gemm8_kc(g), npad = (int64_t)(ckb_gemm8_prepack_floats(g) / g->k);
     for (int64_t pc = 0; pc < g->k; pc += kcb) {
@@ -344,8 +344,8 @@ static void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t q0, in
 
 /* Packs A[i0:i0+mc, k0:k0+kc] into slivers ap[s][kc][8] of f32; rows past
  * the block repeat its last row (computed, never stored). */
-static void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-                             float *restrict ap)
+static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
+                                    float *restrict ap)
 {
     for (int64_t s = 0; s * CKB_GEMM8_MR < mc; s++) {
         const ckb_bf16 *row[8];
