@@ -285,9 +285,9 @@ static inline void ckb_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, fl
         _mm256_store_ps(o + 6 * stride, ckb_gemm8_f32x8(_mm_unpacklo_epi64(b3, b7)));
         _mm256_store_ps(o + 7 * stride, ckb_gemm8_f32x8(_mm_unpackhi_epi64(b3, b7)));
     }
-    for (; k < kc; k++)
+    for (float *o = out + k * stride; k < kc; k++, o += stride)
         for (int r = 0; r < 8; r++)
-            out[k * stride + r] = ckb_bf16_to_f32(row[r][k]);
+            o[r] = ckb_bf16_to_f32(row[r][k]);
 }
 
 /* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
@@ -464,7 +464,7 @@ ckb_gemm8_run(const ckb_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
 
 /* ---- AVX-512: the vdpbf16ps experts' shared pieces ---------------------- */
 
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
 /* Lanes [0, left) of a 16-lane vector. */
 static inline __mmask16 ckb_gemm16_mask(int64_t left)

@@ -140,20 +140,6 @@ static void gm__zero_tail(int64_t covered, ckb_bf16 *out)
 
 #include <immintrin.h>
 
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 gm__mask16(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-/* Two consecutive bf16 of a row as one pair (any alignment). */
-static inline int gm__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 #if !GM_AMX && !GM_FMA /* MMA=0: vdpbf16ps */
 
 /* Packs panels [q0, q0 + np) of one group's rhs (K x N) into
@@ -211,7 +197,7 @@ static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restr
             b[v] = _mm512_load_si512((const void *)(bp + p * GM_NR + 16 * v));
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512i x = _mm512_set1_epi32(gm__pair(row[r] + 2 * p));
+            __m512i x = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
@@ -236,7 +222,7 @@ static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restr
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GM_NV; v++)
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
@@ -254,7 +240,7 @@ static void gm__pack_f(const ckb_bf16 *rhs, int64_t q0, int64_t np, float *bf)
             for (int64_t c = c0; c < c1; c += 32)
                 _mm_prefetch((const char *)(r + 2 * GM_PREFETCH * N + c), _MM_HINT_T0);
         for (int64_t c = c0; c < c0 + np * GM_NR; c += 16) {
-            __m256i x = _mm256_maskz_loadu_epi16(gm__mask16(c1 - c), r + c);
+            __m256i x = _mm256_maskz_loadu_epi16(ckb_gemm16_mask(c1 - c), r + c);
             const int64_t q = (c - c0) / GM_NR, j = (c - c0) % GM_NR;
             _mm512_store_si512(bf + (q * K + k) * GM_NR + j,
                                _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
@@ -285,7 +271,7 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             b[v] = _mm512_load_ps(bf + 2 * p * GM_NR + 16 * v);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512 x = (__m512)_mm512_slli_epi32(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), 16);
+            __m512 x = (__m512)_mm512_slli_epi32(_mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p)), 16);
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
@@ -295,7 +281,7 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             b[v] = _mm512_load_ps(bf + (2 * p + 1) * GM_NR + 16 * v);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512 x = (__m512)_mm512_and_si512(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), hi);
+            __m512 x = (__m512)_mm512_and_si512(_mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p)), hi);
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
@@ -320,7 +306,7 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GM_NV; v++)
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
@@ -332,21 +318,9 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
 /* The tile shapes, all 16 rows of 64 bytes: 0-3 the 2 x 2 f32 accumulators
  * (16 x 16), 4-5 A (16 rows x 32 bf16), 6-7 B (16 pairs x 16 columns). The
  * configuration is per thread: each loads it before its items. */
-static void gm__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gm__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gm__tiles_off(void) { _tile_release(); }
+static void gm__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /* Packs rows [k0, k0 + kc) and columns [c0, c0 + w) of one group's rhs
  * (w a multiple of 32) into bp[w / 32][kc / 2][32]: per 32 columns, pair p

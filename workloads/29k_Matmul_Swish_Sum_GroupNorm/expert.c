@@ -76,53 +76,13 @@
 #error "NB must divide OUT and hold whole groups, MB must divide B"
 #endif
 
-/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
- * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7;
- * scalef gives 2^n with correct overflow to inf and underflow to 0. */
-static inline __m512 msg__exp(__m512 x)
-{
-    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* 16 bf16 widened to f32: bf16 is f32's top half. */
-static inline __m512 msg__load_bf16(const ckb_bf16 *p)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
 #if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void msg__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void msg__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void msg__tiles_off(void) { _tile_release(); }
+static void msg__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
@@ -176,14 +136,6 @@ static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
 static void msg__tiles_on(void) {}
 static void msg__tiles_off(void) {}
 
-/* Two consecutive bf16 of a row as one 32-bit pair (any alignment). */
-static inline int msg__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* As the AMX msg__gemm: 8 rows x 2 panels of zmm accumulators per step. */
 static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
                       int64_t ldc, int64_t mb, int64_t np)
@@ -209,7 +161,7 @@ static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
                     __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
 #pragma GCC unroll 8
                     for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(msg__pair(ai + r * lda + 2 * p));
+                        __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(ai + r * lda + 2 * p));
                         /* the broadcast last: it folds into the instruction */
                         acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
                         acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
@@ -257,9 +209,9 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
 #pragma GCC unroll 8
             for (int u = 0; u < NV; u++) { /* swish(a) + bias = a / (1 + exp(-a)) + bias */
                 __m512 a = _mm512_loadu_ps(acc + i * MSG_NB + g + 16 * u);
-                __m512 e = msg__exp(_mm512_sub_ps(_mm512_setzero_ps(), a));
+                __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_setzero_ps(), a));
                 v[u] = _mm512_add_ps(_mm512_div_ps(a, _mm512_add_ps(one, e)),
-                                     msg__load_bf16(bias + g + 16 * u));
+                                     ckb_gemm16_load_bf16(bias + g + 16 * u, 16));
                 s = _mm512_add_ps(s, v[u]);
             }
             const __m512 mean = _mm512_mul_ps(_mm512_set1_ps(_mm512_reduce_add_ps(s)), inv_n);
@@ -274,8 +226,8 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
 #pragma GCC unroll 8
             for (int u = 0; u < NV; u++) {
                 __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(v[u], rstd),
-                                           msg__load_bf16(gamma + g + 16 * u),
-                                           msg__load_bf16(beta + g + 16 * u));
+                                           ckb_gemm16_load_bf16(gamma + g + 16 * u, 16),
+                                           ckb_gemm16_load_bf16(beta + g + 16 * u, 16));
                 _mm256_storeu_si256((__m256i *)(out + i * OUT + g + 16 * u),
                                     (__m256i)_mm512_cvtneps_pbh(y));
             }

@@ -114,12 +114,6 @@
 #define GAR_RB MR
 #endif
 
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 gar__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
 /* Packs panels [q0, q0+np) of weight (panel q = columns [q*NR, q*NR+NR))
  * into bp[q-q0][GAR_KP][NR] pairs. Row-pair outer, so each weight row is
  * read in one contiguous run of np*NR columns. */
@@ -142,7 +136,7 @@ static void gar__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
 #pragma GCC unroll 4
             for (int v = 0; v < GAR_NV; v++) {
                 int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = gar__mask(OUT - j);
+                __mmask16 m = ckb_gemm16_mask(OUT - j);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
                 __m512i hi = has_odd
                                  ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
@@ -154,41 +148,14 @@ static void gar__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
     }
 }
 
-/* Two consecutive bf16 of x as one 32-bit pair (any alignment). */
-static inline int gar__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* 16 bf16 (lanes past `left` zero) widened to f32: bf16 is f32's top half. */
-static inline __m512 gar__load_bf16(const ckb_bf16 *p, int64_t left)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(gar__mask(left), p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
 #if GAR_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
  * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
  * configuration is per thread: each thread loads it before its share. */
-static void gar__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gar__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gar__tiles_off(void) { _tile_release(); }
+static void gar__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * c[0:32, 0:nr] = relu(a[0:32, 0:IN] @ panel + bias[0:nr]), rounded to
@@ -224,7 +191,7 @@ static void gar__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict 
         _tile_stored(1, &buf[0][16], 128);
         _tile_stored(2, &buf[16][0], 128);
         _tile_stored(3, &buf[16][16], 128);
-        const __m512 bv0 = gar__load_bf16(bias + v, 16), bv1 = gar__load_bf16(bias + v + 16, 16);
+        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16), bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
         for (int r = 0; r < 32; r++) {
             __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][0]), bv0), zero);
             __m512 y1 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][16]), bv1), zero);
@@ -267,7 +234,7 @@ static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
             b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(gar__pair(row[r] + 2 * p));
+            __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GAR_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
@@ -292,7 +259,7 @@ static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
     const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 4
     for (int v = 0; v < GAR_NV; v++)
-        bv[v] = gar__load_bf16(bias + 16 * v, nr - 16 * v);
+        bv[v] = ckb_gemm16_load_bf16(bias + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
@@ -300,7 +267,7 @@ static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
 #pragma GCC unroll 4
         for (int v = 0; v < GAR_NV; v++) { /* vcvtneps2bf16 rounds to nearest even */
             __m512 y = _mm512_max_ps(_mm512_add_ps(acc[r][v], bv[v]), zero);
-            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), gar__mask(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(y));
         }
     }

@@ -119,40 +119,12 @@
 #define GGS_RB MR
 #endif
 
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 ggs__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
- * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7
- * (truncation < 2e-8 relative); scalef gives 2^n with correct overflow to
- * inf and underflow to 0, so the clamp only keeps n finite. */
-static inline __m512 ggs__exp(__m512 x)
-{
-    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-
 /* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
 static inline __m512 ggs__gelu(__m512 v)
 {
     const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
     const __m512 u = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), v3, v);
-    const __m512 e = ggs__exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
+    const __m512 e = ckb_gemm16_exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
     return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
@@ -178,7 +150,7 @@ static void ggs__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
 #pragma GCC unroll 4
             for (int v = 0; v < GGS_NV; v++) {
                 int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = ggs__mask(OUT - j);
+                __mmask16 m = ckb_gemm16_mask(OUT - j);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
                 __m512i hi = has_odd
                                  ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
@@ -190,41 +162,14 @@ static void ggs__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
     }
 }
 
-/* Two consecutive bf16 of x as one 32-bit pair (any alignment). */
-static inline int ggs__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* 16 bf16 (lanes past `left` zero) widened to f32: bf16 is f32's top half. */
-static inline __m512 ggs__load_bf16(const ckb_bf16 *p, int64_t left)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ggs__mask(left), p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
 #if GGS_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
  * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
  * configuration is per thread: each thread loads it before its share. */
-static void ggs__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void ggs__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void ggs__tiles_off(void) { _tile_release(); }
+static void ggs__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * z[0:32, 0:nr] = gelu(a[0:32, 0:IN] @ panel + bias[0:nr]) in f32 (z's rows
@@ -259,7 +204,7 @@ static void ggs__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict 
         _tile_stored(1, z0 + 16, OUT * 4);
         _tile_stored(2, z1, OUT * 4);
         _tile_stored(3, z1 + 16, OUT * 4);
-        const __m512 bv0 = ggs__load_bf16(bias + v, 16), bv1 = ggs__load_bf16(bias + v + 16, 16);
+        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16), bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
         for (int r = 0; r < 32; r++) {
             float *zr = z0 + r * OUT;
             _mm512_storeu_ps(zr, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr), bv0)));
@@ -300,7 +245,7 @@ static inline void ggs__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
             b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(ggs__pair(row[r] + 2 * p));
+            __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GGS_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
@@ -322,14 +267,14 @@ static inline void ggs__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
     __m512 bv[GGS_NV];
 #pragma GCC unroll 4
     for (int v = 0; v < GGS_NV; v++)
-        bv[v] = ggs__load_bf16(bias + 16 * v, nr - 16 * v);
+        bv[v] = ckb_gemm16_load_bf16(bias + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GGS_NV; v++)
-            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ggs__mask(nr - 16 * v),
+            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_gemm16_mask(nr - 16 * v),
                                   ggs__gelu(_mm512_add_ps(acc[r][v], bv[v])));
     }
 }
@@ -340,18 +285,18 @@ static void ggs__softmax_row(float *z, ckb_bf16 *o)
 {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t j = 0; j < OUT; j += 16)
-        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ggs__mask(OUT - j), z + j));
+        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ckb_gemm16_mask(OUT - j), z + j));
     const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
     __m512 s = _mm512_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ggs__mask(OUT - j);
-        __m512 e = ggs__exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
+        __mmask16 k = ckb_gemm16_mask(OUT - j);
+        __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
         s = _mm512_mask_add_ps(s, k, s, e);
         _mm512_mask_storeu_ps(z + j, k, e);
     }
     const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ggs__mask(OUT - j);
+        __mmask16 k = ckb_gemm16_mask(OUT - j);
         __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, z + j), inv);
         _mm256_mask_storeu_epi16((void *)(o + j), k, (__m256i)_mm512_cvtneps_pbh(y));
     }

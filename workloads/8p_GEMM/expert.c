@@ -122,12 +122,6 @@
 #define GEMM_RB MR
 #endif
 
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 gemm__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
 /* Packs panels [q0, q0+np) of B (panel q = columns [q*NR, q*NR+NR)) into
  * bp[q-q0][GEMM_KP][NR] pairs. Row-pair outer, so each B row is read in one
  * contiguous run of np*NR columns. */
@@ -150,7 +144,7 @@ static void gemm__pack_b(const ckb_bf16 *B, int64_t q0, int64_t np, uint32_t *bp
 #pragma GCC unroll 4
             for (int v = 0; v < GEMM_NV; v++) {
                 int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = gemm__mask(N - j);
+                __mmask16 m = ckb_gemm16_mask(N - j);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
                 __m512i hi = has_odd
                                  ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + N + j))
@@ -162,34 +156,14 @@ static void gemm__pack_b(const ckb_bf16 *B, int64_t q0, int64_t np, uint32_t *bp
     }
 }
 
-/* Two consecutive bf16 of A as one 32-bit pair (any alignment). */
-static inline int gemm__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 #if GEMM_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. The
  * configuration is per thread: each thread loads it before its share. */
-static void gemm__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gemm__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gemm__tiles_off(void) { _tile_release(); }
+static void gemm__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * C[0:32, 0:nr] = a[0:32, 0:K] @ panel, rounded to bf16; nr a multiple of
@@ -265,7 +239,7 @@ static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *res
             b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            __m512i x = _mm512_set1_epi32(gemm__pair(row[r] + 2 * p));
+            __m512i x = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GEMM_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
@@ -290,7 +264,7 @@ static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *res
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++) /* vcvtneps2bf16 rounds to nearest even */
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gemm__mask(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
