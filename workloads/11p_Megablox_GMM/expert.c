@@ -35,7 +35,8 @@
  *     as bf16.
  * Sizes are clamped as the baseline's layout clamps them (to [0, CAP], the
  * running offset to M), so no input makes the kernel read or write out of
- * bounds. Without __AVX512BF16__ a portable path computes row by row in f32.
+ * bounds. Without __AVX512BF16__ the kit's f32 AVX2 + FMA GEMM runs the same
+ * work items; below AVX2 a portable path computes row by row in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   MMA  2: AMX tiles as above; 1: f32 FMA on operands widened exactly (a

@@ -26,8 +26,10 @@
  * - The GEMM block: AMX where enabled and targeted (a 2 x 2 grid of
  *   16 x 16 f32 accumulator tiles, A tiles straight from x, B tiles from
  *   the panels); otherwise an AVX-512 BF16 micro-kernel (8 rows x 32
- *   columns of zmm accumulators, vdpbf16ps); a portable OpenMP path
- *   without AVX-512 BF16 or for dims that are not multiples of 32.
+ *   columns of zmm accumulators, vdpbf16ps); without AVX-512 BF16 (or
+ *   for dims that are not multiples of 32) the kit's f32 AVX2 + FMA GEMM
+ *   with the same epilogue (see its comment); a portable OpenMP path
+ *   below AVX2.
  * - Threads split the row blocks: no barrier after the packing.
  * - exp is a vector one within ~1 ulp of expf.
  * AMX needs the process's permission to use tile data (arch_prctl); the

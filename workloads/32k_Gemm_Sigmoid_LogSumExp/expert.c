@@ -28,9 +28,9 @@
  * - The GEMM block: AMX where the compiler targets it (a 2 x 2 grid of
  *   16 x 16 f32 accumulator tiles, A tiles loaded straight from x or h, B
  *   tiles from the packed panels); otherwise an AVX-512 BF16 micro-kernel
- *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); a portable
- *   OpenMP path without AVX-512 BF16 or for dims that are not multiples
- *   of 32.
+ *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); the kit's f32
+ *   AVX2 + FMA GEMM without AVX-512 BF16 or for dims that are not
+ *   multiples of 32 (see its comment); a portable OpenMP path below AVX2.
  * - Threads split the row blocks: no barrier after the packing.
  * - exp is a vector one within ~1 ulp of expf (range reduction by ln 2
  *   split in two, degree-7 polynomial, scalef).

@@ -28,6 +28,8 @@
  *   tile. Each thread configures its tiles before its share and releases
  *   them after. MR does not apply to this path (its rows step is 32). The
  *   harness grants the process AMX tile permission.
+ * - AVX2 + FMA without AVX-512 BF16: the kit's f32 GEMM (ckb_kit_gemm.h)
+ *   with the same fusion (see the comment over that path).
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>

@@ -31,6 +31,8 @@
  *   there while in L1. Each thread configures its tiles in the parallel
  *   region and releases them at its end. MR does not apply to this path (its
  *   rows step is 32). The harness grants the process AMX tile permission.
+ * - AVX2 + FMA without AVX-512 BF16: the kit's f32 GEMM (ckb_kit_gemm.h)
+ *   with the same fusion (see the comment over that path).
  * Repacking weight once per row block costs ~MR/MC of the matmul.
  * No state is kept between calls; buffers live for one call.
  */
