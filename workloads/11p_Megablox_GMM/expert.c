@@ -629,12 +629,8 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
                 g++;
             for (int64_t j = 0; acc && j < N; j++)
                 acc[j] = 0.0f;
-            for (int64_t k = 0; acc && k < K; k++) {
-                const float a = ckb_bf16_to_f32(lhs[r * K + k]);
-                const ckb_bf16 *b = rhs + (g * K + k) * N;
-                for (int64_t j = 0; j < N; j++)
-                    acc[j] += a * ckb_bf16_to_f32(b[j]);
-            }
+            if (acc)
+                ckb_gemm_row(lhs + r * K, K, rhs + g * K * N, N, N, acc);
             for (int64_t j = 0; acc && j < N; j++)
                 out[r * N + j] = ckb_f32_to_bf16(acc[j]);
         }

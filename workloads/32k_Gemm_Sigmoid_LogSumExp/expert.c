@@ -427,11 +427,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < HID; j++) {
-                    float v = 0.0f;
-#pragma omp simd reduction(+ : v)
-                    for (int64_t k = 0; k < IN; k++)
-                        v += ckb_bf16_to_f32(x[i * IN + k]) * ckb_bf16_to_f32(w1[j * IN + k]);
-                    v += ckb_bf16_to_f32(b1[j]);
+                    float v = ckb_gemm_dot(x + i * IN, w1 + j * IN, IN) + ckb_bf16_to_f32(b1[j]);
                     h[j] = ckb_bf16_to_f32(ckb_f32_to_bf16(1.0f / (1.0f + expf(-v))));
                 }
                 float m = -INFINITY;

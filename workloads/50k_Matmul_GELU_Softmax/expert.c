@@ -533,12 +533,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                for (int64_t k = 0; k < IN; k++) {
-                    float a = ckb_bf16_to_f32(x[i * IN + k]);
-                    const ckb_bf16 *w = weight + k * OUT;
-                    for (int64_t j = 0; j < OUT; j++)
-                        acc[j] += a * ckb_bf16_to_f32(w[j]);
-                }
+                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 float mx = -INFINITY, s = 0.0f;
                 for (int64_t j = 0; j < OUT; j++) {
                     float v = acc[j];

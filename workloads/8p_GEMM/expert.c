@@ -424,12 +424,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
             for (int64_t i = 0; i < M; i++) {
                 for (int64_t j = 0; j < N; j++)
                     acc[j] = 0.0f;
-                for (int64_t k = 0; k < K; k++) {
-                    float a = ckb_bf16_to_f32(A[i * K + k]);
-                    const ckb_bf16 *b = B + k * N;
-                    for (int64_t j = 0; j < N; j++)
-                        acc[j] += a * ckb_bf16_to_f32(b[j]);
-                }
+                ckb_gemm_row(A + i * K, K, B, N, N, acc);
                 for (int64_t j = 0; j < N; j++)
                     C[i * N + j] = ckb_f32_to_bf16(acc[j]);
             }
