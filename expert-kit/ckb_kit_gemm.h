@@ -293,8 +293,8 @@ static inline void ckb_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, fl
 /* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
  * past n are zero (row-major B) or repeat column n-1 (transposed B): never
  * stored either way. Row-major B is read row by row, each row one run. */
-static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                                    float *restrict bp)
+static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0,
+                                    int64_t nc, float *restrict bp)
 {
     const int64_t np = (nc + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR;
     if (g->bt) {
@@ -344,8 +344,8 @@ static inline void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t
 
 /* Packs A[i0:i0+mc, k0:k0+kc] into slivers ap[s][kc][8] of f32; rows past
  * the block repeat its last row (computed, never stored). */
-static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-                                    float *restrict ap)
+static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t mc, int64_t k0,
+                                    int64_t kc, float *restrict ap)
 {
     for (int64_t s = 0; s * CKB_GEMM8_MR < mc; s++) {
         const ckb_bf16 *row[8];
@@ -449,8 +449,9 @@ ckb_gemm8_run(const ckb_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
                         float *tt = g->t ? g->t + (ic - m0 + ir) * g->ldt +
                                                (g->t_whole ? jc + jr : jr)
                                          : NULL;
-                        ckb_gemm8__ukernel(kc, ap + ir / CKB_GEMM8_MR * kc * CKB_GEMM8_AS, bb, tt, g->ldt,
-                                           add, last, epi, g->ctx, ic + ir, jc + jr, mr, nr);
+                        const float *aa = ap + ir / CKB_GEMM8_MR * kc * CKB_GEMM8_AS;
+                        ckb_gemm8__ukernel(kc, aa, bb, tt, g->ldt, add, last, epi, g->ctx,
+                                           ic + ir, jc + jr, mr, nr);
                     }
                 }
             }

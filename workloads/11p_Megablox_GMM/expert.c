@@ -272,7 +272,8 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             b[v] = _mm512_load_ps(bf + 2 * p * GM_NR + 16 * v);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512 x = (__m512)_mm512_slli_epi32(_mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p)), 16);
+            __m512i pr = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+            __m512 x = (__m512)_mm512_slli_epi32(pr, 16);
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
@@ -282,7 +283,8 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             b[v] = _mm512_load_ps(bf + (2 * p + 1) * GM_NR + 16 * v);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512 x = (__m512)_mm512_and_si512(_mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p)), hi);
+            __m512i pr = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+            __m512 x = (__m512)_mm512_and_si512(pr, hi);
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);

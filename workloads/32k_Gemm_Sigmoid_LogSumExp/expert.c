@@ -202,7 +202,8 @@ static void gsl__sigmoid_block(const float *acc, const ckb_bf16 *b1, ckb_bf16 *h
     const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < GSL_MB; i++)
         for (int64_t j = 0; j < GSL_NB; j += 16) {
-            __m512 v = _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j), ckb_gemm16_load_bf16(b1 + j, 16));
+            __m512 v = _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j),
+                                     ckb_gemm16_load_bf16(b1 + j, 16));
             __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, ckb_gemm16_exp(_mm512_sub_ps(
                                                                   _mm512_setzero_ps(), v))));
             _mm256_storeu_si256((__m256i *)(h + i * HID + j), (__m256i)_mm512_cvtneps_pbh(s));

@@ -193,7 +193,8 @@ static void gar__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict 
         _tile_stored(1, &buf[0][16], 128);
         _tile_stored(2, &buf[16][0], 128);
         _tile_stored(3, &buf[16][16], 128);
-        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16), bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
+        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16);
+        const __m512 bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
         for (int r = 0; r < 32; r++) {
             __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][0]), bv0), zero);
             __m512 y1 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][16]), bv1), zero);

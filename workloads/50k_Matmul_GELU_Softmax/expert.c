@@ -206,7 +206,8 @@ static void ggs__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict 
         _tile_stored(1, z0 + 16, OUT * 4);
         _tile_stored(2, z1, OUT * 4);
         _tile_stored(3, z1 + 16, OUT * 4);
-        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16), bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
+        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16);
+        const __m512 bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
         for (int r = 0; r < 32; r++) {
             float *zr = z0 + r * OUT;
             _mm512_storeu_ps(zr, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr), bv0)));
