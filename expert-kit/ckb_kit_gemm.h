@@ -285,9 +285,10 @@ static inline void ckb_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, fl
         _mm256_store_ps(o + 6 * stride, ckb_gemm8_f32x8(_mm_unpacklo_epi64(b3, b7)));
         _mm256_store_ps(o + 7 * stride, ckb_gemm8_f32x8(_mm_unpackhi_epi64(b3, b7)));
     }
-    for (float *o = out + k * stride; k < kc; k++, o += stride)
+    const int rem = (int)(kc - k); /* fewer than 8 k left */
+    for (int e = 0; e < rem; e++)
         for (int r = 0; r < 8; r++)
-            o[r] = ckb_bf16_to_f32(row[r][k]);
+            out[(k + e) * stride + r] = ckb_bf16_to_f32(row[r][k + e]);
 }
 
 /* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
