@@ -35,7 +35,8 @@
  *     as bf16.
  * Sizes are clamped as the baseline's layout clamps them (to [0, CAP], the
  * running offset to M), so no input makes the kernel read or write out of
- * bounds. Without __AVX512BF16__ a portable path computes row by row in f32.
+ * bounds. Without __AVX512BF16__ the kit's f32 AVX2 + FMA GEMM runs the same
+ * work items; below AVX2 a portable path computes row by row in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   MMA  2: AMX tiles as above; 1: f32 FMA on operands widened exactly (a
@@ -99,6 +100,8 @@
 #define GM_FMA (MMA != 0)
 #endif
 
+#include "ckb_kit_gemm.h"
+
 #define GM_NR 64                          /* columns per panel */
 #define GM_NV (GM_NR / 16)                /* zmm per tile row */
 #define GM_KP ((K + 1) / 2)               /* k pairs; the last half zero when K is odd */
@@ -137,20 +140,6 @@ static void gm__zero_tail(int64_t covered, ckb_bf16 *out)
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
 
 #include <immintrin.h>
-
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 gm__mask16(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-/* Two consecutive bf16 of a row as one pair (any alignment). */
-static inline int gm__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
 
 #if !GM_AMX && !GM_FMA /* MMA=0: vdpbf16ps */
 
@@ -209,7 +198,7 @@ static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restr
             b[v] = _mm512_load_si512((const void *)(bp + p * GM_NR + 16 * v));
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512i x = _mm512_set1_epi32(gm__pair(row[r] + 2 * p));
+            __m512i x = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
@@ -234,7 +223,7 @@ static inline void gm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restr
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GM_NV; v++)
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
@@ -252,7 +241,7 @@ static void gm__pack_f(const ckb_bf16 *rhs, int64_t q0, int64_t np, float *bf)
             for (int64_t c = c0; c < c1; c += 32)
                 _mm_prefetch((const char *)(r + 2 * GM_PREFETCH * N + c), _MM_HINT_T0);
         for (int64_t c = c0; c < c0 + np * GM_NR; c += 16) {
-            __m256i x = _mm256_maskz_loadu_epi16(gm__mask16(c1 - c), r + c);
+            __m256i x = _mm256_maskz_loadu_epi16(ckb_gemm16_mask(c1 - c), r + c);
             const int64_t q = (c - c0) / GM_NR, j = (c - c0) % GM_NR;
             _mm512_store_si512(bf + (q * K + k) * GM_NR + j,
                                _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
@@ -283,7 +272,8 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             b[v] = _mm512_load_ps(bf + 2 * p * GM_NR + 16 * v);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512 x = (__m512)_mm512_slli_epi32(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), 16);
+            __m512i pr = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+            __m512 x = (__m512)_mm512_slli_epi32(pr, 16);
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
@@ -293,7 +283,8 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             b[v] = _mm512_load_ps(bf + (2 * p + 1) * GM_NR + 16 * v);
 #pragma GCC unroll 8
         for (int r = 0; r < MR; r++) {
-            __m512 x = (__m512)_mm512_and_si512(_mm512_set1_epi32(gm__pair(row[r] + 2 * p)), hi);
+            __m512i pr = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+            __m512 x = (__m512)_mm512_and_si512(pr, hi);
 #pragma GCC unroll 4
             for (int v = 0; v < GM_NV; v++)
                 acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
@@ -318,7 +309,7 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GM_NV; v++)
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gm__mask16(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
@@ -330,21 +321,9 @@ static inline void gm__ukernel_f(const ckb_bf16 *restrict a, const float *restri
 /* The tile shapes, all 16 rows of 64 bytes: 0-3 the 2 x 2 f32 accumulators
  * (16 x 16), 4-5 A (16 rows x 32 bf16), 6-7 B (16 pairs x 16 columns). The
  * configuration is per thread: each loads it before its items. */
-static void gm__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gm__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gm__tiles_off(void) { _tile_release(); }
+static void gm__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /* Packs rows [k0, k0 + kc) and columns [c0, c0 + w) of one group's rhs
  * (w a multiple of 32) into bp[w / 32][kc / 2][32]: per 32 columns, pair p
@@ -562,7 +541,78 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif defined(__AVX2__) && defined(__FMA__)
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
+ * both operands widened to f32 while packed, BLIS's loops, a 6 x 16
+ * micro-kernel of ymm accumulators) runs each work item as above (NCB
+ * panels of 64 columns of one group, heaviest group first): the group's
+ * rows x the item's columns, KC deep, the partial sums between k blocks in
+ * a per-thread f32 tile (CAP rows x the item's columns), and the last k
+ * block's epilogue rounds each finished tile to bf16 into out. MR and
+ * MMA are the AVX-512 micro-kernels' and do not apply here.
+ */
+
+#ifndef GM_MC8 /* rows of lhs packed per block (the kit clamps it to L2) */
+#define GM_MC8 240
+#endif
+
+/* The tile's epilogue: round to bf16 into out. */
+static inline __attribute__((always_inline)) void gm__store8(void *ctx, const float *tile,
+                                                             int64_t i, int64_t j, int mr, int nr)
+{
+    ckb_bf16 *c = (ckb_bf16 *)ctx + i * N + j;
+    for (int r = 0; r < mr; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_NR / 8; v++)
+            ckb_gemm8_store_bf16(c + r * N + 8 * v,
+                                 _mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v), nr - 8 * v);
+}
+
+void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
+              ckb_bf16 *out)
+{
+    int64_t start[G], count[G], order[G];
+    const int64_t covered = gm__layout(group_sizes, start, count);
+    /* Groups by row count, largest first (insertion sort: G is small). */
+    int64_t ngroups = 0;
+    for (int64_t g = 0; g < G; g++) {
+        if (count[g] == 0)
+            continue;
+        int64_t at = ngroups++;
+        for (; at > 0 && count[order[at - 1]] < count[g]; at--)
+            order[at] = order[at - 1];
+        order[at] = g;
+    }
+
+#pragma omp parallel
+    {
+        ckb_gemm8_job job = {.a = lhs, .lda = K, .ldb = N, .k = K, .n = N, .mc = GM_MC8,
+                             .nc = NCB * GM_NR, .kc = KC,
+                             .epi = gm__store8, .ctx = out};
+        job.ldt = ckb_gemm8_nc(&job);
+        const int64_t rows = ((CAP < M ? CAP : M) + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR *
+                             CKB_GEMM8_MR;
+        /* one allocation per thread per call: packed lhs, rhs, partial sums */
+        const size_t a_n = ckb_gemm8_ap_floats(&job) + 64, b_n = ckb_gemm8_bp_floats(&job);
+        const size_t t_n = K > ckb_gemm8_kc(&job) ? (size_t)(rows * job.ldt) : 0;
+        float *buf = aligned_alloc(64, (a_n + b_n + t_n) * sizeof(float));
+        job.t = buf && t_n ? buf + a_n + b_n : NULL;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int64_t x = 0; x < ngroups * GM_NQB; x++) {
+            const int64_t g = order[x / GM_NQB], q0 = x % GM_NQB * NCB;
+            const int64_t c1 = (q0 + NCB) * GM_NR < N ? (q0 + NCB) * GM_NR : N;
+            if (!buf) /* out of memory: no way to report, out stays unwritten */
+                continue;
+            job.b = rhs + g * K * N;
+            ckb_gemm8_run(&job, start[g], start[g] + count[g], q0 * GM_NR, c1, buf, buf + a_n);
+        }
+        free(buf);
+        gm__zero_tail(covered, out);
+    }
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row of out at a time: an f32 row accumulator, k outer so the inner
  * loop over columns is an axpy the compiler vectorises. */
@@ -581,12 +631,8 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
                 g++;
             for (int64_t j = 0; acc && j < N; j++)
                 acc[j] = 0.0f;
-            for (int64_t k = 0; acc && k < K; k++) {
-                const float a = ckb_bf16_to_f32(lhs[r * K + k]);
-                const ckb_bf16 *b = rhs + (g * K + k) * N;
-                for (int64_t j = 0; j < N; j++)
-                    acc[j] += a * ckb_bf16_to_f32(b[j]);
-            }
+            if (acc)
+                ckb_gemm_row(lhs + r * K, K, rhs + g * K * N, N, N, acc);
             for (int64_t j = 0; acc && j < N; j++)
                 out[r * N + j] = ckb_f32_to_bf16(acc[j]);
         }

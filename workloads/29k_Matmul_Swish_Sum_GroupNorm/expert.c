@@ -26,8 +26,10 @@
  * - The GEMM block: AMX where enabled and targeted (a 2 x 2 grid of
  *   16 x 16 f32 accumulator tiles, A tiles straight from x, B tiles from
  *   the panels); otherwise an AVX-512 BF16 micro-kernel (8 rows x 32
- *   columns of zmm accumulators, vdpbf16ps); a portable OpenMP path
- *   without AVX-512 BF16 or for dims that are not multiples of 32.
+ *   columns of zmm accumulators, vdpbf16ps); without AVX-512 BF16 (or
+ *   for dims that are not multiples of 32) the kit's f32 AVX2 + FMA GEMM
+ *   with the same epilogue (see its comment); a portable OpenMP path
+ *   below AVX2.
  * - Threads split the row blocks: no barrier after the packing.
  * - exp is a vector one within ~1 ulp of expf.
  * AMX needs the process's permission to use tile data (arch_prctl); the
@@ -65,6 +67,8 @@
 
 #define MSG_CG (OUT / G) /* features per group */
 
+#include "ckb_kit_gemm.h"
+
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
     B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && OUT % G == 0 && (OUT / G) % 16 == 0
 
@@ -74,53 +78,13 @@
 #error "NB must divide OUT and hold whole groups, MB must divide B"
 #endif
 
-/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
- * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7;
- * scalef gives 2^n with correct overflow to inf and underflow to 0. */
-static inline __m512 msg__exp(__m512 x)
-{
-    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* 16 bf16 widened to f32: bf16 is f32's top half. */
-static inline __m512 msg__load_bf16(const ckb_bf16 *p)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
 #if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void msg__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void msg__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void msg__tiles_off(void) { _tile_release(); }
+static void msg__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
@@ -174,14 +138,6 @@ static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
 static void msg__tiles_on(void) {}
 static void msg__tiles_off(void) {}
 
-/* Two consecutive bf16 of a row as one 32-bit pair (any alignment). */
-static inline int msg__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* As the AMX msg__gemm: 8 rows x 2 panels of zmm accumulators per step. */
 static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
                       int64_t ldc, int64_t mb, int64_t np)
@@ -207,7 +163,7 @@ static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
                     __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
 #pragma GCC unroll 8
                     for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(msg__pair(ai + r * lda + 2 * p));
+                        __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(ai + r * lda + 2 * p));
                         /* the broadcast last: it folds into the instruction */
                         acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
                         acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
@@ -255,9 +211,9 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
 #pragma GCC unroll 8
             for (int u = 0; u < NV; u++) { /* swish(a) + bias = a / (1 + exp(-a)) + bias */
                 __m512 a = _mm512_loadu_ps(acc + i * MSG_NB + g + 16 * u);
-                __m512 e = msg__exp(_mm512_sub_ps(_mm512_setzero_ps(), a));
+                __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_setzero_ps(), a));
                 v[u] = _mm512_add_ps(_mm512_div_ps(a, _mm512_add_ps(one, e)),
-                                     msg__load_bf16(bias + g + 16 * u));
+                                     ckb_gemm16_load_bf16(bias + g + 16 * u, 16));
                 s = _mm512_add_ps(s, v[u]);
             }
             const __m512 mean = _mm512_mul_ps(_mm512_set1_ps(_mm512_reduce_add_ps(s)), inv_n);
@@ -272,8 +228,8 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
 #pragma GCC unroll 8
             for (int u = 0; u < NV; u++) {
                 __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(v[u], rstd),
-                                           msg__load_bf16(gamma + g + 16 * u),
-                                           msg__load_bf16(beta + g + 16 * u));
+                                           ckb_gemm16_load_bf16(gamma + g + 16 * u, 16),
+                                           ckb_gemm16_load_bf16(beta + g + 16 * u, 16));
                 _mm256_storeu_si256((__m256i *)(out + i * OUT + g + 16 * u),
                                     (__m256i)_mm512_cvtneps_pbh(y));
             }
@@ -315,7 +271,128 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
     free(wp);
 }
 
-#else /* portable path: no AVX-512 BF16, or dims that do not fit the blocks */
+#elif defined(__AVX2__) && defined(__FMA__) && OUT % G == 0
+/*
+ * AVX2 + FMA path (no AVX-512 BF16, or dims the blocks above do not fit):
+ * the kit's f32 GEMM (ckb_kit_gemm.h: both operands widened to f32 while
+ * packed, BLIS's loops, a 6 x 16 micro-kernel of ymm accumulators). Each
+ * thread owns a range of rows; per column block (NB rounded to whole
+ * groups and panels) the GEMM leaves the f32 products of up to MSG_TR of
+ * its rows in an f32 tile, and the block's epilogue (msg__norm_rows8) takes
+ * each row's groups from it: swish and bias, mean and variance, the
+ * normalisation and affine, one rounding to bf16. Blocks: MB rows of x
+ * packed at a time (the kit clamps it to L2), KC deep (0: 256 here, the
+ * depth whose packed panel stays in L1).
+ */
+
+#define MSG_KC8 (KC > 0 ? KC : 256)
+#ifndef MSG_TR /* rows per f32 tile (a multiple of the kit's MR) */
+#define MSG_TR (1024 / CKB_GEMM8_MR * CKB_GEMM8_MR)
+#endif
+
+struct msg__epi {
+    const float *t;
+    int64_t ldt;
+    const ckb_bf16 *bias, *gamma, *beta;
+    ckb_bf16 *out;
+};
+
+/* swish(a) + bias = a / (1 + exp(-a)) + bias, 8 lanes. */
+static inline __m256 msg__swish_bias8(__m256 a, __m256 b)
+{
+    const __m256 e = ckb_gemm8_exp(_mm256_sub_ps(_mm256_setzero_ps(), a));
+    return _mm256_add_ps(_mm256_div_ps(a, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), b);
+}
+
+/* The block's epilogue: rows [m0, m1) x columns [j0, j0 + nc) of out from
+ * the f32 products in t (row m0 and column j0 first); nc whole groups. */
+static void msg__norm_rows8(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64_t nc)
+{
+    const struct msg__epi *e = ctx;
+    float v[MSG_CG] __attribute__((aligned(32)));
+    for (int64_t i = m0; i < m1; i++) {
+        const float *z = e->t + (i - m0) * e->ldt;
+        for (int64_t g = 0; g < nc; g += MSG_CG) {
+            const int64_t c = j0 + g;
+            float mean = 0.0f, var = 0.0f;
+            int64_t u = 0;
+            __m256 s = _mm256_setzero_ps();
+            for (; u + 8 <= MSG_CG; u += 8) {
+                __m256 y = msg__swish_bias8(_mm256_loadu_ps(z + g + u),
+                                            ckb_gemm8_load_bf16(e->bias + c + u, 8));
+                _mm256_store_ps(v + u, y);
+                s = _mm256_add_ps(s, y);
+            }
+            mean = ckb_gemm8_hsum(s);
+            for (; u < MSG_CG; u++) {
+                const float a = z[g + u];
+                v[u] = a / (1.0f + expf(-a)) + ckb_bf16_to_f32(e->bias[c + u]);
+                mean += v[u];
+            }
+            mean /= (float)MSG_CG;
+            const __m256 mv = _mm256_set1_ps(mean);
+            __m256 ss = _mm256_setzero_ps();
+            for (u = 0; u + 8 <= MSG_CG; u += 8) {
+                __m256 d = _mm256_sub_ps(_mm256_load_ps(v + u), mv);
+                ss = _mm256_fmadd_ps(d, d, ss);
+            }
+            var = ckb_gemm8_hsum(ss);
+            for (; u < MSG_CG; u++)
+                var += (v[u] - mean) * (v[u] - mean);
+            const float rstd = 1.0f / sqrtf(var / (float)MSG_CG + (float)EPS);
+            const __m256 rv = _mm256_set1_ps(rstd);
+            ckb_bf16 *o = e->out + i * OUT + c;
+            for (u = 0; u + 8 <= MSG_CG; u += 8) {
+                __m256 y = _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(v + u), mv), rv);
+                y = _mm256_fmadd_ps(y, ckb_gemm8_load_bf16(e->gamma + c + u, 8),
+                                    ckb_gemm8_load_bf16(e->beta + c + u, 8));
+                ckb_gemm8_store_bf16(o + u, y, 8);
+            }
+            for (; u < MSG_CG; u++)
+                o[u] = ckb_f32_to_bf16((v[u] - mean) * rstd * ckb_bf16_to_f32(e->gamma[c + u]) +
+                                       ckb_bf16_to_f32(e->beta[c + u]));
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
+              const ckb_bf16 *gn_weight, const ckb_bf16 *gn_bias, ckb_bf16 *out)
+{
+    enum { MR8 = CKB_GEMM8_MR, NR8 = CKB_GEMM8_NR };
+    /* column blocks of whole groups and whole panels: a multiple of both */
+    int64_t unit = MSG_CG;
+    while (unit % NR8 != 0)
+        unit += MSG_CG;
+    const int64_t nb = NB / unit * unit > unit ? NB / unit * unit : unit;
+    const int nthr = omp_get_max_threads();
+
+#pragma omp parallel num_threads(nthr)
+    {
+        const int t = omp_get_thread_num();
+        /* row ranges start on multiples of MR */
+        const int64_t m0 = B * t / nthr / MR8 * MR8;
+        const int64_t m1 = t == nthr - 1 ? B : B * (t + 1) / nthr / MR8 * MR8;
+        const int64_t rows = ((m1 - m0 < MSG_TR ? m1 - m0 : MSG_TR) + MR8 - 1) / MR8 * MR8;
+        struct msg__epi e = {NULL, nb, bias, gn_weight, gn_bias, out};
+        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                           .mc = MB, .nc = nb, .kc = MSG_KC8, .ldt = nb,
+                           .done = msg__norm_rows8, .ctx = &e};
+        /* one allocation per thread per call, freed below */
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t t_n = (size_t)(rows * nb);
+        float *buf = m0 < m1 ? aligned_alloc(64, (a_n + b_n + t_n) * sizeof(float)) : NULL;
+        if (buf) { /* out of memory: no way to report, out stays unwritten */
+            g.t = buf + a_n + b_n;
+            e.t = g.t;
+            for (int64_t mb = m0; mb < m1; mb += MSG_TR)
+                ckb_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, 0, OUT, buf,
+                              buf + a_n);
+        }
+        free(buf);
+    }
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA, or OUT not whole groups */
 
 /* One row at a time: an f32 row accumulator, k outer so the inner loop
  * over j is a contiguous axpy the compiler vectorises; then each group. */
@@ -330,12 +407,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = 0.0f;
-                for (int64_t k = 0; k < IN; k++) {
-                    float a = ckb_bf16_to_f32(x[i * IN + k]);
-                    const ckb_bf16 *w = weight + k * OUT;
-                    for (int64_t j = 0; j < OUT; j++)
-                        acc[j] += a * ckb_bf16_to_f32(w[j]);
-                }
+                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = acc[j] / (1.0f + expf(-acc[j])) + ckb_bf16_to_f32(bias[j]);
                 for (int64_t g0 = 0; g0 < OUT; g0 += MSG_CG) {

@@ -28,9 +28,9 @@
  * - The GEMM block: AMX where the compiler targets it (a 2 x 2 grid of
  *   16 x 16 f32 accumulator tiles, A tiles loaded straight from x or h, B
  *   tiles from the packed panels); otherwise an AVX-512 BF16 micro-kernel
- *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); a portable
- *   OpenMP path without AVX-512 BF16 or for dims that are not multiples
- *   of 32.
+ *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); the kit's f32
+ *   AVX2 + FMA GEMM without AVX-512 BF16 or for dims that are not
+ *   multiples of 32 (see its comment); a portable OpenMP path below AVX2.
  * - Threads split the row blocks: no barrier after the packing.
  * - exp is a vector one within ~1 ulp of expf (range reduction by ln 2
  *   split in two, degree-7 polynomial, scalef).
@@ -67,6 +67,8 @@
 #error "MB, NB and KC must be multiples of 32"
 #endif
 
+#include "ckb_kit_gemm.h"
+
 #if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
     B % 32 == 0 && IN % 32 == 0 && HID % 32 == 0 && OUT % 32 == 0
 
@@ -75,34 +77,6 @@
 #if HID % GSL_NB != 0 || B % GSL_MB != 0
 #error "NB must divide HID and MB must divide B"
 #endif
-
-/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
- * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7;
- * scalef gives 2^n with correct overflow to inf and underflow to 0. */
-static inline __m512 gsl__exp(__m512 x)
-{
-    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-
-/* 16 bf16 widened to f32: bf16 is f32's top half. */
-static inline __m512 gsl__load_bf16(const ckb_bf16 *p)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
 
 /* Packs panels [q0, q1) of w [n][k] (panel q = rows 16q..16q+15 of w, i.e.
  * columns of the product) into bp[q][k/2][16] pairs. */
@@ -123,21 +97,9 @@ static void gsl__pack(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1, uint
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void gsl__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gsl__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gsl__tiles_off(void) { _tile_release(); }
+static void gsl__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
@@ -191,14 +153,6 @@ static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
 static void gsl__tiles_on(void) {}
 static void gsl__tiles_off(void) {}
 
-/* Two consecutive bf16 of a row as one 32-bit pair (any alignment). */
-static inline int gsl__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* As the AMX gsl__gemm: 8 rows x 2 panels of zmm accumulators per step. */
 static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
                       int64_t ldc, int64_t mb, int64_t np)
@@ -224,7 +178,7 @@ static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
                     __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
 #pragma GCC unroll 8
                     for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(gsl__pair(ai + r * lda + 2 * p));
+                        __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(ai + r * lda + 2 * p));
                         /* the broadcast last: it folds into the instruction */
                         acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
                         acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
@@ -248,8 +202,9 @@ static void gsl__sigmoid_block(const float *acc, const ckb_bf16 *b1, ckb_bf16 *h
     const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < GSL_MB; i++)
         for (int64_t j = 0; j < GSL_NB; j += 16) {
-            __m512 v = _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j), gsl__load_bf16(b1 + j));
-            __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, gsl__exp(_mm512_sub_ps(
+            __m512 v = _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j),
+                                     ckb_gemm16_load_bf16(b1 + j, 16));
+            __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, ckb_gemm16_exp(_mm512_sub_ps(
                                                                   _mm512_setzero_ps(), v))));
             _mm256_storeu_si256((__m256i *)(h + i * HID + j), (__m256i)_mm512_cvtneps_pbh(s));
         }
@@ -260,7 +215,7 @@ static ckb_bf16 gsl__logsumexp_row(float *y, const ckb_bf16 *b2)
 {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t j = 0; j < OUT; j += 16) {
-        __m512 v = _mm512_add_ps(_mm512_loadu_ps(y + j), gsl__load_bf16(b2 + j));
+        __m512 v = _mm512_add_ps(_mm512_loadu_ps(y + j), ckb_gemm16_load_bf16(b2 + j, 16));
         _mm512_storeu_ps(y + j, v);
         mx = _mm512_max_ps(mx, v);
     }
@@ -268,7 +223,7 @@ static ckb_bf16 gsl__logsumexp_row(float *y, const ckb_bf16 *b2)
     const __m512 mv = _mm512_set1_ps(m);
     __m512 s = _mm512_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 16)
-        s = _mm512_add_ps(s, gsl__exp(_mm512_sub_ps(_mm512_loadu_ps(y + j), mv)));
+        s = _mm512_add_ps(s, ckb_gemm16_exp(_mm512_sub_ps(_mm512_loadu_ps(y + j), mv)));
     return ckb_f32_to_bf16(m + logf(_mm512_reduce_add_ps(s)));
 }
 
@@ -320,7 +275,145 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
     free(w1p);
 }
 
-#else /* portable path: no AVX-512 BF16, or dims not multiples of 32 */
+#elif defined(__AVX2__) && defined(__FMA__)
+/*
+ * AVX2 + FMA path (no AVX-512 BF16, or dims not multiples of 32): the
+ * kit's f32 GEMM (ckb_kit_gemm.h: a 6 x 16 micro-kernel of ymm
+ * accumulators over operands widened to f32). Both weights are packed
+ * whole once per call, by all threads, into the kit's f32 panels (read
+ * transposed, as nn.Linear stores them); then each thread carries blocks
+ * of MB rows through the chain, as the path above: layer 1's tile
+ * epilogue adds b1, applies the sigmoid and rounds into the block's bf16
+ * h, layer 2 reads h as its A operand and leaves the f32 logits in y, and
+ * each row of y + b2 is reduced to its logsumexp while in cache. Blocks:
+ * NB columns of a packed weight per pass, KC deep (0: 256 here, the depth
+ * whose panel stays in L1), MB rows (at least 128) per block.
+ */
+
+#define GSL_KC8 (KC > 0 ? KC : 256)
+/* Rows per block, at least 128: every block streams both packed weights
+ * (f32, twice their bf16 size) from memory, and below 128 rows that stream
+ * is not hidden behind the block's FLOPs (at default: 127 GFLOP/s with 64
+ * rows, 148 with 128, no gain past 128). */
+#define GSL_MB8 (MB < 128 ? 128 : MB)
+#define GSL_OUTP ((OUT + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR * CKB_GEMM8_NR)
+
+struct gsl__epi {
+    const ckb_bf16 *b1;
+    ckb_bf16 *h; /* the block's h, row i0 first */
+    int64_t i0;
+};
+
+/* Layer 1's tile epilogue: h = bf16(sigmoid(tile + b1)). */
+static void gsl__sigmoid_tile(void *ctx, const float *tile, int64_t i, int64_t j, int mr, int nr)
+{
+    const struct gsl__epi *e = ctx;
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < nr; v += 8) {
+            __m256 z = _mm256_add_ps(_mm256_load_ps(tile + r * CKB_GEMM8_NR + v),
+                                     ckb_gemm8_load_bf16(e->b1 + j + v, nr - v));
+            __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ckb_gemm8_exp(_mm256_sub_ps(
+                                                                 _mm256_setzero_ps(), z))));
+            ckb_gemm8_store_bf16(e->h + (i - e->i0 + r) * HID + j + v, s, nr - v);
+        }
+}
+
+/* Layer 2's row epilogue: the logsumexp of y + b2, rounded to bf16; lanes
+ * past OUT are set to -inf so that they add nothing. */
+static ckb_bf16 gsl__logsumexp_row8(float *y, const ckb_bf16 *b2)
+{
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = _mm256_add_ps(_mm256_loadu_ps(y + j), ckb_gemm8_load_bf16(b2 + j, OUT - j));
+        if (j + 8 > OUT)
+            v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                     _mm256_set1_epi32((int)(OUT - j)), lane)));
+        _mm256_storeu_ps(y + j, v);
+        mx = _mm256_max_ps(mx, v);
+    }
+    const float m = ckb_gemm8_hmax(mx);
+    const __m256 mv = _mm256_set1_ps(m);
+    __m256 s = _mm256_setzero_ps();
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = _mm256_loadu_ps(y + j);
+        s = _mm256_add_ps(s, _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, mv)),
+                                           _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY),
+                                                         _CMP_NEQ_OQ)));
+    }
+    return ckb_f32_to_bf16(m + logf(ckb_gemm8_hsum(s)));
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const ckb_bf16 *w2,
+              const ckb_bf16 *b2, ckb_bf16 *out)
+{
+    enum { NR8 = CKB_GEMM8_NR };
+    ckb_gemm8_job g1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
+                        .mc = GSL_MB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile};
+    ckb_gemm8_job g2 = {.lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID, .n = OUT,
+                        .mc = GSL_MB8, .nc = NB, .kc = GSL_KC8, .ldt = GSL_OUTP, .t_whole = 1};
+    const size_t n1 = ckb_gemm8_prepack_floats(&g1), n2 = ckb_gemm8_prepack_floats(&g2);
+    float *wp = aligned_alloc(64, (n1 + n2) * sizeof(float));
+    if (!wp) /* out of memory: no way to report, out stays unwritten */
+        return;
+    g1.bpre = wp;
+    g2.bpre = wp + n1;
+    const int64_t np1 = (HID + NR8 - 1) / NR8, np2 = (OUT + NR8 - 1) / NR8;
+    /* blocks of about GSL_MB8 rows, as many per thread (whole slivers) */
+    const int64_t nthr = omp_get_max_threads();
+    const int64_t rounds = (B + GSL_MB8 * nthr - 1) / (GSL_MB8 * nthr);
+    int64_t mb = (B + rounds * nthr - 1) / (rounds * nthr);
+    mb = (mb + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR;
+
+#pragma omp parallel
+    {
+        /* the packing, split by panels; the barrier ends it */
+#pragma omp for schedule(static) nowait
+        for (int64_t q = 0; q < np1 + np2; q++) {
+            if (q < np1)
+                ckb_gemm8_prepack(&g1, wp, q, q + 1);
+            else
+                ckb_gemm8_prepack(&g2, wp + n1, q - np1, q - np1 + 1);
+        }
+#pragma omp barrier
+        struct gsl__epi e = {b1, NULL, 0};
+        ckb_gemm8_job t1 = g1, t2 = g2;
+        t1.ctx = &e;
+        const size_t a_n = ckb_gemm8_ap_floats(&t1) > ckb_gemm8_ap_floats(&t2)
+                               ? ckb_gemm8_ap_floats(&t1)
+                               : ckb_gemm8_ap_floats(&t2);
+        /* one allocation per thread per call: packed A, y, layer 1's
+         * partial sums (mb rows x a column block), h */
+        const size_t y_n = (size_t)(mb * GSL_OUTP), h_n = (size_t)(mb * HID + 16) / 2;
+        t1.ldt = ckb_gemm8_nc(&t1);
+        const size_t s_n = (size_t)(((mb + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR) *
+                                    t1.ldt);
+        float *buf = aligned_alloc(64, (a_n + y_n + s_n + h_n) * sizeof(float) + 64);
+        if (buf) {
+            t2.t = buf + a_n;
+            t1.t = buf + a_n + y_n;
+            e.h = (ckb_bf16 *)(buf + a_n + y_n + s_n);
+            t2.a = e.h;
+        }
+#pragma omp for schedule(static)
+        for (int64_t i0 = 0; i0 < B; i0 += mb) {
+            const int64_t i1 = B - i0 < mb ? B : i0 + mb;
+            if (!buf) /* out of memory: out stays unwritten */
+                continue;
+            e.i0 = i0;
+            ckb_gemm8_run(&t1, i0, i1, 0, HID, buf, NULL);
+            ckb_gemm8_run(&t2, 0, i1 - i0, 0, OUT, buf, NULL);
+            for (int64_t i = 0; i < i1 - i0; i++)
+                out[i0 + i] = gsl__logsumexp_row8(t2.t + i * GSL_OUTP, b2);
+        }
+        free(buf);
+    }
+    free(wp);
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row at a time: h row then the logits row, each a contiguous dot
  * product over k the compiler vectorises. */
@@ -335,11 +428,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < HID; j++) {
-                    float v = 0.0f;
-#pragma omp simd reduction(+ : v)
-                    for (int64_t k = 0; k < IN; k++)
-                        v += ckb_bf16_to_f32(x[i * IN + k]) * ckb_bf16_to_f32(w1[j * IN + k]);
-                    v += ckb_bf16_to_f32(b1[j]);
+                    float v = ckb_gemm_dot(x + i * IN, w1 + j * IN, IN) + ckb_bf16_to_f32(b1[j]);
                     h[j] = ckb_bf16_to_f32(ckb_f32_to_bf16(1.0f / (1.0f + expf(-v))));
                 }
                 float m = -INFINITY;

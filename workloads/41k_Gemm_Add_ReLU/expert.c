@@ -28,6 +28,8 @@
  *   tile. Each thread configures its tiles before its share and releases
  *   them after. MR does not apply to this path (its rows step is 32). The
  *   harness grants the process AMX tile permission.
+ * - AVX2 + FMA without AVX-512 BF16: the kit's f32 GEMM (ckb_kit_gemm.h)
+ *   with the same fusion (see the comment over that path).
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
@@ -40,6 +42,25 @@
 #include "ckbench.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
+
+/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
+ * is there), else AVX2 + FMA in f32, else portable C. */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GAR_AVX2 0
+#elif defined(__AVX2__) && defined(__FMA__)
+#define GAR_AVX2 1
+#else
+#define GAR_AVX2 0
+#endif
+
+#if GAR_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
+#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
+#define NR 16
+#endif
+#ifndef KC /* depth of one packed block; IN > KC accumulates in an f32 tile */
+#define KC 256
+#endif
+#endif
 
 #ifndef MR /* micro-kernel rows */
 #define MR 6
@@ -60,6 +81,12 @@
 #define AMX 1
 #endif
 
+#if GAR_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#define CKB_GEMM8_MR MR
+#define CKB_GEMM8_NR NR
+#endif
+#include "ckb_kit_gemm.h"
+
 /* ---- fixed choices ------------------------------------------------------ */
 
 #ifndef GAR_PREFETCH /* pairs of weight rows the packer prefetches ahead */
@@ -72,7 +99,7 @@
 #define GAR_NV (NR / 16)      /* zmm accumulators per row of the tile */
 #define GAR_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
 
-#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GAR_NV + GAR_NV > 30
+#if !GAR_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GAR_NV + GAR_NV > 30)
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
@@ -88,12 +115,6 @@
 #define GAR_AMX 0
 #define GAR_RB MR
 #endif
-
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 gar__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
 
 /* Packs panels [q0, q0+np) of weight (panel q = columns [q*NR, q*NR+NR))
  * into bp[q-q0][GAR_KP][NR] pairs. Row-pair outer, so each weight row is
@@ -117,7 +138,7 @@ static void gar__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
 #pragma GCC unroll 4
             for (int v = 0; v < GAR_NV; v++) {
                 int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = gar__mask(OUT - j);
+                __mmask16 m = ckb_gemm16_mask(OUT - j);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
                 __m512i hi = has_odd
                                  ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
@@ -129,41 +150,14 @@ static void gar__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
     }
 }
 
-/* Two consecutive bf16 of x as one 32-bit pair (any alignment). */
-static inline int gar__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* 16 bf16 (lanes past `left` zero) widened to f32: bf16 is f32's top half. */
-static inline __m512 gar__load_bf16(const ckb_bf16 *p, int64_t left)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(gar__mask(left), p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
 #if GAR_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
  * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
  * configuration is per thread: each thread loads it before its share. */
-static void gar__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gar__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gar__tiles_off(void) { _tile_release(); }
+static void gar__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * c[0:32, 0:nr] = relu(a[0:32, 0:IN] @ panel + bias[0:nr]), rounded to
@@ -199,7 +193,8 @@ static void gar__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict 
         _tile_stored(1, &buf[0][16], 128);
         _tile_stored(2, &buf[16][0], 128);
         _tile_stored(3, &buf[16][16], 128);
-        const __m512 bv0 = gar__load_bf16(bias + v, 16), bv1 = gar__load_bf16(bias + v + 16, 16);
+        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16);
+        const __m512 bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
         for (int r = 0; r < 32; r++) {
             __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][0]), bv0), zero);
             __m512 y1 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][16]), bv1), zero);
@@ -242,7 +237,7 @@ static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
             b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(gar__pair(row[r] + 2 * p));
+            __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GAR_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
@@ -267,7 +262,7 @@ static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
     const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 4
     for (int v = 0; v < GAR_NV; v++)
-        bv[v] = gar__load_bf16(bias + 16 * v, nr - 16 * v);
+        bv[v] = ckb_gemm16_load_bf16(bias + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
@@ -275,7 +270,7 @@ static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
 #pragma GCC unroll 4
         for (int v = 0; v < GAR_NV; v++) { /* vcvtneps2bf16 rounds to nearest even */
             __m512 y = _mm512_max_ps(_mm512_add_ps(acc[r][v], bv[v]), zero);
-            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), gar__mask(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(y));
         }
     }
@@ -351,7 +346,94 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     }
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif GAR_AVX2
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
+ * both operands widened to f32 while packed, BLIS's loops, an MR x NR
+ * micro-kernel of ymm accumulators), as 8p's AVX2 path, with bias + relu
+ * + the rounding to bf16 as the epilogue of each finished tile. When
+ * IN > KC the partial sums of one column block live in an f32 tile (up to
+ * GAR_MB of the thread's rows x NC) between KC blocks.
+ */
+
+#define GAR_NCP ((NC + NR - 1) / NR * NR)
+#define GAR_KCB (KC < IN ? KC : IN)
+#ifndef GAR_MB /* rows per f32 partial-sum tile (a multiple of MR) */
+#define GAR_MB (1024 / MR * MR)
+#endif
+#if KC < 1
+#error "KC must be positive"
+#endif
+
+struct gar__epi {
+    const ckb_bf16 *bias;
+    ckb_bf16 *out;
+};
+
+/* The tile's epilogue: relu(tile + bias) rounded to bf16 into out. */
+static inline __attribute__((always_inline)) void gar__store(void *ctx, const float *tile,
+                                                             int64_t i, int64_t j, int mr, int nr)
+{
+    const struct gar__epi *e = ctx;
+    ckb_bf16 *c = e->out + i * OUT + j;
+    __m256 bv[NR / 8];
+#pragma GCC unroll 4
+    for (int v = 0; v < NR / 8; v++)
+        bv[v] = ckb_gemm8_load_bf16(e->bias + j + 8 * v, nr - 8 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < NR / 8; v++) {
+            __m256 y = _mm256_add_ps(_mm256_load_ps(tile + r * NR + 8 * v), bv[v]);
+            ckb_gemm8_store_bf16(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
+                                 nr - 8 * v);
+        }
+    }
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    const int tm = nthr / tn;
+    struct gar__epi epi = {bias, out};
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR, column ranges on panels */
+        int64_t m0 = B * ti / tm / MR * MR;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
+        if (n1 > OUT)
+            n1 = OUT;
+        const int64_t mrows = m1 - m0 < GAR_MB ? m1 - m0 : GAR_MB;
+        const int64_t rows = (mrows + MR - 1) / MR * MR;
+        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                           .mc = MC, .nc = NC, .kc = KC, .ldt = GAR_NCP, .epi = gar__store,
+                           .ctx = &epi};
+        /* one allocation per thread per call, freed below */
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t t_n = IN > GAR_KCB ? (size_t)(rows * GAR_NCP) : 0;
+        if (m0 < m1 && n0 < n1) {
+            const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
+            float *buf = aligned_alloc(64, bytes);
+            g.t = t_n ? buf + a_n + b_n : NULL;
+            /* GAR_MB rows at a time: the f32 tile stays GAR_MB x GAR_NCP */
+            for (int64_t mb = m0; buf && mb < m1; mb += GAR_MB)
+                ckb_gemm8_run(&g, mb, m1 - mb < GAR_MB ? m1 : mb + GAR_MB, n0, n1, buf,
+                              buf + a_n);
+            free(buf); /* out of memory: no way to report, out stays unwritten */
+        }
+    }
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row of out at a time: an f32 row accumulator, k outer so the inner
  * loop over j is a contiguous axpy the compiler vectorises. */
@@ -365,12 +447,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                for (int64_t k = 0; k < IN; k++) {
-                    float a = ckb_bf16_to_f32(x[i * IN + k]);
-                    const ckb_bf16 *w = weight + k * OUT;
-                    for (int64_t j = 0; j < OUT; j++)
-                        acc[j] += a * ckb_bf16_to_f32(w[j]);
-                }
+                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 for (int64_t j = 0; j < OUT; j++)
                     out[i * OUT + j] = ckb_f32_to_bf16(acc[j] > 0.0f ? acc[j] : 0.0f);
             }

@@ -31,6 +31,8 @@
  *   there while in L1. Each thread configures its tiles in the parallel
  *   region and releases them at its end. MR does not apply to this path (its
  *   rows step is 32). The harness grants the process AMX tile permission.
+ * - AVX2 + FMA without AVX-512 BF16: the kit's f32 GEMM (ckb_kit_gemm.h)
+ *   with the same fusion (see the comment over that path).
  * Repacking weight once per row block costs ~MR/MC of the matmul.
  * No state is kept between calls; buffers live for one call.
  */
@@ -45,6 +47,25 @@
 #include "ckbench.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
+
+/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
+ * is there), else AVX2 + FMA in f32, else portable C. */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define GGS_AVX2 0
+#elif defined(__AVX2__) && defined(__FMA__)
+#define GGS_AVX2 1
+#else
+#define GGS_AVX2 0
+#endif
+
+#if GGS_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
+#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
+#define NR 16
+#endif
+#ifndef KC /* depth of one packed block; the block's logits hold the partial sums */
+#define KC 256
+#endif
+#endif
 
 #ifndef MR /* micro-kernel rows */
 #define MR 6
@@ -65,6 +86,12 @@
 #define AMX 1
 #endif
 
+#if GGS_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#define CKB_GEMM8_MR MR
+#define CKB_GEMM8_NR NR
+#endif
+#include "ckb_kit_gemm.h"
+
 /* ---- fixed choices ------------------------------------------------------ */
 
 #ifndef GGS_PREFETCH /* pairs of weight rows the packer prefetches ahead */
@@ -77,7 +104,7 @@
 #define GGS_NV (NR / 16)      /* zmm accumulators per row of the tile */
 #define GGS_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
 
-#if NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GGS_NV + GGS_NV > 30
+#if !GGS_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GGS_NV + GGS_NV > 30)
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
@@ -94,40 +121,12 @@
 #define GGS_RB MR
 #endif
 
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 ggs__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
- * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7
- * (truncation < 2e-8 relative); scalef gives 2^n with correct overflow to
- * inf and underflow to 0, so the clamp only keeps n finite. */
-static inline __m512 ggs__exp(__m512 x)
-{
-    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-
 /* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
 static inline __m512 ggs__gelu(__m512 v)
 {
     const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
     const __m512 u = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), v3, v);
-    const __m512 e = ggs__exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
+    const __m512 e = ckb_gemm16_exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
     return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
@@ -153,7 +152,7 @@ static void ggs__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
 #pragma GCC unroll 4
             for (int v = 0; v < GGS_NV; v++) {
                 int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = ggs__mask(OUT - j);
+                __mmask16 m = ckb_gemm16_mask(OUT - j);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
                 __m512i hi = has_odd
                                  ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
@@ -165,41 +164,14 @@ static void ggs__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
     }
 }
 
-/* Two consecutive bf16 of x as one 32-bit pair (any alignment). */
-static inline int ggs__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* 16 bf16 (lanes past `left` zero) widened to f32: bf16 is f32's top half. */
-static inline __m512 ggs__load_bf16(const ckb_bf16 *p, int64_t left)
-{
-    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ggs__mask(left), p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-}
-
 #if GGS_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
  * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
  * configuration is per thread: each thread loads it before its share. */
-static void ggs__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void ggs__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void ggs__tiles_off(void) { _tile_release(); }
+static void ggs__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * z[0:32, 0:nr] = gelu(a[0:32, 0:IN] @ panel + bias[0:nr]) in f32 (z's rows
@@ -234,7 +206,8 @@ static void ggs__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict 
         _tile_stored(1, z0 + 16, OUT * 4);
         _tile_stored(2, z1, OUT * 4);
         _tile_stored(3, z1 + 16, OUT * 4);
-        const __m512 bv0 = ggs__load_bf16(bias + v, 16), bv1 = ggs__load_bf16(bias + v + 16, 16);
+        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16);
+        const __m512 bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
         for (int r = 0; r < 32; r++) {
             float *zr = z0 + r * OUT;
             _mm512_storeu_ps(zr, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr), bv0)));
@@ -275,7 +248,7 @@ static inline void ggs__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
             b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(ggs__pair(row[r] + 2 * p));
+            __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GGS_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
@@ -297,14 +270,14 @@ static inline void ggs__ukernel(const ckb_bf16 *restrict a, const uint32_t *rest
     __m512 bv[GGS_NV];
 #pragma GCC unroll 4
     for (int v = 0; v < GGS_NV; v++)
-        bv[v] = ggs__load_bf16(bias + 16 * v, nr - 16 * v);
+        bv[v] = ckb_gemm16_load_bf16(bias + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GGS_NV; v++)
-            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ggs__mask(nr - 16 * v),
+            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_gemm16_mask(nr - 16 * v),
                                   ggs__gelu(_mm512_add_ps(acc[r][v], bv[v])));
     }
 }
@@ -315,18 +288,18 @@ static void ggs__softmax_row(float *z, ckb_bf16 *o)
 {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t j = 0; j < OUT; j += 16)
-        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ggs__mask(OUT - j), z + j));
+        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ckb_gemm16_mask(OUT - j), z + j));
     const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
     __m512 s = _mm512_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ggs__mask(OUT - j);
-        __m512 e = ggs__exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
+        __mmask16 k = ckb_gemm16_mask(OUT - j);
+        __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
         s = _mm512_mask_add_ps(s, k, s, e);
         _mm512_mask_storeu_ps(z + j, k, e);
     }
     const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ggs__mask(OUT - j);
+        __mmask16 k = ckb_gemm16_mask(OUT - j);
         __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, z + j), inv);
         _mm256_mask_storeu_epi16((void *)(o + j), k, (__m256i)_mm512_cvtneps_pbh(y));
     }
@@ -437,7 +410,117 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     free(zall);
 }
 
-#else /* portable path: no AVX-512 BF16 */
+#elif GGS_AVX2
+/*
+ * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
+ * both operands widened to f32 while packed, BLIS's loops, an MR x NR
+ * micro-kernel of ymm accumulators) leaves a block's f32 logits in its
+ * buffer z [MC][OUT rounded up to NR] (which also holds the partial sums
+ * between KC blocks); the row pass then adds the bias, applies gelu and
+ * soft-maxes each row while it is in cache. The threads split as the
+ * AVX-512 path's (a TM x TN grid, a barrier between the two phases when
+ * TN > 1).
+ */
+
+#define GGS_LDZ ((OUT + NR - 1) / NR * NR)
+
+/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
+static inline __m256 ggs__gelu8(__m256 v)
+{
+    const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+    const __m256 u = _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v);
+    const __m256 e = ckb_gemm8_exp(_mm256_mul_ps(_mm256_set1_ps(-1.5957691216057308f), u));
+    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+/* softmax(gelu(z + bias)) of one row of f32 sums z (overwritten) into bf16
+ * o; lanes past OUT are loaded as zero and left out of the max and sum. */
+static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
+{
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = ggs__gelu8(_mm256_add_ps(_mm256_loadu_ps(z + j),
+                                            ckb_gemm8_load_bf16(bias + j, OUT - j)));
+        if (j + 8 > OUT) /* the tail: lanes past OUT out of the max */
+            v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                     _mm256_set1_epi32((int)(OUT - j)), lane)));
+        _mm256_storeu_ps(z + j, v);
+        mx = _mm256_max_ps(mx, v);
+    }
+    const __m256 m = _mm256_set1_ps(ckb_gemm8_hmax(mx));
+    __m256 s = _mm256_setzero_ps();
+    for (int64_t j = 0; j < OUT; j += 8) {
+        __m256 v = _mm256_loadu_ps(z + j);
+        __m256 e = _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, m)),
+                                 _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
+        s = _mm256_add_ps(s, e);
+        _mm256_storeu_ps(z + j, e);
+    }
+    const __m256 inv = _mm256_set1_ps(1.0f / ckb_gemm8_hsum(s));
+    for (int64_t j = 0; j < OUT; j += 8)
+        ckb_gemm8_store_bf16(o + j, _mm256_mul_ps(_mm256_loadu_ps(z + j), inv), OUT - j);
+}
+
+void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > npanel)
+        tn = (int)npanel;
+    int tm = nthr / tn;
+    if (tm > (B + MR - 1) / MR)
+        tm = (int)((B + MR - 1) / MR);
+    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
+    int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
+    for (int ti = 0; ti < tm; ti++) {
+        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR) - B * ti / tm / MR * MR;
+        rmax = r > rmax ? r : rmax;
+    }
+    const int64_t nstep = (rmax + mc - 1) / mc;
+    const int64_t zrows = mc < rmax ? mc : rmax;
+    float *zall = aligned_alloc(64, (size_t)(tm * zrows * GGS_LDZ) * sizeof(float) + 64);
+    if (!zall) /* out of memory: no way to report, out stays unwritten */
+        return;
+
+#pragma omp parallel num_threads(tm * tn)
+    {
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR, column ranges on panels */
+        const int64_t m0 = B * ti / tm / MR * MR;
+        const int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
+        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
+        if (n1 > OUT)
+            n1 = OUT;
+        float *z = zall + ti * zrows * GGS_LDZ;
+        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                           .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
+        /* one allocation per thread per call, freed below; every thread
+         * must still reach the barriers, buffer or not */
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        float *buf = aligned_alloc(64, ((a_n + b_n) * sizeof(float) + 63) / 64 * 64);
+        for (int64_t s = 0; s < nstep; s++) {
+            const int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
+            if (buf && i0 < i1 && n0 < n1)
+                ckb_gemm8_run(&g, i0, i1, n0, n1, buf, buf + a_n);
+            if (tn > 1) {
+#pragma omp barrier
+            }
+            const int64_t rows = i1 > i0 ? i1 - i0 : 0;
+            for (int64_t i = rows * tj / tn; i < rows * (tj + 1) / tn; i++)
+                ggs__softmax_row8(z + i * GGS_LDZ, bias, out + (i0 + i) * OUT);
+            if (tn > 1) {
+#pragma omp barrier
+            }
+        }
+        free(buf);
+    }
+    free(zall);
+}
+
+#else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
 /* One row at a time: an f32 row accumulator, k outer so the inner loop
  * over j is a contiguous axpy the compiler vectorises; then the softmax. */
@@ -451,12 +534,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                for (int64_t k = 0; k < IN; k++) {
-                    float a = ckb_bf16_to_f32(x[i * IN + k]);
-                    const ckb_bf16 *w = weight + k * OUT;
-                    for (int64_t j = 0; j < OUT; j++)
-                        acc[j] += a * ckb_bf16_to_f32(w[j]);
-                }
+                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 float mx = -INFINITY, s = 0.0f;
                 for (int64_t j = 0; j < OUT; j++) {
                     float v = acc[j];

@@ -87,6 +87,12 @@
 #define AMX 1
 #endif
 
+#if GEMM_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#define CKB_GEMM8_MR MR
+#define CKB_GEMM8_NR NR
+#endif
+#include "ckb_kit_gemm.h"
+
 /* ---- fixed choices ------------------------------------------------------ */
 
 #ifndef GEMM_PREFETCH /* pairs of B rows the packer prefetches ahead */
@@ -116,12 +122,6 @@
 #define GEMM_RB MR
 #endif
 
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 gemm__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
 /* Packs panels [q0, q0+np) of B (panel q = columns [q*NR, q*NR+NR)) into
  * bp[q-q0][GEMM_KP][NR] pairs. Row-pair outer, so each B row is read in one
  * contiguous run of np*NR columns. */
@@ -144,7 +144,7 @@ static void gemm__pack_b(const ckb_bf16 *B, int64_t q0, int64_t np, uint32_t *bp
 #pragma GCC unroll 4
             for (int v = 0; v < GEMM_NV; v++) {
                 int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = gemm__mask(N - j);
+                __mmask16 m = ckb_gemm16_mask(N - j);
                 __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
                 __m512i hi = has_odd
                                  ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + N + j))
@@ -156,34 +156,14 @@ static void gemm__pack_b(const ckb_bf16 *B, int64_t q0, int64_t np, uint32_t *bp
     }
 }
 
-/* Two consecutive bf16 of A as one 32-bit pair (any alignment). */
-static inline int gemm__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 #if GEMM_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. The
  * configuration is per thread: each thread loads it before its share. */
-static void gemm__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+static void gemm__tiles_on(void) { ckb_amx_tiles_on(); }
 
-static void gemm__tiles_off(void) { _tile_release(); }
+static void gemm__tiles_off(void) { ckb_amx_tiles_off(); }
 
 /*
  * C[0:32, 0:nr] = a[0:32, 0:K] @ panel, rounded to bf16; nr a multiple of
@@ -259,7 +239,7 @@ static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *res
             b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            __m512i x = _mm512_set1_epi32(gemm__pair(row[r] + 2 * p));
+            __m512i x = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
 #pragma GCC unroll 4
             for (int v = 0; v < GEMM_NV; v++)
                 acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
@@ -284,7 +264,7 @@ static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *res
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < GEMM_NV; v++) /* vcvtneps2bf16 rounds to nearest even */
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), gemm__mask(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
@@ -358,227 +338,38 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 
 #elif GEMM_AVX2
 /*
- * AVX2 + FMA path (no AVX-512 BF16): f32 FMA is the fastest unit, so both
- * operands are widened to f32 while they are packed and an MR x NR f32
- * micro-kernel does the work (BLIS's five loops):
- *   jc: NC columns of the thread's share
- *     pc: KC deep: pack B[pc:+KC, jc:+NC] into NR-wide panels (k-major)
- *       ic: MC rows: pack A[ic:+MC, pc:+KC] into slivers of MR rows
- *         jr, ir: the micro-kernel over one panel and one sliver
- * A sliver is stored k-major with a stride of 8 floats whatever MR is, so
- * the packer widens eight rows by eight k with one 8 x 8 transpose of
- * 16-bit lanes. When K > KC the partial sums of one jc block live in an f32
- * tile (up to GEMM_MB of the thread's rows x NC); the last KC block adds
- * them and rounds straight to bf16 in C (nearest even, as ckb_f32_to_bf16).
+ * AVX2 + FMA path (no AVX-512 BF16): f32 FMA is the fastest unit, so the
+ * kit's f32 GEMM (ckb_kit_gemm.h: both operands widened while they are
+ * packed, BLIS's five loops, an MR x NR micro-kernel of ymm accumulators)
+ * does the work. When K > KC the partial sums of one column block live in
+ * an f32 tile (up to GEMM_MB of the thread's rows x NC); the epilogue of
+ * the last KC block rounds each finished tile to bf16 into C (nearest
+ * even, as ckb_f32_to_bf16).
  */
 
-#define GEMM_V (NR / 8)  /* ymm accumulators per row of the tile */
-#define GEMM_AS 8        /* floats per k in a packed A sliver */
 #define GEMM_NCP ((NC + NR - 1) / NR * NR)
 #define GEMM_KCB (KC < K ? KC : K)
 #ifndef GEMM_MB /* rows per f32 partial-sum tile (a multiple of MR) */
 #define GEMM_MB (1024 / MR * MR)
 #endif
-
-#if NR % 8 != 0 || NR < 8 || NR > 32 || MR < 1 || MR > 8 || MR * GEMM_V + GEMM_V + 1 > 16
-#error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
-#endif
 #if KC < 1
 #error "KC must be positive"
 #endif
 
-/* 8 f32 to 8 bf16, rounded to nearest even; NaN stays (quiet) NaN. The
- * same arithmetic as ckb_f32_to_bf16, lane by lane. */
-static inline __m128i gemm__bf16x8(__m256 x)
+/* The tile's epilogue: round to bf16 into C. */
+static inline __attribute__((always_inline)) void gemm__store(void *ctx, const float *tile,
+                                                              int64_t i, int64_t j, int mr, int nr)
 {
-    const __m256i u = _mm256_castps_si256(x);
-    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
-    r = _mm256_srli_epi32(r, 16);
-    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                     _mm256_set1_epi32(0x7f800000));
-    __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-    r = _mm256_blendv_epi8(r, q, nan);
-    /* packus works within 128-bit lanes: qwords 0 and 2 hold lanes 0-3, 4-7 */
-    __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-    return _mm256_castsi256_si128(p);
-}
-
-/* 8 bf16 to 8 f32 (exact). */
-static inline __m256 gemm__f32x8(__m128i h)
-{
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
-/* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32; columns
- * past N are zero. Row outer: each B row is read as one contiguous run. */
-static void gemm__pack_b8(const ckb_bf16 *B, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                          float *restrict bp)
-{
-    const int64_t np = (nc + NR - 1) / NR;
-    for (int64_t k = 0; k < kc; k++) {
-        const ckb_bf16 *row = B + (k0 + k) * N;
-        for (int64_t q = 0; q < np; q++) {
-            float *out = bp + (q * kc + k) * NR;
-            const int64_t j = j0 + q * NR;
-            if (j + NR <= j0 + nc) {
-#pragma GCC unroll 4
-                for (int v = 0; v < GEMM_V; v++)
-                    _mm256_store_ps(out + 8 * v, gemm__f32x8(_mm_loadu_si128(
-                                                     (const __m128i *)(row + j + 8 * v))));
-            } else {
-                for (int x = 0; x < NR; x++)
-                    out[x] = j + x < j0 + nc ? ckb_bf16_to_f32(row[j + x]) : 0.0f;
-            }
-        }
-    }
-}
-
-/* Packs A[i0:i0+mc, k0:k0+kc] into slivers ap[s][kc][GEMM_AS] of f32: rows
- * past the block repeat its last row (computed, never stored). */
-static void gemm__pack_a8(const ckb_bf16 *A, int64_t i0, int64_t mc, int64_t k0, int64_t kc,
-                          float *restrict ap)
-{
-    for (int64_t s = 0; s * MR < mc; s++) {
-        const ckb_bf16 *row[8];
-        for (int r = 0; r < 8; r++) {
-            int64_t i = s * MR + (r < MR ? r : MR - 1);
-            row[r] = A + (i0 + (i < mc ? i : mc - 1)) * K + k0;
-        }
-        float *out = ap + s * kc * GEMM_AS;
-        int64_t k = 0;
-        for (; k + 8 <= kc; k += 8) {
-            /* 8 rows x 8 k of bf16 transposed to 8 k x 8 rows */
-            __m128i x0 = _mm_loadu_si128((const __m128i *)(row[0] + k));
-            __m128i x1 = _mm_loadu_si128((const __m128i *)(row[1] + k));
-            __m128i x2 = _mm_loadu_si128((const __m128i *)(row[2] + k));
-            __m128i x3 = _mm_loadu_si128((const __m128i *)(row[3] + k));
-            __m128i x4 = _mm_loadu_si128((const __m128i *)(row[4] + k));
-            __m128i x5 = _mm_loadu_si128((const __m128i *)(row[5] + k));
-            __m128i x6 = _mm_loadu_si128((const __m128i *)(row[6] + k));
-            __m128i x7 = _mm_loadu_si128((const __m128i *)(row[7] + k));
-            __m128i a0 = _mm_unpacklo_epi16(x0, x1), a1 = _mm_unpackhi_epi16(x0, x1);
-            __m128i a2 = _mm_unpacklo_epi16(x2, x3), a3 = _mm_unpackhi_epi16(x2, x3);
-            __m128i a4 = _mm_unpacklo_epi16(x4, x5), a5 = _mm_unpackhi_epi16(x4, x5);
-            __m128i a6 = _mm_unpacklo_epi16(x6, x7), a7 = _mm_unpackhi_epi16(x6, x7);
-            __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
-            __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
-            __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
-            __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
-            float *o = out + k * GEMM_AS;
-            _mm256_store_ps(o + 0 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b0, b4)));
-            _mm256_store_ps(o + 1 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b0, b4)));
-            _mm256_store_ps(o + 2 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b1, b5)));
-            _mm256_store_ps(o + 3 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b1, b5)));
-            _mm256_store_ps(o + 4 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b2, b6)));
-            _mm256_store_ps(o + 5 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b2, b6)));
-            _mm256_store_ps(o + 6 * GEMM_AS, gemm__f32x8(_mm_unpacklo_epi64(b3, b7)));
-            _mm256_store_ps(o + 7 * GEMM_AS, gemm__f32x8(_mm_unpackhi_epi64(b3, b7)));
-        }
-        for (; k < kc; k++)
-            for (int r = 0; r < 8; r++)
-                out[k * GEMM_AS + r] = ckb_bf16_to_f32(row[r][k]);
-    }
-}
-
-/*
- * The micro-kernel: acc = a[0:kc] (MR rows) x b[0:kc] (NR columns) in f32,
- * plus the partial sums in t (ldt apart) when add. last: round to bf16 into
- * c (mr x nr valid, N apart); else store the sums to t.
- */
-static inline void gemm__ukernel8(int64_t kc, const float *restrict a, const float *restrict b,
-                                  float *restrict t, int64_t ldt, int add, int last,
-                                  ckb_bf16 *restrict c, int mr, int nr)
-{
-    __m256 acc[MR][GEMM_V];
+    ckb_bf16 *c = (ckb_bf16 *)ctx + i * N + j;
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; r++)
+    for (int r = 0; r < MR; r++) {
+        if (r >= mr)
+            break;
 #pragma GCC unroll 4
-        for (int v = 0; v < GEMM_V; v++)
-            acc[r][v] = _mm256_setzero_ps();
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; k++) {
-        __m256 bv[GEMM_V];
-#pragma GCC unroll 4
-        for (int v = 0; v < GEMM_V; v++)
-            bv[v] = _mm256_load_ps(b + k * NR + 8 * v);
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; r++) {
-            __m256 x = _mm256_broadcast_ss(a + k * GEMM_AS + r);
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_V; v++)
-                acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
-        }
+        for (int v = 0; v < NR / 8; v++)
+            ckb_gemm8_store_bf16(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v),
+                                 nr - 8 * v);
     }
-    if (add) {
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_V; v++)
-                acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_load_ps(t + r * ldt + 8 * v));
-    }
-    if (!last) {
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_V; v++)
-                _mm256_store_ps(t + r * ldt + 8 * v, acc[r][v]);
-    } else if (mr == MR && nr == NR) {
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_V; v++)
-                _mm_storeu_si128((__m128i *)(c + r * N + 8 * v), gemm__bf16x8(acc[r][v]));
-    } else { /* a ragged edge: through a small buffer, only the valid part */
-        ckb_bf16 buf[MR][NR];
-#pragma GCC unroll 8
-        for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_V; v++)
-                _mm_storeu_si128((__m128i *)(&buf[r][8 * v]), gemm__bf16x8(acc[r][v]));
-        for (int r = 0; r < mr; r++)
-            memcpy(c + r * N, buf[r], (size_t)nr * sizeof(ckb_bf16));
-    }
-}
-
-/* Rows [m0, m1) x columns [n0, n1) of one thread's share. ap, bp: packing
- * buffers; t: the f32 partial sums ((m1 - m0) rounded up to MR) x
- * GEMM_NCP, NULL when K fits one KC block. */
-static void gemm__rows8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
-                        int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
-{
-    const int64_t mcb = MC < MR ? MR : MC / MR * MR; /* whole slivers */
-    for (int64_t jc = n0; jc < n1; jc += GEMM_NCP) {
-        const int64_t nc = n1 - jc < GEMM_NCP ? n1 - jc : GEMM_NCP;
-        for (int64_t pc = 0; pc < K; pc += GEMM_KCB) {
-            const int64_t kc = K - pc < GEMM_KCB ? K - pc : GEMM_KCB;
-            const int add = pc > 0, last = pc + kc >= K;
-            gemm__pack_b8(B, pc, kc, jc, nc, bp);
-            for (int64_t ic = m0; ic < m1; ic += mcb) {
-                const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
-                gemm__pack_a8(A, ic, mc, pc, kc, ap);
-                for (int64_t jr = 0; jr < nc; jr += NR) {
-                    const int nr = nc - jr < NR ? (int)(nc - jr) : NR;
-                    const float *b = bp + jr * kc; /* panel jr / NR */
-                    for (int64_t ir = 0; ir < mc; ir += MR) {
-                        const int mr = mc - ir < MR ? (int)(mc - ir) : MR;
-                        float *tt = t ? t + (ic - m0 + ir) * GEMM_NCP + jr : NULL;
-                        gemm__ukernel8(kc, ap + ir / MR * kc * GEMM_AS, b, tt, GEMM_NCP, add,
-                                       last, C + (ic + ir) * N + jc + jr, mr, nr);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* The same, GEMM_MB rows at a time, so that the f32 tile stays
- * GEMM_MB x GEMM_NCP whatever M is (B is packed once per GEMM_MB rows). */
-static void gemm__share8(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0,
-                         int64_t m1, int64_t n0, int64_t n1, float *ap, float *bp, float *t)
-{
-    for (int64_t mb = m0; mb < m1; mb += GEMM_MB)
-        gemm__rows8(A, B, C, mb, m1 - mb < GEMM_MB ? m1 : mb + GEMM_MB, n0, n1, ap, bp, t);
 }
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
@@ -599,19 +390,23 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
         int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
         if (n1 > N)
             n1 = N;
-        const int64_t mcb = MC < MR ? MR : MC / MR * MR;
         const int64_t mrows = m1 - m0 < GEMM_MB ? m1 - m0 : GEMM_MB;
         const int64_t rows = (mrows + MR - 1) / MR * MR;
+        ckb_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
+                           .nc = NC, .kc = KC, .ldt = GEMM_NCP, .epi = gemm__store, .ctx = C};
         /* one allocation per thread per call, freed below */
-        const size_t a_n = (size_t)(mcb * GEMM_KCB * GEMM_AS / MR + 64);
-        const size_t b_n = (size_t)(GEMM_KCB * GEMM_NCP);
+        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
         const size_t t_n = K > GEMM_KCB ? (size_t)(rows * GEMM_NCP) : 0;
         if (m0 < m1 && n0 < n1) {
             const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
             float *buf = aligned_alloc(64, bytes);
-            if (buf) /* out of memory: no way to report, C stays unwritten */
-                gemm__share8(A, B, C, m0, m1, n0, n1, buf, buf + a_n, t_n ? buf + a_n + b_n : NULL);
-            free(buf);
+            g.t = t_n ? buf + a_n + b_n : NULL;
+            /* GEMM_MB rows at a time, so that the f32 tile stays GEMM_MB x
+             * GEMM_NCP whatever M is (B is packed once per GEMM_MB rows) */
+            for (int64_t mb = m0; buf && mb < m1; mb += GEMM_MB)
+                ckb_gemm8_run(&g, mb, m1 - mb < GEMM_MB ? m1 : mb + GEMM_MB, n0, n1, buf,
+                              buf + a_n);
+            free(buf); /* out of memory: no way to report, C stays unwritten */
         }
     }
 }
@@ -629,12 +424,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
             for (int64_t i = 0; i < M; i++) {
                 for (int64_t j = 0; j < N; j++)
                     acc[j] = 0.0f;
-                for (int64_t k = 0; k < K; k++) {
-                    float a = ckb_bf16_to_f32(A[i * K + k]);
-                    const ckb_bf16 *b = B + k * N;
-                    for (int64_t j = 0; j < N; j++)
-                        acc[j] += a * ckb_bf16_to_f32(b[j]);
-                }
+                ckb_gemm_row(A + i * K, K, B, N, N, acc);
                 for (int64_t j = 0; j < N; j++)
                     C[i * N + j] = ckb_f32_to_bf16(acc[j]);
             }

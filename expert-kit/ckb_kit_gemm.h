@@ -1,0 +1,540 @@
+/*
+ * ckb_kit_gemm.h — the GEMM machinery the matmul experts share (8p, 11p,
+ * 29k, 32k, 41k, 50k): bf16 operands, f32 accumulation.
+ *
+ * Three levels, each compiled where the target has it:
+ * - portable C (always): ckb_gemm_row, one row of C as an axpy over k that
+ *   the compiler vectorises.
+ * - AVX2 + FMA (also on AVX-512 targets): ckb_gemm8_*, BLIS's five loops
+ *   around an MR x NR f32 micro-kernel of ymm accumulators. bf16 is widened
+ *   to f32 while it is packed (exact: a bf16 is an f32's top half), so the
+ *   inner loop is pure f32 FMA, the fastest unit of a CPU without AVX-512
+ *   BF16 (and of some with it). An expert plugs its epilogue in as a
+ *   function called on each finished C tile, or on each finished column
+ *   block, or reads the f32 sums the driver leaves in its buffer.
+ * - AVX-512 (ckb_gemm16_*) and AMX (ckb_amx_*): the pieces every
+ *   vdpbf16ps / tdpbf16ps expert repeated: lane masks, pair loads, the
+ *   ~1 ulp vector exp, the tile configuration.
+ *
+ * An expert sets CKB_GEMM8_MR / CKB_GEMM8_NR before including this file
+ * (defaults 6 x 16: 12 accumulators, 2 panel vectors and a broadcast fit
+ * the 16 ymm registers). Only experts can include it (see README.md).
+ */
+#pragma once
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <immintrin.h>
+
+#include "ckbench.h"
+
+/* ---- portable ----------------------------------------------------------- */
+
+/* acc[0:n] += a[0:k] @ b[0:k, 0:n] (b's rows ldb apart), in f32: k outer,
+ * so the inner loop over j is a contiguous axpy the compiler vectorises. */
+static inline void ckb_gemm_row(const ckb_bf16 *a, int64_t k, const ckb_bf16 *b, int64_t ldb,
+                                int64_t n, float *restrict acc)
+{
+    for (int64_t q = 0; q < k; q++) {
+        const float x = ckb_bf16_to_f32(a[q]);
+        const ckb_bf16 *r = b + q * ldb;
+        for (int64_t j = 0; j < n; j++)
+            acc[j] += x * ckb_bf16_to_f32(r[j]);
+    }
+}
+
+/* a[0:k] . b[0:k] in f32 (both bf16, contiguous). */
+static inline float ckb_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t k)
+{
+    float v = 0.0f;
+#pragma omp simd reduction(+ : v)
+    for (int64_t q = 0; q < k; q++)
+        v += ckb_bf16_to_f32(a[q]) * ckb_bf16_to_f32(b[q]);
+    return v;
+}
+
+/* ---- AVX2 + FMA: the f32 path -------------------------------------------- */
+
+#if defined(__AVX2__) && defined(__FMA__)
+
+#ifndef CKB_GEMM8_MR
+#define CKB_GEMM8_MR 6
+#endif
+#ifndef CKB_GEMM8_NR
+#define CKB_GEMM8_NR 16
+#endif
+#define CKB_GEMM8_V (CKB_GEMM8_NR / 8) /* ymm accumulators per tile row */
+#define CKB_GEMM8_AS 8                 /* floats per k in a packed A sliver */
+
+#if CKB_GEMM8_NR % 8 != 0 || CKB_GEMM8_NR < 8 || CKB_GEMM8_NR > 32 || CKB_GEMM8_MR < 1 ||         \
+    CKB_GEMM8_MR > 8 || CKB_GEMM8_MR * CKB_GEMM8_V + CKB_GEMM8_V + 1 > 16
+#error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
+#endif
+
+/* 8 f32 to 8 bf16, rounded to nearest even; NaN stays (quiet) NaN. The
+ * same arithmetic as ckb_f32_to_bf16, lane by lane. */
+static inline __m128i ckb_gemm8_bf16x8(__m256 x)
+{
+    const __m256i u = _mm256_castps_si256(x);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
+    r = _mm256_srli_epi32(r, 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                     _mm256_set1_epi32(0x7f800000));
+    __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+    r = _mm256_blendv_epi8(r, q, nan);
+    /* packus works within 128-bit lanes: qwords 0 and 2 hold lanes 0-3, 4-7 */
+    __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    return _mm256_castsi256_si128(p);
+}
+
+/* 8 bf16 to 8 f32 (exact). */
+static inline __m256 ckb_gemm8_f32x8(__m128i h)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* 8 bf16 from p widened to f32, lanes at or past `left` zero (not read). */
+static inline __m256 ckb_gemm8_load_bf16(const ckb_bf16 *p, int64_t left)
+{
+    if (left >= 8)
+        return ckb_gemm8_f32x8(_mm_loadu_si128((const __m128i *)p));
+    float f[8] = {0};
+    for (int64_t x = 0; x < left; x++)
+        f[x] = ckb_bf16_to_f32(p[x]);
+    return _mm256_loadu_ps(f);
+}
+
+/* v rounded to bf16 into p[0:min(left, 8)]. */
+static inline void ckb_gemm8_store_bf16(ckb_bf16 *p, __m256 v, int64_t left)
+{
+    if (left >= 8) {
+        _mm_storeu_si128((__m128i *)p, ckb_gemm8_bf16x8(v));
+        return;
+    }
+    ckb_bf16 h[8];
+    _mm_storeu_si128((__m128i *)h, ckb_gemm8_bf16x8(v));
+    memcpy(p, h, (size_t)(left > 0 ? left : 0) * sizeof *p);
+}
+
+/* exp(x) per lane within ~2 ulp of expf for x in [-87, 88]: x = n ln2 + r
+ * (ln2 in two parts), exp(r) by its Taylor series to r^7, 2^n built in the
+ * exponent field. x is clamped to that range first, so the result is never
+ * inf and never denormal: exp(-100) gives ~1e-38 where expf gives 4e-44,
+ * which no softmax, sigmoid or swish in bf16 can tell apart. */
+static inline __m256 ckb_gemm8_exp(__m256 x)
+{
+    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187045e-06f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n),
+                                                         _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+/* Horizontal sum and max of 8 lanes. */
+static inline float ckb_gemm8_hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline float ckb_gemm8_hmax(__m256 v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/*
+ * The epilogue of one finished C tile: tile[0:mr][0:nr] (rows
+ * CKB_GEMM8_NR floats apart, columns past nr hold garbage) is C[i:i+mr,
+ * j:j+nr] as f32 sums over all of k. ctx is the job's.
+ */
+typedef void (*ckb_gemm8_epi)(void *ctx, const float *tile, int64_t i, int64_t j, int mr, int nr);
+
+/* The epilogue of one finished column block: C[m0:m1, j0:j0+nc] is in the
+ * job's f32 buffer t (see ckb_gemm8_job). */
+typedef void (*ckb_gemm8_done)(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64_t nc);
+
+/*
+ * One GEMM C = A @ B for ckb_gemm8_run. A is [m][k] bf16, rows lda apart;
+ * B is [k][n] bf16, rows ldb apart, or with bt its transpose [n][k] (an
+ * nn.Linear weight), rows ldb apart; or bpre, B already packed whole by
+ * ckb_gemm8_prepack. Blocks (BLIS's): kc deep, nc columns of B packed at a
+ * time (L3), mc rows of A packed at a time (L2); each is clamped, so any
+ * positive value is correct.
+ *
+ * t: f32 sums, needed when k > kc (the partial sums between k blocks) or
+ * when epi is NULL (the result is left there). Rows count from the m0 of
+ * ckb_gemm8_run, ldt apart; columns from the column block's first (t_whole
+ * 0: t is at least rows x nc rounded up to NR) or from column 0 (t_whole
+ * 1: ldt at least n rounded up to NR). Only rows below m1 are touched.
+ * epi: called on each finished tile instead of storing it to t; done: on
+ * each finished column block.
+ */
+typedef struct ckb_gemm8_job {
+    const ckb_bf16 *a;
+    int64_t lda;
+    const ckb_bf16 *b;
+    int64_t ldb;
+    int bt;
+    const float *bpre;
+    int64_t k, n;
+    int64_t mc, nc, kc;
+    float *t;
+    int64_t ldt;
+    int t_whole;
+    ckb_gemm8_epi epi;
+    ckb_gemm8_done done;
+    void *ctx;
+} ckb_gemm8_job;
+
+/* The blocks as the driver uses them: kc in [1, k], nc whole panels, mc
+ * whole slivers. */
+static inline int64_t ckb_gemm8_kc(const ckb_gemm8_job *g)
+{
+    return g->kc < 1 || g->kc > g->k ? g->k : g->kc;
+}
+
+static inline int64_t ckb_gemm8_nc(const ckb_gemm8_job *g)
+{
+    int64_t nc = g->nc < 1 ? 1 : g->nc;
+    return (nc + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR * CKB_GEMM8_NR;
+}
+
+/* The packed A block is meant for L2 (the micro-kernel streams it once per
+ * panel): mc is clamped so that it stays within CKB_GEMM8_A_BYTES, which
+ * makes a large mc (an AVX-512 path's value) as good as the largest that
+ * fits, not slower (measured on 8p: mc 4096 at kc 256 ran 1.24x longer). */
+#ifndef CKB_GEMM8_A_BYTES
+#define CKB_GEMM8_A_BYTES (256 << 10)
+#endif
+
+static inline int64_t ckb_gemm8_mc(const ckb_gemm8_job *g)
+{
+    int64_t mc = g->mc, cap = CKB_GEMM8_A_BYTES / 4 / ckb_gemm8_kc(g);
+    mc = mc < cap ? mc : cap;
+    return mc < CKB_GEMM8_MR ? CKB_GEMM8_MR : mc / CKB_GEMM8_MR * CKB_GEMM8_MR;
+}
+
+/* Floats of the packing buffers one thread passes to ckb_gemm8_run (ap
+ * 32-byte aligned, bp too; bp unused with bpre). */
+static inline size_t ckb_gemm8_ap_floats(const ckb_gemm8_job *g)
+{
+    return (size_t)(ckb_gemm8_mc(g) / CKB_GEMM8_MR * ckb_gemm8_kc(g) * CKB_GEMM8_AS);
+}
+
+static inline size_t ckb_gemm8_bp_floats(const ckb_gemm8_job *g)
+{
+    return (size_t)(ckb_gemm8_kc(g) * ckb_gemm8_nc(g));
+}
+
+/* Floats of a whole pre-packed B: k x n rounded up to whole panels. */
+static inline size_t ckb_gemm8_prepack_floats(const ckb_gemm8_job *g)
+{
+    return (size_t)(g->k * ((g->n + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR * CKB_GEMM8_NR));
+}
+
+/* Eight rows of bf16 (k contiguous) into out[k][0:8] f32 (k stride floats
+ * apart): 8 rows x 8 k transposed at a time as 16-bit lanes, then widened. */
+static inline void ckb_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, float *restrict out,
+                                    int64_t stride)
+{
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+        __m128i x0 = _mm_loadu_si128((const __m128i *)(row[0] + k));
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(row[1] + k));
+        __m128i x2 = _mm_loadu_si128((const __m128i *)(row[2] + k));
+        __m128i x3 = _mm_loadu_si128((const __m128i *)(row[3] + k));
+        __m128i x4 = _mm_loadu_si128((const __m128i *)(row[4] + k));
+        __m128i x5 = _mm_loadu_si128((const __m128i *)(row[5] + k));
+        __m128i x6 = _mm_loadu_si128((const __m128i *)(row[6] + k));
+        __m128i x7 = _mm_loadu_si128((const __m128i *)(row[7] + k));
+        __m128i a0 = _mm_unpacklo_epi16(x0, x1), a1 = _mm_unpackhi_epi16(x0, x1);
+        __m128i a2 = _mm_unpacklo_epi16(x2, x3), a3 = _mm_unpackhi_epi16(x2, x3);
+        __m128i a4 = _mm_unpacklo_epi16(x4, x5), a5 = _mm_unpackhi_epi16(x4, x5);
+        __m128i a6 = _mm_unpacklo_epi16(x6, x7), a7 = _mm_unpackhi_epi16(x6, x7);
+        __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+        __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+        __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+        __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+        float *o = out + k * stride;
+        _mm256_store_ps(o + 0 * stride, ckb_gemm8_f32x8(_mm_unpacklo_epi64(b0, b4)));
+        _mm256_store_ps(o + 1 * stride, ckb_gemm8_f32x8(_mm_unpackhi_epi64(b0, b4)));
+        _mm256_store_ps(o + 2 * stride, ckb_gemm8_f32x8(_mm_unpacklo_epi64(b1, b5)));
+        _mm256_store_ps(o + 3 * stride, ckb_gemm8_f32x8(_mm_unpackhi_epi64(b1, b5)));
+        _mm256_store_ps(o + 4 * stride, ckb_gemm8_f32x8(_mm_unpacklo_epi64(b2, b6)));
+        _mm256_store_ps(o + 5 * stride, ckb_gemm8_f32x8(_mm_unpackhi_epi64(b2, b6)));
+        _mm256_store_ps(o + 6 * stride, ckb_gemm8_f32x8(_mm_unpacklo_epi64(b3, b7)));
+        _mm256_store_ps(o + 7 * stride, ckb_gemm8_f32x8(_mm_unpackhi_epi64(b3, b7)));
+    }
+    const int rem = (int)(kc - k); /* fewer than 8 k left */
+    for (int e = 0; e < rem; e++)
+        for (int r = 0; r < 8; r++)
+            out[(k + e) * stride + r] = ckb_bf16_to_f32(row[r][k + e]);
+}
+
+/* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
+ * past n are zero (row-major B) or repeat column n-1 (transposed B): never
+ * stored either way. Row-major B is read row by row, each row one run. */
+static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0,
+                                    int64_t nc, float *restrict bp)
+{
+    const int64_t np = (nc + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR;
+    if (g->bt) {
+        for (int64_t q = 0; q < np; q++)
+            for (int h = 0; h < CKB_GEMM8_NR; h += 8) {
+                const ckb_bf16 *row[8];
+                for (int r = 0; r < 8; r++) {
+                    int64_t j = j0 + q * CKB_GEMM8_NR + h + r;
+                    row[r] = g->b + (j < g->n ? j : g->n - 1) * g->ldb + k0;
+                }
+                ckb_gemm8__pack8(row, kc, bp + q * kc * CKB_GEMM8_NR + h, CKB_GEMM8_NR);
+            }
+        return;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        const ckb_bf16 *row = g->b + (k0 + k) * g->ldb;
+        for (int64_t q = 0; q < np; q++) {
+            float *out = bp + (q * kc + k) * CKB_GEMM8_NR;
+            const int64_t j = j0 + q * CKB_GEMM8_NR;
+            if (j + CKB_GEMM8_NR <= g->n) {
+#pragma GCC unroll 4
+                for (int v = 0; v < CKB_GEMM8_V; v++)
+                    _mm256_store_ps(out + 8 * v, ckb_gemm8_f32x8(_mm_loadu_si128(
+                                                     (const __m128i *)(row + j + 8 * v))));
+            } else {
+                for (int x = 0; x < CKB_GEMM8_NR; x++)
+                    out[x] = j + x < g->n ? ckb_bf16_to_f32(row[j + x]) : 0.0f;
+            }
+        }
+    }
+}
+
+/* Packs panels [q0, q1) of B (all of k) into dst, laid out as the driver
+ * reads a pre-packed B: k block pc at dst + pc * (n rounded up to CKB_GEMM8_NR), its
+ * panel q at + q * kc * CKB_GEMM8_NR. Threads may split the panels; dst needs
+ * ckb_gemm8_prepack_floats floats, 32-byte aligned. */
+static inline void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t q0, int64_t q1)
+{
+    const int64_t kcb = ckb_gemm8_kc(g), npad = (int64_t)(ckb_gemm8_prepack_floats(g) / g->k);
+    for (int64_t pc = 0; pc < g->k; pc += kcb) {
+        const int64_t kc = g->k - pc < kcb ? g->k - pc : kcb;
+        for (int64_t q = q0; q < q1; q++)
+            ckb_gemm8_pack_b(g, pc, kc, q * CKB_GEMM8_NR, CKB_GEMM8_NR,
+                             dst + pc * npad + q * kc * CKB_GEMM8_NR);
+    }
+}
+
+/* Packs A[i0:i0+mc, k0:k0+kc] into slivers ap[s][kc][8] of f32; rows past
+ * the block repeat its last row (computed, never stored). */
+static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t mc, int64_t k0,
+                                    int64_t kc, float *restrict ap)
+{
+    for (int64_t s = 0; s * CKB_GEMM8_MR < mc; s++) {
+        const ckb_bf16 *row[8];
+        for (int r = 0; r < 8; r++) {
+            int64_t i = s * CKB_GEMM8_MR + (r < CKB_GEMM8_MR ? r : CKB_GEMM8_MR - 1);
+            row[r] = g->a + (i0 + (i < mc ? i : mc - 1)) * g->lda + k0;
+        }
+        ckb_gemm8__pack8(row, kc, ap + s * kc * CKB_GEMM8_AS, CKB_GEMM8_AS);
+    }
+}
+
+/*
+ * The micro-kernel: acc = a[0:kc] (CKB_GEMM8_MR rows of a sliver) x b[0:kc] (CKB_GEMM8_NR
+ * columns of a panel), plus the partial sums in t (rows ldt apart) when
+ * add. Not last (or no epi): the sums go to t, rows below mr only; last
+ * with epi: the tile goes to epi.
+ */
+static inline __attribute__((always_inline)) void
+ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
+                   int64_t ldt, int add, int last, ckb_gemm8_epi epi, void *ctx, int64_t i,
+                   int64_t j, int mr, int nr)
+{
+    __m256 acc[CKB_GEMM8_MR][CKB_GEMM8_V];
+#pragma GCC unroll 8
+    for (int r = 0; r < CKB_GEMM8_MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_V; v++)
+            acc[r][v] = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 bv[CKB_GEMM8_V];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_V; v++)
+            bv[v] = _mm256_load_ps(b + k * CKB_GEMM8_NR + 8 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++) {
+            __m256 x = _mm256_broadcast_ss(a + k * CKB_GEMM8_AS + r);
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM8_V; v++)
+                acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
+        }
+    }
+    if (add) {
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++)
+            if (r < mr)
+#pragma GCC unroll 4
+                for (int v = 0; v < CKB_GEMM8_V; v++)
+                    acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_loadu_ps(t + r * ldt + 8 * v));
+    }
+    if (!last || !epi) {
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++)
+            if (r < mr)
+#pragma GCC unroll 4
+                for (int v = 0; v < CKB_GEMM8_V; v++)
+                    _mm256_storeu_ps(t + r * ldt + 8 * v, acc[r][v]);
+        return;
+    }
+    float tile[CKB_GEMM8_MR * CKB_GEMM8_NR] __attribute__((aligned(32)));
+#pragma GCC unroll 8
+    for (int r = 0; r < CKB_GEMM8_MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_V; v++)
+            _mm256_store_ps(tile + r * CKB_GEMM8_NR + 8 * v, acc[r][v]);
+    epi(ctx, tile, i, j, mr, nr);
+}
+
+/*
+ * C[m0:m1, n0:n1] of the job (n0 a multiple of CKB_GEMM8_NR): BLIS's loops
+ *   jc: nc columns   pc: kc deep, pack B   ic: mc rows, pack A
+ *   jr, ir: the micro-kernel over one panel and one sliver.
+ * ap, bp: this thread's packing buffers (ckb_gemm8_ap_floats and
+ * ckb_gemm8_bp_floats, 32-byte aligned).
+ */
+static inline __attribute__((always_inline)) void
+ckb_gemm8_run(const ckb_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float *ap,
+              float *bp)
+{
+    const int64_t kcb = ckb_gemm8_kc(g), ncb = ckb_gemm8_nc(g), mcb = ckb_gemm8_mc(g);
+    const int64_t npad = (g->n + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR * CKB_GEMM8_NR;
+    const ckb_gemm8_epi epi = g->epi;
+    for (int64_t jc = n0; jc < n1; jc += ncb) {
+        const int64_t nc = n1 - jc < ncb ? n1 - jc : ncb;
+        for (int64_t pc = 0; pc < g->k; pc += kcb) {
+            const int64_t kc = g->k - pc < kcb ? g->k - pc : kcb;
+            const int add = pc > 0, last = pc + kc >= g->k;
+            const float *b = bp;
+            if (g->bpre)
+                b = g->bpre + pc * npad + jc / CKB_GEMM8_NR * kc * CKB_GEMM8_NR;
+            else
+                ckb_gemm8_pack_b(g, pc, kc, jc, nc, bp);
+            for (int64_t ic = m0; ic < m1; ic += mcb) {
+                const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+                ckb_gemm8_pack_a(g, ic, mc, pc, kc, ap);
+                for (int64_t jr = 0; jr < nc; jr += CKB_GEMM8_NR) {
+                    const int nr = nc - jr < CKB_GEMM8_NR ? (int)(nc - jr) : CKB_GEMM8_NR;
+                    const float *bb = b + jr * kc; /* panel jr / CKB_GEMM8_NR */
+                    for (int64_t ir = 0; ir < mc; ir += CKB_GEMM8_MR) {
+                        const int mr = mc - ir < CKB_GEMM8_MR ? (int)(mc - ir) : CKB_GEMM8_MR;
+                        float *tt = g->t ? g->t + (ic - m0 + ir) * g->ldt +
+                                               (g->t_whole ? jc + jr : jr)
+                                         : NULL;
+                        const float *aa = ap + ir / CKB_GEMM8_MR * kc * CKB_GEMM8_AS;
+                        ckb_gemm8__ukernel(kc, aa, bb, tt, g->ldt, add, last, epi, g->ctx,
+                                           ic + ir, jc + jr, mr, nr);
+                    }
+                }
+            }
+        }
+        if (g->done)
+            g->done(g->ctx, m0, m1, jc, nc);
+    }
+}
+
+#endif /* AVX2 + FMA */
+
+/* ---- AVX-512: the vdpbf16ps experts' shared pieces ---------------------- */
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+/* Lanes [0, left) of a 16-lane vector. */
+static inline __mmask16 ckb_gemm16_mask(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+
+/* Two consecutive bf16 as one 32-bit pair (any alignment). */
+static inline int ckb_gemm16_pair(const ckb_bf16 *p)
+{
+    int v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* 16 bf16 (lanes past `left` zero, not read) widened to f32. */
+static inline __m512 ckb_gemm16_load_bf16(const ckb_bf16 *p, int64_t left)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(ckb_gemm16_mask(left), p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+/* exp(x) per lane, within ~1 ulp of expf: x = n ln2 + r, |r| <= ln2/2, with
+ * ln2 in two parts so r is exact enough; exp(r) by its Taylor series to r^7
+ * (truncation < 2e-8 relative); scalef gives 2^n with correct overflow to
+ * inf and underflow to 0, so the clamp only keeps n finite. */
+static inline __m512 ckb_gemm16_exp(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+#endif /* AVX-512 */
+
+/* ---- AMX ---------------------------------------------------------------- */
+
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+
+/* The tile shapes every AMX expert uses: 0-3 the 2 x 2 f32 accumulators
+ * (16 x 16), 4-5 A (16 rows x 32 bf16), 6-7 B (16 pairs x 16 columns); all
+ * 16 rows of 64 bytes. The configuration is per thread: each thread loads
+ * it before its share and releases it after. */
+static inline void ckb_amx_tiles_on(void)
+{
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+static inline void ckb_amx_tiles_off(void) { _tile_release(); }
+
+#endif /* AMX */
