@@ -147,7 +147,7 @@ static int sandbox__ns_child(void *arg)
     _exit(b->fn(b->arg));
 }
 
-pid_t ckb_ns_spawn(int (*fn)(void *), void *arg, char *why, size_t why_len)
+pid_t ckb_ns_spawn(int (*fn)(void *), void *arg, int new_mount_ns, char *why, size_t why_len)
 {
     int sync[2] = {-1, -1}, saved = 0;
     pid_t pid = -1;
@@ -166,8 +166,8 @@ pid_t ckb_ns_spawn(int (*fn)(void *), void *arg, char *why, size_t why_len)
         .fn = fn,
         .arg = arg,
     };
-    int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC |
-                CLONE_NEWUTS | SIGCHLD;
+    int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                (new_mount_ns ? CLONE_NEWNS : 0) | SIGCHLD;
     pid = clone(sandbox__ns_child, (char *)stack + stack_bytes, flags, &boot);
     if (pid < 0) {
         saved = errno;
@@ -247,7 +247,7 @@ int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const
         .argv = argv,
         .envp = envp,
     };
-    pid_t pid = ckb_ns_spawn(sandbox__child, &boot, why, why_len);
+    pid_t pid = ckb_ns_spawn(sandbox__child, &boot, 1, why, why_len);
     if (pid < 0) {
         saved = errno;
         goto out;
