@@ -141,8 +141,8 @@ typedef struct {
 } compile__step;
 
 /* Steps that are not in the plan, for compile__step_name. */
-enum { COMPILE__S_ENTER = 100, COMPILE__S_PRIVATE, COMPILE__S_ROOT, COMPILE__S_PIVOT, COMPILE__S_DETACH,
-       COMPILE__S_RDONLY, COMPILE__S_CHDIR, COMPILE__S_STDIO, COMPILE__S_EXEC };
+enum { COMPILE__S_ENTER = 100, COMPILE__S_PRIVATE, COMPILE__S_ROOT, COMPILE__S_PIVOT,
+       COMPILE__S_DETACH, COMPILE__S_RDONLY, COMPILE__S_CHDIR, COMPILE__S_STDIO, COMPILE__S_EXEC };
 
 /* Everything the confined child needs, prepared by the parent: after the
  * clone only async-signal-safe calls run. Freed by the parent. */
@@ -203,9 +203,9 @@ static int compile__child(void *arg)
         if (s->op == COMPILE__LINK) {
             ok = compile__mkdirs(s->path, 0) == 0 && symlink(s->src, s->path) == 0;
         } else if (s->op == COMPILE__TMPFS) {
-            char opts[64] = "mode=1777,size=1g";
             ok = compile__mkdirs(s->path, 1) == 0 &&
-                 mount("tmpfs", s->path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) == 0;
+                 mount("tmpfs", s->path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                       "mode=1777,size=1g") == 0;
         } else {
             int made;
             if (s->file) {
@@ -271,9 +271,9 @@ static const char *compile__step_name(const compile__plan *pl, int step)
     return name;
 }
 
-/* The flags a read-only (or read-write) remount of a bind of fd may ask
- * for: the mount's locked flags (nodev, noexec, the atime mode) must stay
- * as they are inside a user namespace, or the remount is refused. */
+/* The flags of the remount that makes a bind of `path` read-only (or not):
+ * inside a user namespace the mount's locked flags (nodev, noexec, the
+ * atime mode) must stay as they are, or the remount is refused. */
 static unsigned long compile__remount_flags(const char *path, int writable, int device)
 {
     struct statvfs v;
@@ -359,7 +359,8 @@ static int compile__add_system(compile__plan *pl, char *why, size_t n)
                 continue;
             }
             s->src[len] = '\0';
-        } else if (S_ISDIR(st.st_mode) && compile__bind(pl, NULL, top[i], top[i], 0, 0, why, n) != 0) {
+        } else if (S_ISDIR(st.st_mode) &&
+                   compile__bind(pl, NULL, top[i], top[i], 0, 0, why, n) != 0) {
             return -1;
         }
     }
