@@ -589,12 +589,11 @@ static int compile__write(const char *path, const char *data, size_t len)
     return close(fd);
 }
 
-/* Copies the regular files of folder `from` into `to`, made afresh. */
-static int compile__copy_headers(const char *from, const char *to)
+/* Copies folder `from` (its regular files and folders; links followed)
+ * into `to`, which does not exist yet. */
+static int compile__copy_tree(const char *from, const char *to, int depth)
 {
-    if (ckb_remove_tree(to) != 0 && errno != ENOENT)
-        return -1;
-    if (mkdir(to, 0755) != 0 || chmod(to, 0755) != 0)
+    if (depth > 8 || mkdir(to, 0755) != 0 || chmod(to, 0755) != 0)
         return -1;
     DIR *d = opendir(from);
     if (!d)
@@ -606,7 +605,13 @@ static int compile__copy_headers(const char *from, const char *to)
         if (e->d_name[0] == '.' ||
             snprintf(src, sizeof src, "%s/%s", from, e->d_name) >= (int)sizeof src ||
             snprintf(dst, sizeof dst, "%s/%s", to, e->d_name) >= (int)sizeof dst ||
-            stat(src, &st) != 0 || !S_ISREG(st.st_mode))
+            stat(src, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            rc = compile__copy_tree(src, dst, depth + 1);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode))
             continue;
         size_t len = 0;
         char *data = ckb_read_file(src, &len);
@@ -649,7 +654,7 @@ static int compile__make_dir(const char *workdir, int expert_kit, char *dir, siz
     for (int i = 0; i < 2 && copies[i]; i++) {
         if (snprintf(from, sizeof from, "%s/%s", ckb_home(), copies[i]) >= (int)sizeof from ||
             snprintf(sub, sizeof sub, "%s/%s", dir, copies[i]) >= (int)sizeof sub ||
-            compile__copy_headers(from, sub) != 0)
+            (ckb_remove_tree(sub) != 0 && errno != ENOENT) || compile__copy_tree(from, sub, 0) != 0)
             return -1;
     }
     return 0;
