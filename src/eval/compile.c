@@ -681,7 +681,8 @@ static int compile__place_source(const char *src, const char *dir, char *rel, si
         return -1;
     size_t dlen = strlen(real_dir);
     if (strncmp(real_src, real_dir, dlen) == 0 && real_src[dlen] == '/') {
-        snprintf(rel, n, "%s", real_src + dlen + 1);
+        /* never read as an option */
+        snprintf(rel, n, "%s%s", real_src[dlen + 1] == '-' ? "./" : "", real_src + dlen + 1);
         return 0;
     }
     const char *base = strrchr(real_src, '/') + 1;
