@@ -589,11 +589,11 @@ static int compile__write(const char *path, const char *data, size_t len)
     return close(fd);
 }
 
-/* Copies folder `from` (its regular files and folders; links followed)
- * into `to`, which does not exist yet. */
-static int compile__copy_tree(const char *from, const char *to, int depth)
+/* Copies folder `from` (its regular files, and its folders down to
+ * `levels` deep; links followed) into `to`, which does not exist yet. */
+static int compile__copy_tree(const char *from, const char *to, int levels)
 {
-    if (depth > 8 || mkdir(to, 0755) != 0 || chmod(to, 0755) != 0)
+    if (mkdir(to, 0755) != 0 || chmod(to, 0755) != 0)
         return -1;
     DIR *d = opendir(from);
     if (!d)
@@ -608,7 +608,8 @@ static int compile__copy_tree(const char *from, const char *to, int depth)
             stat(src, &st) != 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
-            rc = compile__copy_tree(src, dst, depth + 1);
+            if (levels > 0)
+                rc = compile__copy_tree(src, dst, levels - 1);
             continue;
         }
         if (!S_ISREG(st.st_mode))
@@ -650,11 +651,15 @@ static int compile__make_dir(const char *workdir, int expert_kit, char *dir, siz
      * compile's own namespace cannot map it either: ckb_ns_spawn says so. */
     if (geteuid() == 0 && chown(work, 65534, 65534) != 0 && errno != EINVAL)
         return -1;
+    /* include/ flat: it holds ckbench.h alone, and ckb_home() could be a
+     * prefix such as /usr/local whose include/ is much more. */
     const char *copies[] = {"include", expert_kit ? "expert-kit" : NULL};
+    const int levels[] = {0, 8};
     for (int i = 0; i < 2 && copies[i]; i++) {
         if (snprintf(from, sizeof from, "%s/%s", ckb_home(), copies[i]) >= (int)sizeof from ||
             snprintf(sub, sizeof sub, "%s/%s", dir, copies[i]) >= (int)sizeof sub ||
-            (ckb_remove_tree(sub) != 0 && errno != ENOENT) || compile__copy_tree(from, sub, 0) != 0)
+            (ckb_remove_tree(sub) != 0 && errno != ENOENT) ||
+            compile__copy_tree(from, sub, levels[i]) != 0)
             return -1;
     }
     return 0;
@@ -716,6 +721,12 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
         return -1;
     }
     char dir[PATH_MAX], work[PATH_MAX + 8], dims_path[PATH_MAX + 16], rel[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/include/ckbench.h", ckb_home());
+    if (access(dir, R_OK) != 0) {
+        snprintf(out->error, sizeof out->error,
+                 "no ckbench.h at %.400s: set CKBENCH_HOME to ckbench's folder", dir);
+        return -1;
+    }
     if (compile__make_dir(workdir, expert_kit, dir, sizeof dir) != 0) {
         snprintf(out->error, sizeof out->error, "cannot make the compile folder in %.400s: %s",
                  workdir, strerror(errno));
