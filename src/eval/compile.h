@@ -20,11 +20,12 @@ typedef struct {
     char error[768];  /* why the compiler could not run, when -1 is returned */
 } ckb_compile_result;
 
-/* Compiles src for workload w at size s in workdir/compile (made here;
- * workdir must exist): copies src there unless it lies there already,
- * writes dims.h and candidate.so there. The compiler runs confined (see
- * compile.c): it sees only the system's toolchain and headers, that folder,
- * ckbench's include/ and, when expert_kit = 1 (experts only), expert-kit/.
+/* Compiles src for workload w at size s in workdir/compile/work (made
+ * here; workdir must exist): copies src there unless it lies there already,
+ * writes dims.h and candidate.so (out->so_path) there. The compiler runs
+ * confined (see compile.c): it sees only the system's toolchain and
+ * headers, that folder, ckbench's include/ and, when expert_kit = 1 (experts
+ * only), expert-kit/ (both copied into workdir/compile).
  * defines are extra "NAME=VALUE" macros (an expert's tunables), may be
  * NULL. Returns 0 when the compiler ran (see out->ok), -1 with out->error
  * when it or its confinement could not be started (no user namespaces). */
