@@ -114,6 +114,11 @@ static const corpus__row corpus__attacks[] = {
      NULL},
     /* The experts' shared code is on no candidate's include path. */
     {"attack_include_expert_kit.c", "8p_GEMM", "compile_error", "other", "compile", "other", NULL},
+    /* The compiler sees no host file but the toolchain and the headers:
+     * not by absolute path, not by ../, not through .incbin. */
+    {"attack_include_etc_passwd.c", "8p_GEMM", "compile_error", "other", "compile", "other", NULL},
+    {"attack_include_dotdot.c", "8p_GEMM", "compile_error", "other", "compile", "other", NULL},
+    {"attack_incbin_environ.c", "8p_GEMM", "compile_error", "other", "compile", "other", NULL},
     /* Ending the process or stalling it. */
     {"attack_raw_exit_group.c", "8p_GEMM", "crash", "exit", "correctness", "exit", NULL},
     {"attack_trap.c", "8p_GEMM", "crash", "SIGILL", "correctness", "SIGILL", NULL},

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ckbench.h"
+#include "core/proc.h"
 #include "eval/perturb.h"
 #include "machine/isa.h"
 #include "machine/profile.h"
@@ -207,4 +210,145 @@ CKBT_TEST(eval_timed_sets_keep_the_workload_invariants, "quick")
     CKBT_EXPECT(j && strcmp(ckbt_str(j, "status"), "ok") == 0, "10p plain kernel: status %s (%s)",
                 ckbt_str(j, "status"), ckbt_str(j, "message"));
     json_object_put(j);
+}
+
+/* The compiler sees the toolchain, the system headers, the compile folder
+ * and ckbench's headers, nothing else of the host: a source that names a
+ * host file (by absolute path, by ../, with .incbin, with __has_include)
+ * finds nothing, and the file's bytes reach no part of the result. The
+ * secret is world-readable in a world-readable folder, so only the
+ * confinement, not a permission, keeps it out. */
+static void eval__write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CKBT_EXPECT(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *eval__slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return strdup("");
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+CKBT_TEST(eval_compile_sees_no_host_file, "quick")
+{
+    char secret_dir[] = "/tmp/ckbt-secret-XXXXXX", secret[64], marker[64], cwd[512];
+    CKBT_EXPECT(mkdtemp(secret_dir) != NULL, "mkdtemp");
+    CKBT_EXPECT(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+    chmod(secret_dir, 0755);
+    unsigned long long r = 0;
+    FILE *u = fopen("/dev/urandom", "r");
+    if (u) {
+        CKBT_EXPECT(fread(&r, sizeof r, 1, u) == 1, "urandom");
+        fclose(u);
+    }
+    snprintf(marker, sizeof marker, "CKBT_SECRET_%016llx", r);
+    snprintf(secret, sizeof secret, "%s/key.txt", secret_dir);
+    char text[256];
+    /* Not C: an include of it fails with its first tokens quoted. */
+    snprintf(text, sizeof text, "api-key: %s %s\n", marker, marker);
+    eval__write_text(secret, text);
+    chmod(secret, 0644);
+
+    char *plain = eval__slurp("tests/candidates/gemm_plain.c");
+    struct {
+        const char *name;
+        char src[8192];
+        const char *says; /* the message must contain this, or NULL */
+    } c[5];
+    int n = 0;
+    c[n].name = "include_absolute.c";
+    snprintf(c[n].src, sizeof c[n].src, "#include \"%s\"\n%s", secret, plain);
+    c[n++].says = NULL;
+    /* From the compile folder, or from wherever the source is: enough ../
+     * to reach / from any of them. */
+    c[n].name = "include_dotdot.c";
+    snprintf(c[n].src, sizeof c[n].src,
+             "#include \"../../../../../../../../../../../../..%s\"\n%s", secret, plain);
+    c[n++].says = NULL;
+    /* A kernel that would compile and load with the secret in its object. */
+    c[n].name = "incbin_secret.c";
+    snprintf(c[n].src, sizeof c[n].src,
+             "__asm__(\".section .rodata\\n.globl ckbt_secret\\nckbt_secret:\\n"
+             ".incbin \\\"%s\\\"\\n.byte 0\\n.previous\");\n%s",
+             secret, plain);
+    c[n++].says = NULL;
+    c[n].name = "has_include_secret.c";
+    snprintf(c[n].src, sizeof c[n].src,
+             "#if __has_include(\"%s\")\n#error the secret is visible\n#else\n"
+             "#error secret_not_visible\n#endif\n",
+             secret);
+    c[n++].says = "secret_not_visible";
+    /* Another file of ckbench's, by absolute path: the expert's source. */
+    c[n].name = "include_expert_by_path.c";
+    snprintf(c[n].src, sizeof c[n].src, "#include \"%s/workloads/8p_GEMM/expert.c\"\n", cwd);
+    c[n++].says = NULL;
+    free(plain);
+
+    for (int i = 0; i < n; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", ckbt_tmpdir(), c[i].name);
+        eval__write_text(path, c[i].src);
+        int code = -1;
+        json_object *j = ckbt_eval("8p_GEMM", path, &code, "--seed", "42", "--warmup", "1",
+                                   "--iters", "2", NULL);
+        CKBT_EXPECT(j != NULL, "%s: no JSON", c[i].name);
+        if (!j)
+            continue;
+        const char *all = json_object_to_json_string(j);
+        CKBT_EXPECT(code == 0, "%s: exit code %d", c[i].name, code);
+        CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "compile_error") == 0,
+                    "%s: status %s, wanted compile_error (%s)", c[i].name, ckbt_str(j, "status"),
+                    ckbt_str(j, "message"));
+        CKBT_EXPECT(strcmp(ckbt_str(j, "stage"), "compile") == 0, "%s: stage %s", c[i].name,
+                    ckbt_str(j, "stage"));
+        CKBT_EXPECT(strstr(all, marker) == NULL, "%s: the secret is in the result: %s",
+                    c[i].name, all);
+        if (c[i].says)
+            CKBT_EXPECT(strstr(ckbt_str(j, "message"), c[i].says) != NULL,
+                        "%s: message without %s: %s", c[i].name, c[i].says,
+                        ckbt_str(j, "message"));
+        json_object_put(j);
+    }
+    unlink(secret);
+    rmdir(secret_dir);
+}
+
+/* No user namespaces, no compile: the evaluation fails closed, naming the
+ * setting, and never runs the compiler unconfined. Simulated in a user
+ * namespace of the test's own whose limit of nested namespaces is 0. */
+CKBT_TEST(eval_compile_fails_closed_without_user_namespaces, "quick")
+{
+    char *argv[] = {"unshare", "-U", "-r", "sh", "-c",
+                    "echo 0 > /proc/sys/user/max_user_namespaces || exit 99; "
+                    "exec \"$0\" eval 8p tests/candidates/gemm_plain.c --size small --seeds 1",
+                    (char *)ckbt_bin(), NULL};
+    ckb_proc_result r;
+    CKBT_EXPECT(ckb_proc_run(argv, 120, 1 << 20, &r) == 0, "cannot run unshare");
+    if (!r.exited || r.exit_code == 99 || (r.exit_code != 0 && !strchr(r.output, '{'))) {
+        printf("    (skipped: this host gives the test no user namespace of its own: %.200s)\n",
+               r.output);
+        ckb_proc_result_free(&r);
+        return;
+    }
+    char *brace = strchr(r.output, '{');
+    json_object *j = brace ? json_tokener_parse(brace) : NULL;
+    CKBT_EXPECT(j != NULL, "no JSON: %s", r.output);
+    CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "harness_error") == 0, "status %s (%s)",
+                ckbt_str(j, "status"), ckbt_str(j, "message"));
+    CKBT_EXPECT(strcmp(ckbt_str(j, "stage"), "compile") == 0, "stage %s", ckbt_str(j, "stage"));
+    CKBT_EXPECT(strstr(ckbt_str(j, "message"), "user namespaces") != NULL, "message: %s",
+                ckbt_str(j, "message"));
+    json_object_put(j);
+    ckb_proc_result_free(&r);
 }

@@ -17,13 +17,18 @@ typedef struct {
     const char *kind; /* NULL when ok; else "syntax", "unknown_intrinsic",
                          "wrong_signature", "undeclared", "link", "timeout", "other" */
     double seconds;
+    char error[768];  /* why the compiler could not run, when -1 is returned */
 } ckb_compile_result;
 
-/* Compiles src for workload w at size s inside workdir (which must exist):
- * writes workdir/dims.h and workdir/candidate.so. defines are extra
- * "NAME=VALUE" macros (an expert's tunables), may be NULL. expert_kit = 1 puts
- * expert-kit/ on the include path (experts only). Returns 0 when the
- * compiler ran (see out->ok), -1 when it could not be started. */
+/* Compiles src for workload w at size s in workdir/compile/work (made
+ * here; workdir must exist): copies src there unless it lies there already,
+ * writes dims.h and candidate.so (out->so_path) there. The compiler runs
+ * confined (see compile.c): it sees only the system's toolchain and
+ * headers, that folder, ckbench's include/ and, when expert_kit = 1 (experts
+ * only), expert-kit/ (both copied into workdir/compile).
+ * defines are extra "NAME=VALUE" macros (an expert's tunables), may be
+ * NULL. Returns 0 when the compiler ran (see out->ok), -1 with out->error
+ * when it or its confinement could not be started (no user namespaces). */
 int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, const char *workdir,
                           const char *const *defines, int ndefines, int expert_kit,
                           ckb_compile_result *out);

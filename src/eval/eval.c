@@ -738,8 +738,8 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
         if (ckb_compile_candidate(w, o->size, src, c.workdir, o->defines, o->ndefines,
                                   o->expert_kit, &cr) !=
             0) {
-            eval__fail(&c, CKB_ST_HARNESS_ERROR, "compiler", "cannot run the compiler %s",
-                       ckb_compiler());
+            eval__fail(&c, CKB_ST_HARNESS_ERROR, "compiler", "cannot run the compiler %s: %s",
+                       ckb_compiler(), cr.error);
             goto done;
         }
         r->compile_s = cr.seconds;

@@ -49,10 +49,8 @@ static int sandbox__env_passes(const char *kv)
 /* What the cloned process needs before it execs, prepared by the parent:
  * after clone only async-signal-safe calls run. */
 typedef struct {
-    int sync_fd;           /* one byte arrives once the id maps are written */
     int src[5];            /* in, out, cmd, reply, root (-1: none) */
     int err_fd, exe_fd;
-    int drop_groups;       /* the parent is root: clear supplementary groups */
     const ckb_sandbox_limits *lim;
     char **argv, **envp;
 } sandbox__boot;
@@ -60,16 +58,6 @@ typedef struct {
 static int sandbox__child(void *arg)
 {
     sandbox__boot *b = arg;
-    char go;
-    if (read(b->sync_fd, &go, 1) != 1)
-        _exit(120);
-    if (b->drop_groups && setgroups(0, NULL) != 0)
-        _exit(121);
-    /* Root of the namespace: `nobody` (or the invoking user) on the host. */
-    if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0)
-        _exit(122);
-    /* Set after the id change, which clears it. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Move the protocol's descriptors to their fixed numbers; dup2 clears
      * close-on-exec on the copies. The sources may sit on the targets'
      * numbers: copy them high first. */
@@ -130,6 +118,94 @@ static int sandbox__map_ids(pid_t pid)
     return sandbox__write_map(pid, "gid_map", map);
 }
 
+/* What the cloned process needs before it runs the caller's function,
+ * prepared by the parent: after clone only async-signal-safe calls run. */
+typedef struct {
+    int sync_rd, sync_wr;  /* one byte arrives once the id maps are written */
+    int drop_groups;       /* the parent is root: clear supplementary groups */
+    int (*fn)(void *);
+    void *arg;
+} sandbox__ns_boot;
+
+static int sandbox__ns_child(void *arg)
+{
+    sandbox__ns_boot *b = arg;
+    char go;
+    /* Our copy of the write end closed: a parent that dies before it
+     * writes leaves EOF, not a child blocked forever. */
+    close(b->sync_wr);
+    if (read(b->sync_rd, &go, 1) != 1)
+        _exit(120);
+    close(b->sync_rd);
+    if (b->drop_groups && setgroups(0, NULL) != 0)
+        _exit(121);
+    /* Root of the namespace: `nobody` (or the invoking user) on the host. */
+    if (setresgid(0, 0, 0) != 0 || setresuid(0, 0, 0) != 0)
+        _exit(122);
+    /* Set after the id change, which clears it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    _exit(b->fn(b->arg));
+}
+
+pid_t ckb_ns_spawn(int (*fn)(void *), void *arg, int new_mount_ns, char *why, size_t why_len)
+{
+    int sync[2] = {-1, -1}, saved = 0;
+    pid_t pid = -1;
+    const size_t stack_bytes = 256 << 10;
+    void *stack = MAP_FAILED;
+    snprintf(why, why_len, "cannot create a pipe");
+    if (pipe2(sync, O_CLOEXEC) != 0)
+        goto out;
+    stack = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (stack == MAP_FAILED)
+        goto out;
+    sandbox__ns_boot boot = {
+        .sync_rd = sync[0],
+        .sync_wr = sync[1],
+        .drop_groups = geteuid() == 0,
+        .fn = fn,
+        .arg = arg,
+    };
+    int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                (new_mount_ns ? CLONE_NEWNS : 0) | SIGCHLD;
+    pid = clone(sandbox__ns_child, (char *)stack + stack_bytes, flags, &boot);
+    if (pid < 0) {
+        saved = errno;
+        snprintf(why, why_len,
+                 "cannot create the sandbox's namespaces (%s): ckbench needs user namespaces "
+                 "(kernel.unprivileged_userns_clone=1, or run as root)", strerror(saved));
+        goto out;
+    }
+    if (sandbox__map_ids(pid) != 0) {
+        saved = errno;
+        snprintf(why, why_len, "cannot map the sandbox's user ids: %s", strerror(saved));
+        goto kill;
+    }
+    if (write(sync[1], "g", 1) != 1) {
+        saved = errno;
+        snprintf(why, why_len, "cannot start the sandbox: %s", strerror(saved));
+        goto kill;
+    }
+    why[0] = '\0';
+    goto out;
+kill:
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    pid = -1;
+out:
+    if (!saved)
+        saved = errno;
+    for (int i = 0; i < 2; i++)
+        if (sync[i] >= 0)
+            close(sync[i]);
+    /* The clone ran on its own copy of memory: the stack is ours to free. */
+    if (stack != MAP_FAILED)
+        munmap(stack, stack_bytes);
+    errno = saved;
+    return pid;
+}
+
 int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const char *workload,
                       const char *size, const char *so_name, const ckb_sandbox_limits *lim,
                       char *why, size_t why_len)
@@ -137,12 +213,10 @@ int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const
     memset(sb, 0, sizeof *sb);
     sb->pid = -1;
     sb->cmd_fd = sb->reply_fd = sb->err_fd = -1;
-    int cmd[2] = {-1, -1}, reply[2] = {-1, -1}, err[2] = {-1, -1}, sync[2] = {-1, -1};
+    int cmd[2] = {-1, -1}, reply[2] = {-1, -1}, err[2] = {-1, -1};
     int exe_fd = -1, rc = -1, saved = 0;
-    void *stack = MAP_FAILED;
-    const size_t stack_bytes = 256 << 10;
     snprintf(why, why_len, "cannot create the sandbox's pipes");
-    if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(sync, O_CLOEXEC) != 0)
+    if (pipe2(cmd, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
         goto out;
     /* Replies travel as packets on a socket with kernel send stamps: the
      * time each was sent, whatever the parent's own wake-up delay. */
@@ -153,9 +227,6 @@ int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const
         snprintf(why, why_len, "cannot open /proc/self/exe");
         goto out;
     }
-    stack = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (stack == MAP_FAILED)
-        goto out;
 
     char threads_env[32], *envp[16];
     int ne = 0;
@@ -169,41 +240,19 @@ int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const
     char *argv[] = {"ckbench", "__sandbox", (char *)workload, (char *)size,
                     (char *)(so_name ? so_name : "-"), NULL};
     sandbox__boot boot = {
-        .sync_fd = sync[0],
         .src = {in_fd, out_fd, cmd[0], reply[1], root_fd},
         .err_fd = err[1],
         .exe_fd = exe_fd,
-        .drop_groups = geteuid() == 0,
         .lim = lim,
         .argv = argv,
         .envp = envp,
     };
-    int flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC |
-                CLONE_NEWUTS | SIGCHLD;
-    pid_t pid = clone(sandbox__child, (char *)stack + stack_bytes, flags, &boot);
+    pid_t pid = ckb_ns_spawn(sandbox__child, &boot, 1, why, why_len);
     if (pid < 0) {
         saved = errno;
-        snprintf(why, why_len,
-                 "cannot create the sandbox's namespaces (%s): ckbench needs user namespaces "
-                 "(kernel.unprivileged_userns_clone=1, or run as root)", strerror(saved));
         goto out;
     }
     sb->pid = pid;
-    if (sandbox__map_ids(pid) != 0) {
-        saved = errno;
-        snprintf(why, why_len, "cannot map the sandbox's user ids: %s", strerror(saved));
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        sb->pid = -1;
-        goto out;
-    }
-    if (write(sync[1], "g", 1) != 1) {
-        saved = errno;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        sb->pid = -1;
-        goto out;
-    }
     sb->cmd_fd = cmd[1], cmd[1] = -1;
     sb->reply_fd = reply[0], reply[0] = -1;
     sb->err_fd = err[0], err[0] = -1;
@@ -215,13 +264,10 @@ int ckb_sandbox_start(ckb_sandbox *sb, int in_fd, int out_fd, int root_fd, const
 out:
     if (!saved)
         saved = errno;
-    int fds[] = {cmd[0], cmd[1], reply[0], reply[1], err[0], err[1], sync[0], sync[1], exe_fd};
+    int fds[] = {cmd[0], cmd[1], reply[0], reply[1], err[0], err[1], exe_fd};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    /* The clone ran on its own copy of memory: the stack is ours to free. */
-    if (stack != MAP_FAILED)
-        munmap(stack, stack_bytes);
     errno = saved;
     return rc;
 }

@@ -46,6 +46,21 @@ typedef struct {
     int no_stamps;     /* the kernel gives no stamps: the trusted side's clock instead */
 } ckb_sandbox;
 
+/* Runs fn(arg) in a process cloned into new user, PID, network, mount, IPC
+ * and UTS namespaces: PID 1 of its PID namespace (SIGKILL to it ends
+ * everything it started), root of its user namespace and `nobody` on the
+ * host (the invoking user when ckbench is not root), with
+ * PR_SET_PDEATHSIG(SIGKILL). fn starts once the id maps are written, runs
+ * on a copy of our memory and may make async-signal-safe calls only; what
+ * it returns is the exit status. new_mount_ns = 0 leaves the mount
+ * namespace to fn, which must unshare(CLONE_NEWNS) itself: a folder it
+ * fchdir's into first stays its working directory in the new namespace,
+ * even one whose path `nobody` could not walk. The run-time sandboxes and
+ * the compile (compile.c) both start here. Returns the pid (the caller
+ * reaps it), or -1 with errno and why filled: hosts without user
+ * namespaces end here. */
+pid_t ckb_ns_spawn(int (*fn)(void *), void *arg, int new_mount_ns, char *why, size_t why_len);
+
 /* Starts a sandbox. root_fd: the folder a candidate's sandbox is confined
  * to (-1 for a baseline's); so_name: the object's name inside it (NULL: no
  * candidate). 0 on success, -1 with errno (and why in `why`) otherwise. */
