@@ -40,6 +40,7 @@
 #include "gen_replies.h"
 #include "gen/run.h"
 #include "providers/provider.h"
+#include "eval_util.h"
 #include "harness.h"
 
 static const char *ckb_rec_str_keep(json_object *o, const char *key)
@@ -228,6 +229,21 @@ CKBT_TEST(keep_generate_sigint_leaves_nothing, "quick") { keep_signal_case(SIGIN
 CKBT_TEST(keep_generate_sighup_leaves_nothing, "quick") { keep_signal_case(SIGHUP, "hup"); }
 
 /* SIGTERM of `ckbench eval` in the middle of a kernel that never returns. */
+/* 1 while pid exists and is not a zombie. */
+static int keep_pid_alive(int pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *q = strrchr(buf, ')');
+    return q && q[1] == ' ' && q[2] != 'Z' && q[2] != 'X';
+}
+
 CKBT_TEST(keep_eval_sigterm_leaves_nothing, "quick")
 {
     char tmp[600];
@@ -243,13 +259,14 @@ CKBT_TEST(keep_eval_sigterm_leaves_nothing, "quick")
               "--size", "small", (char *)NULL);
         _exit(127);
     }
-    /* the sandbox runs the kernel: its command line names the work folder */
-    int running = 0;
-    for (int t = 0; t < 1500 && !running; t++) {
+    /* the sandboxes are eval's children (`ckbench __sandbox`), started once
+     * the confined compile is done */
+    int spids[8], ns = 0;
+    for (int t = 0; t < 1500 && ns == 0; t++) {
         keep_sleep_ms(20);
-        running = keep_count_cmdline(tmp) > 0;
+        ns = ckbt_sandbox_pids(pid, spids, 8);
     }
-    CKBT_EXPECT(running, "the kernel runs in its sandbox");
+    CKBT_EXPECT(ns > 0, "the kernel runs in its sandbox");
     keep_sleep_ms(200);
     kill(pid, SIGTERM);
     int st = 0;
@@ -258,6 +275,8 @@ CKBT_TEST(keep_eval_sigterm_leaves_nothing, "quick")
     int left = 1;
     for (int t = 0; t < 150 && left; t++) {
         left = keep_count_cmdline(tmp);
+        for (int i = 0; i < ns; i++)
+            left += keep_pid_alive(spids[i]);
         if (left)
             keep_sleep_ms(20);
     }
