@@ -504,7 +504,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
     const size_t bp_bytes = (size_t)NCB * panel_bytes;
 #endif
     const size_t head = ((size_t)3 * G * sizeof(int64_t) + 63) / 64 * 64;
-    char *mem = aligned_alloc(64, head + (size_t)nthreads * bp_bytes);
+    char *mem = ckb_kit_alloc64(head + (size_t)nthreads * bp_bytes);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     int64_t *start = (int64_t *)mem, *count = start + G, *order = count + G;
@@ -596,7 +596,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
         /* one allocation per thread per call: packed lhs, rhs, partial sums */
         const size_t a_n = ckb_gemm8_ap_floats(&job) + 64, b_n = ckb_gemm8_bp_floats(&job);
         const size_t t_n = K > ckb_gemm8_kc(&job) ? (size_t)(rows * job.ldt) : 0;
-        float *buf = aligned_alloc(64, (a_n + b_n + t_n) * sizeof(float));
+        float *buf = ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float));
         job.t = buf && t_n ? buf + a_n + b_n : NULL;
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t x = 0; x < ngroups * GM_NQB; x++) {

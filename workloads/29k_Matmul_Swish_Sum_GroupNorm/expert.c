@@ -240,7 +240,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
               const ckb_bf16 *gn_weight, const ckb_bf16 *gn_bias, ckb_bf16 *out)
 {
     const int64_t npanel = OUT / 16;
-    uint32_t *wp = aligned_alloc(64, (size_t)(IN * OUT) * 2);
+    uint32_t *wp = ckb_kit_alloc64((size_t)(IN * OUT) * 2);
     if (!wp) /* out of memory: no way to report, out stays unwritten */
         return;
 
@@ -250,7 +250,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < npanel; q += 4)
             msg__pack(weight, q, q + 4 < npanel ? q + 4 : npanel, wp);
-        float *acc = aligned_alloc(64, (size_t)(MSG_MB * MSG_NB) * 4);
+        float *acc = ckb_kit_alloc64((size_t)(MSG_MB * MSG_NB) * 4);
         if (acc) /* out of memory: out stays unwritten */
             msg__tiles_on();
 #pragma omp for schedule(static)
@@ -380,7 +380,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
         /* one allocation per thread per call, freed below */
         const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
         const size_t t_n = (size_t)(rows * nb);
-        float *buf = m0 < m1 ? aligned_alloc(64, (a_n + b_n + t_n) * sizeof(float)) : NULL;
+        float *buf = m0 < m1 ? ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float)) : NULL;
         if (buf) { /* out of memory: no way to report, out stays unwritten */
             g.t = buf + a_n + b_n;
             e.t = g.t;

@@ -231,7 +231,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
               const ckb_bf16 *b2, ckb_bf16 *out)
 {
     const int64_t np1 = HID / 16, np2 = OUT / 16;
-    uint32_t *w1p = aligned_alloc(64, (size_t)(HID * IN + OUT * HID) * 2);
+    uint32_t *w1p = ckb_kit_alloc64((size_t)(HID * IN + OUT * HID) * 2);
     if (!w1p) /* out of memory: no way to report, out stays unwritten */
         return;
     uint32_t *w2p = w1p + HID * IN / 2;
@@ -247,9 +247,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
                 gsl__pack(w2, HID, q - np1, q - np1 + 1, w2p);
         }
 #pragma omp barrier
-        float *acc = aligned_alloc(64, (size_t)(GSL_MB * GSL_NB) * 4);
-        ckb_bf16 *h = aligned_alloc(64, (size_t)(GSL_MB * HID) * 2);
-        float *y = aligned_alloc(64, (size_t)(GSL_MB * OUT) * 4);
+        float *acc = ckb_kit_alloc64((size_t)(GSL_MB * GSL_NB) * 4);
+        ckb_bf16 *h = ckb_kit_alloc64((size_t)(GSL_MB * HID) * 2);
+        float *y = ckb_kit_alloc64((size_t)(GSL_MB * OUT) * 4);
         int ok = acc && h && y; /* out of memory: out stays unwritten */
         if (ok)
             gsl__tiles_on();
@@ -355,7 +355,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
     ckb_gemm8_job g2 = {.lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID, .n = OUT,
                         .mc = GSL_MB8, .nc = NB, .kc = GSL_KC8, .ldt = GSL_OUTP, .t_whole = 1};
     const size_t n1 = ckb_gemm8_prepack_floats(&g1), n2 = ckb_gemm8_prepack_floats(&g2);
-    float *wp = aligned_alloc(64, (n1 + n2) * sizeof(float));
+    float *wp = ckb_kit_alloc64((n1 + n2) * sizeof(float));
     if (!wp) /* out of memory: no way to report, out stays unwritten */
         return;
     g1.bpre = wp;
@@ -390,7 +390,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
         t1.ldt = ckb_gemm8_nc(&t1);
         const size_t s_n = (size_t)(((mb + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR) *
                                     t1.ldt);
-        float *buf = aligned_alloc(64, (a_n + y_n + s_n + h_n) * sizeof(float) + 64);
+        float *buf = ckb_kit_alloc64((a_n + y_n + s_n + h_n) * sizeof(float) + 64);
         if (buf) {
             t2.t = buf + a_n;
             t1.t = buf + a_n + y_n;

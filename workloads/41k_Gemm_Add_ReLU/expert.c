@@ -336,7 +336,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
                 uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
                 gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
             } else {
-                uint32_t *bp = aligned_alloc(64, (size_t)(ncp * panel_bytes));
+                uint32_t *bp = ckb_kit_alloc64((size_t)(ncp * panel_bytes));
                 if (bp) /* out of memory: no way to report, out stays unwritten */
                     gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
                 free(bp);
@@ -422,7 +422,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         const size_t t_n = IN > GAR_KCB ? (size_t)(rows * GAR_NCP) : 0;
         if (m0 < m1 && n0 < n1) {
             const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
-            float *buf = aligned_alloc(64, bytes);
+            float *buf = ckb_kit_alloc64(bytes);
             g.t = t_n ? buf + a_n + b_n : NULL;
             /* GAR_MB rows at a time: the f32 tile stays GAR_MB x GAR_NCP */
             for (int64_t mb = m0; buf && mb < m1; mb += GAR_MB)

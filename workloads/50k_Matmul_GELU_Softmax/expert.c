@@ -373,7 +373,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     }
     const int64_t nstep = (rmax + mc - 1) / mc;
     const int64_t zrows = mc < rmax ? mc : rmax;
-    float *zall = aligned_alloc(64, (size_t)(tm * zrows * OUT) * sizeof(float) + 64);
+    float *zall = ckb_kit_alloc64((size_t)(tm * zrows * OUT) * sizeof(float) + 64);
     if (!zall) /* out of memory: no way to report, out stays unwritten */
         return;
 
@@ -400,7 +400,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             ggs__share(x, weight, bias, out, z, m0, m1, mc, nstep, tj, tn, q0, q1, ncp, bp);
         } else {
             /* every thread must still reach the barriers, buffer or not */
-            uint32_t *bp = aligned_alloc(64, (size_t)(ncp * panel_bytes));
+            uint32_t *bp = ckb_kit_alloc64((size_t)(ncp * panel_bytes));
             ggs__share(x, weight, bias, out, z, m0, m1, mc, nstep, tj, tn, bp ? q0 : 0,
                        bp ? q1 : 0, ncp, bp);
             free(bp);
@@ -481,7 +481,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     }
     const int64_t nstep = (rmax + mc - 1) / mc;
     const int64_t zrows = mc < rmax ? mc : rmax;
-    float *zall = aligned_alloc(64, (size_t)(tm * zrows * GGS_LDZ) * sizeof(float) + 64);
+    float *zall = ckb_kit_alloc64((size_t)(tm * zrows * GGS_LDZ) * sizeof(float) + 64);
     if (!zall) /* out of memory: no way to report, out stays unwritten */
         return;
 
@@ -500,7 +500,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         /* one allocation per thread per call, freed below; every thread
          * must still reach the barriers, buffer or not */
         const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
-        float *buf = aligned_alloc(64, ((a_n + b_n) * sizeof(float) + 63) / 64 * 64);
+        float *buf = ckb_kit_alloc64(((a_n + b_n) * sizeof(float) + 63) / 64 * 64);
         for (int64_t s = 0; s < nstep; s++) {
             const int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
             if (buf && i0 < i1 && n0 < n1)

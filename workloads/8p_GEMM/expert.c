@@ -326,7 +326,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
                 uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
                 gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
             } else {
-                uint32_t *bp = aligned_alloc(64, (size_t)(ncp * panel_bytes));
+                uint32_t *bp = ckb_kit_alloc64((size_t)(ncp * panel_bytes));
                 if (bp) /* out of memory: no way to report, C stays unwritten */
                     gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
                 free(bp);
@@ -399,7 +399,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
         const size_t t_n = K > GEMM_KCB ? (size_t)(rows * GEMM_NCP) : 0;
         if (m0 < m1 && n0 < n1) {
             const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
-            float *buf = aligned_alloc(64, bytes);
+            float *buf = ckb_kit_alloc64(bytes);
             g.t = t_n ? buf + a_n + b_n : NULL;
             /* GEMM_MB rows at a time, so that the f32 tile stays GEMM_MB x
              * GEMM_NCP whatever M is (B is packed once per GEMM_MB rows) */
