@@ -11,10 +11,12 @@
 #include "harness.h"
 #include "machine/isa.h"
 
+/* The defaults (resolved as with no profile), each plus bump. */
 static void values_of(const ckb_workload *w, int64_t bump, int64_t *v)
 {
+    ckb_expert_defaults(w, NULL, v);
     for (int i = 0; i < w->nparams; i++)
-        v[i] = w->params[i].fallback + bump;
+        v[i] += bump;
 }
 
 static int same_values(const ckb_workload *w, const ckb_expert_config *c, const int64_t *v)
@@ -44,7 +46,7 @@ CKBT_TEST(expert_tuned_json_is_keyed_by_host, "quick")
                             .untuned_speedup = 1.25, .tried = 4, .correct = 4};
 
     /* no file: the defaults, untuned */
-    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, &c);
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, NULL, &c);
     CKBT_EXPECT(!c.tuned && same_values(w, &c, def) && strstr(c.note, "no tuned values"),
                 "no file: defaults, note '%s'", c.note);
 
@@ -55,19 +57,19 @@ CKBT_TEST(expert_tuned_json_is_keyed_by_host, "quick")
     CKBT_EXPECT(ckb_expert_config_write(path, zen, w, CKB_SIZE_DEFAULT, 2, &c, &out) == 0,
                 "write for the AVX2 host");
 
-    ckb_expert_config_read(path, amx, w, CKB_SIZE_DEFAULT, 2, &c);
+    ckb_expert_config_read(path, amx, w, CKB_SIZE_DEFAULT, 2, NULL, &c);
     CKBT_EXPECT(c.tuned && same_values(w, &c, va), "the AMX host reads its own values");
-    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, &c);
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, NULL, &c);
     CKBT_EXPECT(c.tuned && same_values(w, &c, vz) && !c.note[0],
                 "the AVX2 host reads its own values (the AMX host's were kept)");
 
     /* the same CPU at another ISA level, or another budget: untuned */
-    ckb_expert_config_read(path, "AMD EPYC | portable", w, CKB_SIZE_DEFAULT, 2, &c);
+    ckb_expert_config_read(path, "AMD EPYC | portable", w, CKB_SIZE_DEFAULT, 2, NULL, &c);
     CKBT_EXPECT(!c.tuned && same_values(w, &c, def), "another ISA level runs the defaults");
     CKBT_EXPECT(strstr(c.note, "untuned on this host") && strstr(c.note, amx) &&
                     strstr(c.note, zen),
                 "the note names the hosts the file has: '%s'", c.note);
-    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 4, &c);
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 4, NULL, &c);
     CKBT_EXPECT(!c.tuned && strstr(c.note, "default/4t"), "another budget: '%s'", c.note);
 
     /* an entry from before host keys names no host: no host uses it */
@@ -79,7 +81,7 @@ CKBT_TEST(expert_tuned_json_is_keyed_by_host, "quick")
     json_object_object_add(root, "small/2t", legacy);
     CKBT_EXPECT(json_object_to_file(path, root) == 0, "write a legacy entry");
     json_object_put(root);
-    ckb_expert_config_read(path, zen, w, CKB_SIZE_SMALL, 2, &c);
+    ckb_expert_config_read(path, zen, w, CKB_SIZE_SMALL, 2, NULL, &c);
     CKBT_EXPECT(!c.tuned && same_values(w, &c, def) && strstr(c.note, "an unrecorded host"),
                 "a legacy entry is not this host's: '%s'", c.note);
 
@@ -147,4 +149,46 @@ CKBT_TEST(expert_tune_all_covers_every_expert, "quick")
     CKBT_EXPECT(WIFEXITED(neither) && WEXITSTATUS(neither) == 2 && WIFEXITED(both) &&
                     WEXITSTATUS(both) == 2,
                 "tune with no WORKLOAD and no --all, or with both, must exit 2");
+}
+
+/* A parameter whose default is the host's fastest bf16 unit takes it from
+ * the profile: the same AVX-512 BF16 ISA gives the dot on a Zen 4 and f32
+ * FMA on a Xeon whose dot runs at half the FMA rate. */
+CKBT_TEST(expert_host_unit_default_follows_the_profile, "quick")
+{
+    ckb_machine zen4 = {.f32_gflops = 233, .bf16_dot_gflops = 467};
+    ckb_machine xeon = {.f32_gflops = 330, .bf16_dot_gflops = 165};
+    ckb_machine amx = {.f32_gflops = 460, .bf16_dot_gflops = 120, .bf16_amx_gflops = 5900};
+    ckb_machine avx2 = {.f32_gflops = 192};
+    CKBT_EXPECT(ckb_expert_host_unit(&zen4) == 0, "Zen 4: the bf16 dot");
+    CKBT_EXPECT(ckb_expert_host_unit(&xeon) == 1, "Xeon without AMX: f32 FMA");
+    CKBT_EXPECT(ckb_expert_host_unit(&amx) == 2, "AMX host: AMX");
+    CKBT_EXPECT(ckb_expert_host_unit(&avx2) == 1, "AVX2 host: f32 FMA");
+    CKBT_EXPECT(ckb_expert_host_unit(NULL) == 1, "no profile: f32 FMA");
+
+    int found = 0;
+    for (int n = 0; n < ckb_workload_count(); n++) {
+        const ckb_workload *w = ckb_workload_at(n);
+        for (int i = 0; i < w->nparams; i++) {
+            if (w->params[i].fallback != CKB_PARAM_HOST_UNIT)
+                continue;
+            found++;
+            char path[512];
+            snprintf(path, sizeof path, "%s/none.json", ckbt_tmpdir());
+            ckb_expert_config c;
+            ckb_expert_config_read(path, "AMD EPYC | avx512bf16", w, CKB_SIZE_DEFAULT, 2, &zen4,
+                                   &c);
+            CKBT_EXPECT(!c.tuned && c.values[i] == 0, "%s %s on Zen 4: %lld", w->id,
+                        w->params[i].name, (long long)c.values[i]);
+            ckb_expert_config_read(path, "Xeon | avx512bf16", w, CKB_SIZE_DEFAULT, 2, &xeon, &c);
+            CKBT_EXPECT(c.values[i] == 1, "%s %s on the Xeon: %lld", w->id, w->params[i].name,
+                        (long long)c.values[i]);
+            char text[80];
+            snprintf(text, sizeof text, "%s=0", w->params[i].name);
+            ckb_expert_config_read(path, "AMD EPYC | avx512bf16", w, CKB_SIZE_DEFAULT, 2, &zen4,
+                                   &c);
+            CKBT_EXPECT(strcmp(c.text[i], text) == 0, "the define says it: %s", c.text[i]);
+        }
+    }
+    CKBT_EXPECT(found >= 6, "the experts with a unit choice declare it per host (%d)", found);
 }

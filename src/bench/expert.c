@@ -8,6 +8,7 @@
 
 #include "core/fsutil.h"
 #include "machine/profile.h"
+#include "machine/roofline.h"
 
 int ckb_expert_path(const ckb_workload *w, char *buf, size_t n)
 {
@@ -30,6 +31,21 @@ void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_exp
                  (long long)values[i]);
         cfg->defines[i] = cfg->text[i];
     }
+}
+
+int ckb_expert_host_unit(const ckb_machine *m)
+{
+    const char *unit = NULL;
+    if (!m || !(ckb_roof_compute(m, CKB_PREC_BF16, &unit) > 0))
+        return 1;
+    return strcmp(unit, "amx") == 0 ? 2 : strcmp(unit, "bf16_dot") == 0 ? 0 : 1;
+}
+
+void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values)
+{
+    for (int i = 0; i < w->nparams; i++)
+        values[i] = w->params[i].fallback == CKB_PARAM_HOST_UNIT ? ckb_expert_host_unit(m)
+                                                                  : w->params[i].fallback;
 }
 
 void ckb_expert_host(char *buf, size_t n)
@@ -78,11 +94,11 @@ static void expert__others(json_object *root, const char *base, char *buf, size_
 }
 
 void ckb_expert_config_read(const char *path, const char *host, const ckb_workload *w,
-                            ckb_size s, int threads, ckb_expert_config *cfg)
+                            ckb_size s, int threads, const ckb_machine *m,
+                            ckb_expert_config *cfg)
 {
     int64_t values[CKB_MAX_PARAMS];
-    for (int i = 0; i < w->nparams; i++)
-        values[i] = w->params[i].fallback;
+    ckb_expert_defaults(w, m, values);
     char key[512], base[128], others[160];
     expert__key(w, s, threads, host, key, sizeof key);
     expert__base_key(w, s, threads, base, sizeof base);
@@ -117,12 +133,12 @@ void ckb_expert_config_read(const char *path, const char *host, const ckb_worklo
 }
 
 void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
-                            ckb_expert_config *cfg)
+                            const ckb_machine *m, ckb_expert_config *cfg)
 {
     char path[512], host[200];
     ckb_expert_tuned_path(w, path, sizeof path);
     ckb_expert_host(host, sizeof host);
-    ckb_expert_config_read(path, host, w, s, threads, cfg);
+    ckb_expert_config_read(path, host, w, s, threads, m, cfg);
 }
 
 int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,

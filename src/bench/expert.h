@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "machine/profile.h"
 #include "workloads/workload.h"
 
 typedef struct {
@@ -35,13 +36,21 @@ void ckb_expert_host(char *buf, size_t n);
 int ckb_expert_path(const ckb_workload *w, char *buf, size_t n);
 /* Fills cfg from values[] (w->nparams of them). */
 void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_expert_config *cfg);
+/* The value of a CKB_PARAM_HOST_UNIT parameter on the host m profiles: 2
+ * when AMX is its fastest bf16 unit, 0 the bf16 dot, else 1 (f32 FMA; also
+ * for m NULL or without figures). */
+int ckb_expert_host_unit(const ckb_machine *m);
+/* The declared defaults, each CKB_PARAM_HOST_UNIT one resolved for m. */
+void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values);
 /* The tuned values for (size, threads, this host), else the declared
- * defaults with cfg->tuned = 0 and cfg->note saying what tuned.json holds. */
+ * defaults (resolved for m) with cfg->tuned = 0 and cfg->note saying what
+ * tuned.json holds. */
 void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
-                            ckb_expert_config *cfg);
+                            const ckb_machine *m, ckb_expert_config *cfg);
 /* The same from the tuned.json at path for the given host string. */
 void ckb_expert_config_read(const char *path, const char *host, const ckb_workload *w,
-                            ckb_size s, int threads, ckb_expert_config *cfg);
+                            ckb_size s, int threads, const ckb_machine *m,
+                            ckb_expert_config *cfg);
 /* What a search found: the best configuration's and the untuned defaults'
  * medians and speedups over the baseline timed beside them (-1: not correct). */
 typedef struct {

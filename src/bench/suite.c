@@ -145,7 +145,7 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     ckb_expert_config cfg;
     int has_expert = o->use_expert && ckb_expert_path(w, expert, sizeof expert);
     if (has_expert) {
-        ckb_expert_config_load(w, o->size, o->threads, &cfg);
+        ckb_expert_config_load(w, o->size, o->threads, o->machine, &cfg);
         /* tuned values are per host: say so when this one has none */
         if (!cfg.tuned && w->nparams > 0)
             fprintf(stderr, "%sckbench: %s: the expert runs %s; `ckbench tune %s` tunes it here\n",

@@ -44,6 +44,12 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
     return -2;
 }
 
+/* A grid value; CKB_PARAM_HOST_UNIT is this host's fastest unit. */
+static int64_t tune__value(int64_t v, const ckb_machine *m)
+{
+    return v == CKB_PARAM_HOST_UNIT ? ckb_expert_host_unit(m) : v;
+}
+
 static void tune__print_config(const ckb_workload *w, const int64_t *v)
 {
     for (int i = 0; i < w->nparams; i++)
@@ -71,7 +77,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         int64_t v[CKB_MAX_PARAMS];
         for (int n = 0; n < total; n++) {
             for (int i = 0; i < w->nparams; i++)
-                v[i] = w->params[i].values[idx[i]];
+                v[i] = tune__value(w->params[i].values[idx[i]], o->machine);
             printf("[%3d/%d] ", n + 1, total);
             tune__print_config(w, v);
             printf("\n");
@@ -85,8 +91,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     }
 
     int64_t fallback[CKB_MAX_PARAMS], cur[CKB_MAX_PARAMS], best_v[CKB_MAX_PARAMS];
-    for (int i = 0; i < w->nparams; i++)
-        fallback[i] = w->params[i].fallback;
+    ckb_expert_defaults(w, o->machine, fallback);
     ckb_eval_result r;
     double untuned = tune__eval(w, o, expert, fallback, &r);
     double untuned_ms = untuned > 0 ? r.cand.median : -1;
@@ -104,7 +109,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     int idx[CKB_MAX_PARAMS] = {0};
     for (int n = 0; n < total; n++) {
         for (int i = 0; i < w->nparams; i++)
-            cur[i] = w->params[i].values[idx[i]];
+            cur[i] = tune__value(w->params[i].values[idx[i]], o->machine);
         double sp = tune__eval(w, o, expert, cur, &r);
         tried++;
         printf("[%3d/%d] ", n + 1, total);

@@ -379,6 +379,7 @@ static int generate__run(const ckb_cli_args *a)
     ckb_roof_make(&m, CKB_PREC_BF16, 0, &roof);
     o.g.eval.peak_gflops = roof.compute_gflops;
     o.g.eval.bw_gbs = roof.mem_gbs;
+    o.g.machine = &m;
     if (!run) {
         if (!o.out) {
             time_t now = time(NULL);

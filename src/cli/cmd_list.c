@@ -94,8 +94,12 @@ static int describe__run(const ckb_cli_args *a)
     if (w->nparams) {
         printf("\n  expert parameters:\n");
         for (int i = 0; i < w->nparams; i++) {
-            printf("    %-10s default %-6lld grid", w->params[i].name,
-                   (long long)w->params[i].fallback);
+            char dflt[24];
+            if (w->params[i].fallback == CKB_PARAM_HOST_UNIT)
+                snprintf(dflt, sizeof dflt, "host"); /* the profile's fastest unit */
+            else
+                snprintf(dflt, sizeof dflt, "%lld", (long long)w->params[i].fallback);
+            printf("    %-10s default %-6s grid", w->params[i].name, dflt);
             for (int k = 0; k < w->params[i].nvalues; k++)
                 printf(" %lld", (long long)w->params[i].values[k]);
             printf("\n");

@@ -109,7 +109,7 @@ static double gen__expert(ckb_gen_wl *g)
     for (int t = 0; !j && t < CKB_GEN_RETIME_TRIES; t++) {
         ckb_eval_opts eo = g->o->eval;
         ckb_expert_config cfg;
-        ckb_expert_config_load(g->w, eo.size, eo.threads, &cfg);
+        ckb_expert_config_load(g->w, eo.size, eo.threads, g->o->machine, &cfg);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
         if (!g->o->quiet)

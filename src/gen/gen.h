@@ -46,6 +46,7 @@ typedef struct {
     const char *provider, *model; /* as recorded */
     const char *docs_target;     /* NULL: the machine's default */
     int use_expert;              /* evaluate the expert once for expert_speedup */
+    const ckb_machine *machine;  /* the host the expert's host-unit defaults are for */
     uint64_t seed;               /* 0: eval seeds drawn from the OS; else derived */
     int quiet;                   /* no progress lines */
     ckb_eval_opts eval;

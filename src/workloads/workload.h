@@ -69,6 +69,14 @@ typedef struct {
 
 /* One tunable parameter of an expert kernel: a macro name, its untuned
  * default and the grid `ckbench tune` searches. */
+
+/* An untuned default that is the host's, not a constant: the matmul unit
+ * the machine profile measured fastest for bf16 work, in the experts' MMA
+ * encoding (0 vdpbf16ps, 1 f32 FMA, 2 AMX). Which one wins differs between
+ * CPUs of the same ISA (AMD Zen 4: the bf16 dot at twice the FMA rate; an
+ * Intel Xeon without AMX: FMA at twice the dot's), so no compile-time
+ * default is right on both (bench/expert.h resolves it). */
+#define CKB_PARAM_HOST_UNIT (-1)
 typedef struct {
     const char *name;
     int64_t fallback;

@@ -178,10 +178,11 @@ const ckb_workload ckb_wl_11p_Megablox_GMM = {
     /* expert.c: the matmul instructions (2: AMX tiles, where targeted,
      * else the same as 1; 1: f32 FMA on widened operands; 0: vdpbf16ps),
      * column panels (64 wide) per work item, AMX's k per packed chunk, the
-     * AVX-512 micro-kernel's rows. Only 2 is searched: without AMX it is 1,
-     * and with it FMA is ~8x slower (each FMA config costs minutes). */
+     * AVX-512 micro-kernel's rows. The unit is the host's fastest (the
+     * machine profile's), not searched: on the AMX host FMA was ~8x slower
+     * and each FMA config cost minutes. */
     .nparams = 4,
-    .params = {{"MMA", 2, 1, {2}},
+    .params = {{"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}},
                {"NCB", 4, 4, {1, 2, 4, 12}},
                {"KC", 256, 2, {256, 512}},
                {"MR", 4, 1, {4}}},

@@ -147,10 +147,12 @@ const ckb_workload ckb_wl_1p_Flash_Attention = {
     .reference = attn_reference,
     .flops = attn_flops,
     .bytes = attn_bytes,
-    /* expert.c: query and key block sizes, and the schedule of query blocks
-     * (0 dynamic heaviest-first, 1 the same order static cyclic). */
-    .nparams = 3,
+    /* expert.c: query and key block sizes, the schedule of query blocks
+     * (0 dynamic heaviest-first, 1 the same order static cyclic), and the
+     * matmul unit (ckb_kit_flash.h's MMA): the host's fastest, not searched. */
+    .nparams = 4,
     .params = {{"BQ", 64, 6, {32, 64, 96, 128, 192, 256}},
                {"BK", 64, 5, {64, 96, 128, 192, 256}},
-               {"SCHED", 0, 2, {0, 1}}},
+               {"SCHED", 0, 2, {0, 1}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

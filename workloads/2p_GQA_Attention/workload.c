@@ -182,9 +182,11 @@ const ckb_workload ckb_wl_2p_GQA_Attention = {
     .bytes = gqa_bytes,
     /* expert.c: query and key block sizes, and the schedule of the (query
      * block, query head) work items (0 dynamic heaviest-first, 1 the same
-     * order static cyclic). */
-    .nparams = 3,
+     * order static cyclic), and the matmul unit (the kit's MMA: the host's
+     * fastest, not searched). */
+    .nparams = 4,
     .params = {{"BQ", 64, 3, {64, 128, 256}},
                {"BK", 64, 2, {64, 256}},
-               {"SCHED", 0, 2, {0, 1}}},
+               {"SCHED", 0, 2, {0, 1}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

@@ -281,5 +281,5 @@ const ckb_workload ckb_wl_6p_Paged_Attention = {
     .nparams = 3,
     .params = {{"NPB", 2, 3, {1, 2, 4}},
                {"SPLIT", 32, 2, {0, 32}},
-               {"MMA", 1, 2, {0, 1}}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 2, {0, 1}}},
 };

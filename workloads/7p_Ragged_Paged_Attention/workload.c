@@ -345,5 +345,5 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
     .nparams = 3,
     .params = {{"BQ", 256, 3, {64, 128, 256}},
                {"BK", 64, 2, {64, 128}},
-               {"MMA", 2, 3, {0, 1, 2}}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 3, {0, 1, 2}}},
 };
