@@ -19,6 +19,17 @@
  * An expert sets CKB_GEMM8_MR / CKB_GEMM8_NR before including this file
  * (defaults 6 x 16: 12 accumulators, 2 panel vectors and a broadcast fit
  * the 16 ymm registers). Only experts can include it (see README.md).
+ *
+ * CKB_GEMM_UNIT chooses the instructions of that driver's micro-kernel, in
+ * the experts' MMA encoding: 1 (the default) f32 FMA in ymm, as above; 0
+ * vdpbf16ps in zmm on bf16 pairs, where the target has AVX-512 BF16 (else
+ * it runs as 1). Which is faster is the CPU's: an AMD Zen 4 runs the dot at
+ * twice the FMA rate, an Intel Xeon without AMX at half. With 0 both
+ * operands are packed as pairs of consecutive k (the "VNNI" layout, lane j
+ * holding column j's pair), NR a multiple of 16 and MR at most 8 (the
+ * defaults become 8 x 32: 16 zmm accumulators); the job, the blocking, the
+ * epilogues and their f32 tiles are the same, so an expert switches unit by
+ * one macro.
  */
 #pragma once
 
@@ -67,19 +78,46 @@ static inline float ckb_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t k
 
 #if defined(__AVX2__) && defined(__FMA__)
 
+#ifndef CKB_GEMM_UNIT
+#define CKB_GEMM_UNIT 1
+#endif
+#if CKB_GEMM_UNIT == 0 &&                                                                      \
+    !(defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__))
+#undef CKB_GEMM_UNIT
+#define CKB_GEMM_UNIT 1
+#endif
+#define CKB_GEMM_DOT (CKB_GEMM_UNIT == 0)
+
 #ifndef CKB_GEMM8_MR
-#define CKB_GEMM8_MR 6
+#define CKB_GEMM8_MR (CKB_GEMM_DOT ? 8 : 6)
 #endif
 #ifndef CKB_GEMM8_NR
-#define CKB_GEMM8_NR 16
+#define CKB_GEMM8_NR (CKB_GEMM_DOT ? 32 : 16)
 #endif
-#define CKB_GEMM8_V (CKB_GEMM8_NR / 8) /* ymm accumulators per tile row */
-#define CKB_GEMM8_AS 8                 /* floats per k in a packed A sliver */
+#define CKB_GEMM8_V (CKB_GEMM8_NR / 8)   /* ymm vectors per tile row */
+#define CKB_GEMM8_V16 (CKB_GEMM8_NR / 16) /* zmm accumulators per tile row (dot) */
+#define CKB_GEMM8_AS 8                   /* values per k step in a packed A sliver */
 
-#if CKB_GEMM8_NR % 8 != 0 || CKB_GEMM8_NR < 8 || CKB_GEMM8_NR > 32 || CKB_GEMM8_MR < 1 ||         \
+#if CKB_GEMM_DOT
+#if CKB_GEMM8_NR % 16 != 0 || CKB_GEMM8_NR > 64 || CKB_GEMM8_MR < 1 || CKB_GEMM8_MR > 8 ||       \
+    CKB_GEMM8_MR * CKB_GEMM8_V16 + CKB_GEMM8_V16 + 1 > 32
+#error "dot MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
+#endif
+#elif CKB_GEMM8_NR % 8 != 0 || CKB_GEMM8_NR < 8 || CKB_GEMM8_NR > 32 || CKB_GEMM8_MR < 1 ||       \
     CKB_GEMM8_MR > 8 || CKB_GEMM8_MR * CKB_GEMM8_V + CKB_GEMM8_V + 1 > 16
 #error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
 #endif
+
+#if CKB_GEMM_DOT
+/* Lanes [0, left) of 16. */
+static inline __mmask16 ckb_gemm8__mask16(int64_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+}
+#endif
+
+/* k steps of a packed kc-deep block: k itself in f32, pairs with the dot. */
+static inline int64_t ckb_gemm8_kp(int64_t kc) { return CKB_GEMM_DOT ? (kc + 1) / 2 : kc; }
 
 /* 8 f32 to 8 bf16, rounded to nearest even; NaN stays (quiet) NaN. The
  * same arithmetic as ckb_f32_to_bf16, lane by lane. */
@@ -217,7 +255,10 @@ typedef struct ckb_gemm8_job {
  * whole slivers. */
 static inline int64_t ckb_gemm8_kc(const ckb_gemm8_job *g)
 {
-    return g->kc < 1 || g->kc > g->k ? g->k : g->kc;
+    if (g->kc < 1 || g->kc >= g->k)
+        return g->k;
+    /* pairs never straddle two k blocks: only the last may be odd */
+    return CKB_GEMM_DOT ? (g->kc < 2 ? 2 : g->kc & ~(int64_t)1) : g->kc;
 }
 
 static inline int64_t ckb_gemm8_nc(const ckb_gemm8_job *g)
@@ -298,6 +339,82 @@ static inline void ckb_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, fl
             out[(k + e) * stride + r] = ckb_bf16_to_f32(row[r][k + e]);
 }
 
+#if CKB_GEMM_DOT
+/* Eight rows of bf16 (k contiguous, kc of them) into out[p][0:8] (p the
+ * pair of k 2p, 2p+1; pairs stride apart): 8 rows x 8 pairs transposed as
+ * 32-bit lanes at a time. An odd kc's last pair has a zero high half. */
+static inline void ckb_gemm8__pairs8(const ckb_bf16 *const row[8], int64_t kc,
+                                     uint32_t *restrict out, int64_t stride)
+{
+    int64_t p = 0;
+    for (; 2 * p + 16 <= kc; p += 8) {
+        __m256i r[8], t[8], u[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = _mm256_loadu_si256((const __m256i *)(row[i] + 2 * p));
+        for (int i = 0; i < 8; i += 2) {
+            t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+            t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+        }
+        for (int i = 0; i < 8; i += 4) {
+            u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+            u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+            u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+            u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+        }
+        uint32_t *o = out + p * stride;
+        for (int i = 0; i < 4; i++) {
+            _mm256_storeu_si256((__m256i *)(o + i * stride),
+                                _mm256_permute2x128_si256(u[i], u[i + 4], 0x20));
+            _mm256_storeu_si256((__m256i *)(o + (i + 4) * stride),
+                                _mm256_permute2x128_si256(u[i], u[i + 4], 0x31));
+        }
+    }
+    for (; 2 * p < kc; p++)
+        for (int i = 0; i < 8; i++)
+            out[p * stride + i] = (uint32_t)row[i][2 * p] |
+                                  (2 * p + 1 < kc ? (uint32_t)row[i][2 * p + 1] << 16 : 0u);
+}
+
+/* The dot's B panels: bp[q][(kc+1)/2][NR] pairs of B[k0:k0+kc, j0 + NR q
+ * ...]; columns past n are zero (row-major B) or repeat column n-1
+ * (transposed B), never stored either way. Row-major B: the pair of column
+ * j from two rows, 16 columns a vector; transposed: a column's pairs are
+ * consecutive in its row, 8 columns transposed at a time. */
+static inline void ckb_gemm8__pack_b_pairs(const ckb_gemm8_job *g, int64_t k0, int64_t kc,
+                                           int64_t j0, int64_t np, uint32_t *restrict bp)
+{
+    const int64_t kp = (kc + 1) / 2;
+    for (int64_t q = 0; q < np; q++) {
+        uint32_t *panel = bp + q * kp * CKB_GEMM8_NR;
+        const int64_t jq = j0 + q * CKB_GEMM8_NR;
+        if (g->bt) {
+            for (int h = 0; h < CKB_GEMM8_NR; h += 8) {
+                const ckb_bf16 *row[8];
+                for (int r = 0; r < 8; r++) {
+                    int64_t j = jq + h + r;
+                    row[r] = g->b + (j < g->n ? j : g->n - 1) * g->ldb + k0;
+                }
+                ckb_gemm8__pairs8(row, kc, panel + h, CKB_GEMM8_NR);
+            }
+            continue;
+        }
+        for (int64_t p = 0; p < kp; p++) {
+            const ckb_bf16 *r0 = g->b + (k0 + 2 * p) * g->ldb;
+            const ckb_bf16 *r1 = 2 * p + 1 < kc ? r0 + g->ldb : NULL;
+            for (int h = 0; h < CKB_GEMM8_NR; h += 16) {
+                const int64_t j = jq + h;
+                const __mmask16 m = ckb_gemm8__mask16(g->n - j);
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
+                __m512i hi = r1 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1 + j))
+                                : _mm512_setzero_si512();
+                _mm512_storeu_si512((void *)(panel + p * CKB_GEMM8_NR + h),
+                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+    }
+}
+#endif
+
 /* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
  * past n are zero (row-major B) or repeat column n-1 (transposed B): never
  * stored either way. Row-major B is read row by row, each row one run. */
@@ -305,6 +422,10 @@ static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t 
                                     int64_t nc, float *restrict bp)
 {
     const int64_t np = (nc + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR;
+#if CKB_GEMM_DOT
+    ckb_gemm8__pack_b_pairs(g, k0, kc, j0, np, (uint32_t *)bp);
+    return;
+#endif
     if (g->bt) {
         for (int64_t q = 0; q < np; q++)
             for (int h = 0; h < CKB_GEMM8_NR; h += 8) {
@@ -337,7 +458,7 @@ static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t 
 
 /* Packs panels [q0, q1) of B (all of k) into dst, laid out as the driver
  * reads a pre-packed B: k block pc at dst + pc * (n rounded up to CKB_GEMM8_NR), its
- * panel q at + q * kc * CKB_GEMM8_NR. Threads may split the panels; dst needs
+ * panel q at + q * ckb_gemm8_kp(kc) * CKB_GEMM8_NR. Threads may split the panels; dst needs
  * ckb_gemm8_prepack_floats floats, 32-byte aligned. */
 static inline void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t q0, int64_t q1)
 {
@@ -346,7 +467,7 @@ static inline void ckb_gemm8_prepack(const ckb_gemm8_job *g, float *dst, int64_t
         const int64_t kc = g->k - pc < kcb ? g->k - pc : kcb;
         for (int64_t q = q0; q < q1; q++)
             ckb_gemm8_pack_b(g, pc, kc, q * CKB_GEMM8_NR, CKB_GEMM8_NR,
-                             dst + pc * npad + q * kc * CKB_GEMM8_NR);
+                             dst + pc * npad + q * ckb_gemm8_kp(kc) * CKB_GEMM8_NR);
     }
 }
 
@@ -361,7 +482,12 @@ static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t 
             int64_t i = s * CKB_GEMM8_MR + (r < CKB_GEMM8_MR ? r : CKB_GEMM8_MR - 1);
             row[r] = g->a + (i0 + (i < mc ? i : mc - 1)) * g->lda + k0;
         }
+#if CKB_GEMM_DOT
+        ckb_gemm8__pairs8(row, kc, (uint32_t *)ap + s * ckb_gemm8_kp(kc) * CKB_GEMM8_AS,
+                          CKB_GEMM8_AS);
+#else
         ckb_gemm8__pack8(row, kc, ap + s * kc * CKB_GEMM8_AS, CKB_GEMM8_AS);
+#endif
     }
 }
 
@@ -371,6 +497,62 @@ static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t 
  * add. Not last (or no epi): the sums go to t, rows below mr only; last
  * with epi: the tile goes to epi.
  */
+#if CKB_GEMM_DOT
+/* The dot's micro-kernel: as below, on kp = (kc+1)/2 pairs, zmm
+ * accumulators, a's pair of row r broadcast into every lane. */
+static inline __attribute__((always_inline)) void
+ckb_gemm8__ukernel(int64_t kc, const float *restrict a_, const float *restrict b_,
+                   float *restrict t, int64_t ldt, int add, int last, ckb_gemm8_epi epi,
+                   void *ctx, int64_t i, int64_t j, int mr, int nr)
+{
+    const uint32_t *restrict a = (const uint32_t *)a_, *restrict b = (const uint32_t *)b_;
+    const int64_t kp = (kc + 1) / 2;
+    __m512 acc[CKB_GEMM8_MR][CKB_GEMM8_V16];
+#pragma GCC unroll 8
+    for (int r = 0; r < CKB_GEMM8_MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_V16; v++)
+            acc[r][v] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int64_t p = 0; p < kp; p++) {
+        __m512bh bv[CKB_GEMM8_V16];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_V16; v++)
+            bv[v] = (__m512bh)_mm512_loadu_si512((const void *)(b + p * CKB_GEMM8_NR + 16 * v));
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++) {
+            const __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[p * CKB_GEMM8_AS + r]);
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM8_V16; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], bv[v], x);
+        }
+    }
+    if (add) {
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++)
+            if (r < mr)
+#pragma GCC unroll 4
+                for (int v = 0; v < CKB_GEMM8_V16; v++)
+                    acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_loadu_ps(t + r * ldt + 16 * v));
+    }
+    if (!last || !epi) {
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++)
+            if (r < mr)
+#pragma GCC unroll 4
+                for (int v = 0; v < CKB_GEMM8_V16; v++)
+                    _mm512_storeu_ps(t + r * ldt + 16 * v, acc[r][v]);
+        return;
+    }
+    float tile[CKB_GEMM8_MR * CKB_GEMM8_NR] __attribute__((aligned(64)));
+#pragma GCC unroll 8
+    for (int r = 0; r < CKB_GEMM8_MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8_V16; v++)
+            _mm512_store_ps(tile + r * CKB_GEMM8_NR + 16 * v, acc[r][v]);
+    epi(ctx, tile, i, j, mr, nr);
+}
+#else
 static inline __attribute__((always_inline)) void
 ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
                    int64_t ldt, int add, int last, ckb_gemm8_epi epi, void *ctx, int64_t i,
@@ -421,6 +603,7 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b,
             _mm256_store_ps(tile + r * CKB_GEMM8_NR + 8 * v, acc[r][v]);
     epi(ctx, tile, i, j, mr, nr);
 }
+#endif
 
 /*
  * C[m0:m1, n0:n1] of the job (n0 a multiple of CKB_GEMM8_NR): BLIS's loops
@@ -443,7 +626,7 @@ ckb_gemm8_run(const ckb_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
             const int add = pc > 0, last = pc + kc >= g->k;
             const float *b = bp;
             if (g->bpre)
-                b = g->bpre + pc * npad + jc / CKB_GEMM8_NR * kc * CKB_GEMM8_NR;
+                b = g->bpre + pc * npad + jc * ckb_gemm8_kp(kc);
             else
                 ckb_gemm8_pack_b(g, pc, kc, jc, nc, bp);
             for (int64_t ic = m0; ic < m1; ic += mcb) {
@@ -451,13 +634,14 @@ ckb_gemm8_run(const ckb_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
                 ckb_gemm8_pack_a(g, ic, mc, pc, kc, ap);
                 for (int64_t jr = 0; jr < nc; jr += CKB_GEMM8_NR) {
                     const int nr = nc - jr < CKB_GEMM8_NR ? (int)(nc - jr) : CKB_GEMM8_NR;
-                    const float *bb = b + jr * kc; /* panel jr / CKB_GEMM8_NR */
+                    const float *bb = b + jr * ckb_gemm8_kp(kc); /* panel jr / NR */
                     for (int64_t ir = 0; ir < mc; ir += CKB_GEMM8_MR) {
                         const int mr = mc - ir < CKB_GEMM8_MR ? (int)(mc - ir) : CKB_GEMM8_MR;
                         float *tt = g->t ? g->t + (ic - m0 + ir) * g->ldt +
                                                (g->t_whole ? jc + jr : jr)
                                          : NULL;
-                        const float *aa = ap + ir / CKB_GEMM8_MR * kc * CKB_GEMM8_AS;
+                        const float *aa =
+                            ap + ir / CKB_GEMM8_MR * ckb_gemm8_kp(kc) * CKB_GEMM8_AS;
                         ckb_gemm8__ukernel(kc, aa, bb, tt, g->ldt, add, last, epi, g->ctx,
                                            ic + ir, jc + jr, mr, nr);
                     }

@@ -190,5 +190,5 @@ CKBT_TEST(expert_host_unit_default_follows_the_profile, "quick")
             CKBT_EXPECT(strcmp(c.text[i], text) == 0, "the define says it: %s", c.text[i]);
         }
     }
-    CKBT_EXPECT(found >= 6, "the experts with a unit choice declare it per host (%d)", found);
+    CKBT_EXPECT(found >= 8, "the experts with a unit choice declare it per host (%d)", found);
 }

@@ -1,7 +1,9 @@
 /* Every expert kernel is a valid candidate: through `ckbench eval` at small
  * size it compiles, passes the import check, is correct on fresh seeds and
- * on the final check, with its untuned defaults and with the grid's
- * extremes (the smallest and largest value of every parameter). */
+ * on the final check, with its untuned defaults, with the grid's extremes
+ * (the smallest and largest value of every parameter) and, where it has a
+ * matmul-unit parameter, on each unit (those this host lacks run as the
+ * expert's fallback, which is then tested again). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,8 +49,14 @@ CKBT_TEST(experts_pass_eval_at_small_size, "quick")
         expect_expert_ok(w, path, "untuned defaults", NULL);
         if (w->nparams == 0)
             continue;
-        int64_t lo[CKB_MAX_PARAMS], hi[CKB_MAX_PARAMS];
+        int64_t lo[CKB_MAX_PARAMS], hi[CKB_MAX_PARAMS], unit[CKB_MAX_PARAMS];
+        int has_unit = 0;
         for (int p = 0; p < w->nparams; p++) {
+            if (w->params[p].fallback == CKB_PARAM_HOST_UNIT) {
+                lo[p] = 0, hi[p] = 2; /* the grid holds the host's unit only */
+                has_unit = 1;
+                continue;
+            }
             lo[p] = hi[p] = w->params[p].values[0];
             for (int k = 1; k < w->params[p].nvalues; k++) {
                 if (w->params[p].values[k] < lo[p])
@@ -59,5 +67,12 @@ CKBT_TEST(experts_pass_eval_at_small_size, "quick")
         }
         expect_expert_ok(w, path, "smallest grid values", lo);
         expect_expert_ok(w, path, "largest grid values", hi);
+        for (int64_t u = 0; has_unit && u <= 2; u++) {
+            for (int p = 0; p < w->nparams; p++)
+                unit[p] = w->params[p].fallback == CKB_PARAM_HOST_UNIT ? u : w->params[p].fallback;
+            char label[48];
+            snprintf(label, sizeof label, "matmul unit %lld", (long long)u);
+            expect_expert_ok(w, path, label, unit);
+        }
     }
 }

@@ -57,9 +57,20 @@
 #ifndef KC /* k per accumulation pass (multiple of 32); 0: all of K in one pass */
 #define KC 0
 #endif
-#ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
-#define AMX 1
+#ifndef MMA /* the matmul unit: 2 AMX tiles, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#elif defined(__AVX512BF16__)
+#define MMA 0
+#else
+#define MMA 1
 #endif
+#endif
+#ifndef TN /* threads that split the columns (0: all of them; rows split among the rest) */
+#define TN 0
+#endif
+/* the kit's unit: its dot (0 runs as 1 without AVX-512 BF16), or f32 FMA */
+#define CKB_GEMM_UNIT (MMA == 1 ? 1 : 0)
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0
 #error "MB, NB and KC must be multiples of 32"
@@ -69,8 +80,8 @@
 
 #include "ckb_kit_gemm.h"
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
-    B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && OUT % G == 0 && (OUT / G) % 16 == 0
+#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__) && B % 32 == 0 &&           \
+    IN % 32 == 0 && OUT % 32 == 0 && OUT % G == 0 && (OUT / G) % 16 == 0
 
 #define MSG_NB (NB < OUT ? NB : OUT)
 #define MSG_MB (MB < B ? MB : B)
@@ -78,7 +89,6 @@
 #error "NB must divide OUT and hold whole groups, MB must divide B"
 #endif
 
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
@@ -133,53 +143,6 @@ static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
     }
 }
 
-#else /* AVX-512 BF16 without AMX */
-
-static void msg__tiles_on(void) {}
-static void msg__tiles_off(void) {}
-
-/* As the AMX msg__gemm: 8 rows x 2 panels of zmm accumulators per step. */
-static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
-                      int64_t ldc, int64_t mb, int64_t np)
-{
-    const int64_t kc = KC > 0 && KC < k ? KC : k;
-    const int64_t pstride = k / 2 * 16;
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t p0 = k0 / 2, p1 = (k0 + kc < k ? k0 + kc : k) / 2;
-        for (int64_t q = 0; q < np; q += 2) {
-            const uint32_t *b0 = bp + q * pstride, *b1 = b0 + pstride;
-            for (int64_t i = 0; i < mb; i += 8) {
-                __m512 acc[8][2];
-                float *ci = c + i * ldc + q * 16;
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) {
-                    acc[r][0] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc);
-                    acc[r][1] =
-                        k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc + 16);
-                }
-                const ckb_bf16 *ai = a + i * lda;
-                for (int64_t p = p0; p < p1; p++) {
-                    __m512i v0 = _mm512_load_si512((const void *)(b0 + p * 16));
-                    __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
-#pragma GCC unroll 8
-                    for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(ai + r * lda + 2 * p));
-                        /* the broadcast last: it folds into the instruction */
-                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
-                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
-                    }
-                }
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) {
-                    _mm512_storeu_ps(ci + r * ldc, acc[r][0]);
-                    _mm512_storeu_ps(ci + r * ldc + 16, acc[r][1]);
-                }
-            }
-        }
-    }
-}
-
-#endif
 
 /* Packs panels [q0, q1) of weight [IN][OUT] (panel q = columns 16q..16q+15)
  * into bp[q][IN/2][16] pairs, row pair outer so each weight row is read
@@ -364,14 +327,25 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
     while (unit % NR8 != 0)
         unit += MSG_CG;
     const int64_t nb = NB / unit * unit > unit ? NB / unit * unit : unit;
+    const int64_t nunits = (OUT + unit - 1) / unit;
+    /* The thread grid: tn threads split the columns, each packing only its
+     * own share of the weight (at a few hundred rows the weight is most of
+     * the traffic, and rows split would have every thread pack all of it);
+     * the rest split the rows. */
     const int nthr = omp_get_max_threads();
+    int tn = TN > 0 && TN < nthr ? TN : nthr;
+    if (tn > nunits)
+        tn = (int)nunits;
+    const int tm = nthr / tn;
 
-#pragma omp parallel num_threads(nthr)
+#pragma omp parallel num_threads(tm * tn)
     {
-        const int t = omp_get_thread_num();
-        /* row ranges start on multiples of MR */
-        const int64_t m0 = B * t / nthr / MR8 * MR8;
-        const int64_t m1 = t == nthr - 1 ? B : B * (t + 1) / nthr / MR8 * MR8;
+        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
+        /* row ranges start on multiples of MR, column ranges on whole units */
+        const int64_t m0 = B * ti / tm / MR8 * MR8;
+        const int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR8 * MR8;
+        const int64_t n0 = nunits * tj / tn * unit;
+        const int64_t n1 = tj == tn - 1 ? OUT : nunits * (tj + 1) / tn * unit;
         const int64_t rows = ((m1 - m0 < MSG_TR ? m1 - m0 : MSG_TR) + MR8 - 1) / MR8 * MR8;
         struct msg__epi e = {NULL, nb, bias, gn_weight, gn_bias, out};
         ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
@@ -380,12 +354,13 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
         /* one allocation per thread per call, freed below */
         const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
         const size_t t_n = (size_t)(rows * nb);
-        float *buf = m0 < m1 ? ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float)) : NULL;
+        float *buf = m0 < m1 && n0 < n1 ? ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float))
+                                        : NULL;
         if (buf) { /* out of memory: no way to report, out stays unwritten */
             g.t = buf + a_n + b_n;
             e.t = g.t;
             for (int64_t mb = m0; mb < m1; mb += MSG_TR)
-                ckb_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, 0, OUT, buf,
+                ckb_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, n0, n1, buf,
                               buf + a_n);
         }
         free(buf);

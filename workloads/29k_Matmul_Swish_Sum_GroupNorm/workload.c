@@ -164,7 +164,13 @@ const ckb_workload ckb_wl_29k_Matmul_Swish_Sum_GroupNorm = {
     .chain = {"swish", "bias", "groupnorm"},
     .reference_without = mmswgn__reference_without,
     /* expert.c: MB x NB f32 accumulator block (NB whole groups), KC k per
-     * accumulation pass (0: all); the norm is the block's epilogue. */
-    .nparams = 3,
-    .params = {{"MB", 64, 3, {32, 64, 128}}, {"NB", 256, 2, {128, 256}}, {"KC", 0, 2, {0, 1024}}},
+     * accumulation pass (0: all; the kit's GEMM: 256); the norm is the
+     * block's epilogue. TN threads split the columns (0: all), the matmul
+     * unit is the host's fastest (not searched). */
+    .nparams = 5,
+    .params = {{"MB", 64, 3, {32, 64, 128}},
+               {"NB", 256, 3, {128, 256, 512}},
+               {"KC", 0, 2, {0, 1024}},
+               {"TN", 0, 2, {0, 1}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

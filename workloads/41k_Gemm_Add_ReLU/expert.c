@@ -43,22 +43,45 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
- * is there), else AVX2 + FMA in f32, else portable C. */
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#ifndef MMA /* the matmul unit: 2 AMX, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#elif defined(__AVX512BF16__)
+#define MMA 0
+#else
+#define MMA 1
+#endif
+#endif
+/* Which path: this file's own AVX-512 GEMM (AMX tiles where the dims allow)
+ * where the compiler targets AMX and MMA asks for it; else the kit's GEMM
+ * on the bf16 dot (MMA=0, where there is AVX-512 BF16) or on f32 FMA; else
+ * portable C. */
+#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__)
 #define GAR_AVX2 0
 #elif defined(__AVX2__) && defined(__FMA__)
 #define GAR_AVX2 1
 #else
 #define GAR_AVX2 0
 #endif
+#define CKB_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
+#if GAR_AVX2 && MMA != 1 && defined(__AVX512BF16__)
+#define GAR_DOT 1
+#else
+#define GAR_DOT 0
+#endif
 
-#if GAR_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
-#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
-#define NR 16
+#if GAR_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
+#ifndef MR /* micro-kernel rows (at most 8) */
+#define MR (GAR_DOT ? 8 : 6)
+#endif
+#ifndef NR /* micro-kernel columns: f32 FMA 8-32 (ymm vectors of 8), the dot 16-64 */
+#define NR (GAR_DOT ? 32 : 16)
 #endif
 #ifndef KC /* depth of one packed block; IN > KC accumulates in an f32 tile */
 #define KC 256
+#endif
+#ifndef NC /* a packed block of weight that L2 holds: x is packed once per block */
+#define NC 512
 #endif
 #endif
 
@@ -81,7 +104,7 @@
 #define AMX 1
 #endif
 
-#if GAR_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#if GAR_AVX2 /* the kit's micro-kernel takes this path's tile */
 #define CKB_GEMM8_MR MR
 #define CKB_GEMM8_NR NR
 #endif
@@ -103,7 +126,7 @@
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if !GAR_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
 /* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
  * 32, IN of 32 (one x tile is 16 rows x 32 k), panels of whole tile pairs. */

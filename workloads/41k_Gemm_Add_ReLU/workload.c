@@ -87,11 +87,13 @@ const ckb_workload ckb_wl_41k_Gemm_Add_ReLU = {
     .reference = gemmrelu_reference,
     .flops = gemmrelu_flops,
     .bytes = gemmrelu_bytes,
-    /* expert.c: 8p's kernel with bias + ReLU on the register tile; the same
-     * parameters (micro-kernel rows, rows/columns per block, threading split). */
-    .nparams = 4,
+    /* expert.c: a GEMM with bias + ReLU on the finished tile: micro-kernel
+     * rows, rows/columns per packed block, the threading split, and the
+     * matmul unit (the host's fastest, not searched). */
+    .nparams = 5,
     .params = {{"MR", 6, 2, {5, 6}},
                {"MC", 4096, 3, {256, 1024, 4096}},
-               {"NC", 64, 3, {64, 256, 1024}},
-               {"TN", 0, 2, {0, 1}}},
+               {"NC", 512, 3, {64, 256, 512}},
+               {"TN", 0, 2, {0, 1}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

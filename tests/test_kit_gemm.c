@@ -1,0 +1,78 @@
+/* expert-kit/ckb_kit_gemm.h's driver against a double-precision product, on
+ * each unit this host can run, over the shapes that exercise its edges: m,
+ * n and k not multiples of the tile, an odd k (the dot's last pair half
+ * empty), k blocks (partial sums), both B layouts, a pre-packed B, the tile
+ * epilogue and the sums left in the buffer. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+#include "kit_gemm.h"
+
+static ckb_bf16 kit__rand(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return ckb_f32_to_bf16((float)((int64_t)(*s >> 40) % 2001 - 1000) / 500.0f);
+}
+
+static void kit__check(const char *unit, ckbt_kit_gemm_fn fn, int bt, int64_t m, int64_t n,
+                       int64_t k, int64_t kc, int use_epi, int prepack)
+{
+    uint64_t s = (uint64_t)(m * 1000003 + n * 1009 + k + bt);
+    ckb_bf16 *a = malloc((size_t)(m * k) * sizeof *a), *b = malloc((size_t)(k * n) * sizeof *b);
+    float *c = malloc((size_t)(m * n) * sizeof *c);
+    if (!a || !b || !c) {
+        CKBT_EXPECT(0, "allocation");
+        free(a), free(b), free(c);
+        return;
+    }
+    for (int64_t i = 0; i < m * k; i++)
+        a[i] = kit__rand(&s);
+    for (int64_t i = 0; i < k * n; i++)
+        b[i] = kit__rand(&s);
+    for (int64_t i = 0; i < m * n; i++)
+        c[i] = NAN;
+    int rc = fn(a, b, bt, m, n, k, 24, 40, kc, use_epi, prepack, c);
+    if (rc == -2) { /* no AVX2: nothing of the kit's driver to test */
+        free(a), free(b), free(c);
+        return;
+    }
+    CKBT_EXPECT(rc >= 0, "%s: ran", unit);
+    double worst = 0;
+    int64_t wi = 0, wj = 0;
+    for (int64_t i = 0; rc >= 0 && i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (int64_t q = 0; q < k; q++) {
+                double x = ckb_bf16_to_f32(a[i * k + q]);
+                double y = ckb_bf16_to_f32(bt ? b[j * k + q] : b[q * n + j]);
+                ref += x * y, mag += fabs(x * y);
+            }
+            double err = fabs(c[i * n + j] - ref) / (mag + 1e-30);
+            if (!(err <= worst)) /* NaN too */
+                worst = isnan(err) ? INFINITY : err, wi = i, wj = j;
+        }
+    CKBT_EXPECT(worst < 1e-5, "%s (unit %d) bt=%d %lldx%lldx%lld kc=%lld epi=%d pre=%d: worst "
+                "relative error %g at [%lld][%lld]", unit, rc, bt, (long long)m, (long long)n,
+                (long long)k, (long long)kc, use_epi, prepack, worst, (long long)wi,
+                (long long)wj);
+    free(a), free(b), free(c);
+}
+
+CKBT_TEST(kit_gemm_matches_the_product_on_every_unit, "quick")
+{
+    const struct {
+        const char *name;
+        ckbt_kit_gemm_fn fn;
+    } units[] = {{"dot", ckbt_kit_gemm_dot}, {"fma", ckbt_kit_gemm_fma}};
+    for (int u = 0; u < 2; u++)
+        for (int bt = 0; bt < 2; bt++) {
+            kit__check(units[u].name, units[u].fn, bt, 37, 75, 123, 0, 1, 0);
+            kit__check(units[u].name, units[u].fn, bt, 37, 75, 123, 32, 1, 0);
+            kit__check(units[u].name, units[u].fn, bt, 37, 75, 123, 33, 0, 0);
+            kit__check(units[u].name, units[u].fn, bt, 9, 64, 64, 16, 1, 1);
+            kit__check(units[u].name, units[u].fn, bt, 16, 96, 257, 64, 0, 1);
+            kit__check(units[u].name, units[u].fn, bt, 1, 33, 1, 0, 1, 0);
+        }
+}
