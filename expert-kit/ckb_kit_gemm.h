@@ -87,13 +87,21 @@ static inline float ckb_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t k
 #define CKB_GEMM_UNIT 1
 #endif
 #define CKB_GEMM_DOT (CKB_GEMM_UNIT == 0)
+/* The widest registers of the target: 32 zmm on AVX-512, else 16 ymm. */
+#if defined(__AVX512F__)
+#define CKB_GEMM_WIDE 1
+#else
+#define CKB_GEMM_WIDE 0
+#endif
 
 #ifndef CKB_GEMM8_MR
-#define CKB_GEMM8_MR (CKB_GEMM_DOT ? 8 : 6)
+#define CKB_GEMM8_MR (CKB_GEMM_WIDE ? 8 : 6)
 #endif
 #ifndef CKB_GEMM8_NR
-#define CKB_GEMM8_NR (CKB_GEMM_DOT ? 32 : 16)
+#define CKB_GEMM8_NR (CKB_GEMM_WIDE ? 32 : 16)
 #endif
+/* f32 FMA in zmm where the target has them and the tile is whole zmm. */
+#define CKB_GEMM_ZMM (!CKB_GEMM_DOT && CKB_GEMM_WIDE && CKB_GEMM8_NR % 16 == 0)
 #define CKB_GEMM8_V (CKB_GEMM8_NR / 8)   /* ymm vectors per tile row */
 #define CKB_GEMM8_V16 (CKB_GEMM8_NR / 16) /* zmm accumulators per tile row (dot) */
 #define CKB_GEMM8_AS 8                   /* values per k step in a packed A sliver */
@@ -102,6 +110,11 @@ static inline float ckb_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t k
 #if CKB_GEMM8_NR % 16 != 0 || CKB_GEMM8_NR > 64 || CKB_GEMM8_MR < 1 || CKB_GEMM8_MR > 8 ||       \
     CKB_GEMM8_MR * CKB_GEMM8_V16 + CKB_GEMM8_V16 + 1 > 32
 #error "dot MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
+#endif
+#elif CKB_GEMM_ZMM
+#if CKB_GEMM8_NR > 64 || CKB_GEMM8_MR < 1 || CKB_GEMM8_MR > 8 ||                                \
+    CKB_GEMM8_MR * (CKB_GEMM8_NR / 16) + CKB_GEMM8_NR / 16 + 1 > 32
+#error "zmm MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
 #endif
 #elif CKB_GEMM8_NR % 8 != 0 || CKB_GEMM8_NR < 8 || CKB_GEMM8_NR > 32 || CKB_GEMM8_MR < 1 ||       \
     CKB_GEMM8_MR > 8 || CKB_GEMM8_MR * CKB_GEMM8_V + CKB_GEMM8_V + 1 > 16
@@ -553,29 +566,52 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a_, const float *restrict b
     epi(ctx, tile, i, j, mr, nr);
 }
 #else
+/* The f32 unit's vectors: zmm on AVX-512 targets (an Intel core with two
+ * 512-bit FMA ports runs them at twice the ymm rate), ymm otherwise. */
+#if CKB_GEMM_ZMM
+#define CKB_GEMM8__W 16
+#define CKB_GEMM8__VEC __m512
+#define CKB_GEMM8__ZERO _mm512_setzero_ps
+#define CKB_GEMM8__LOADU _mm512_loadu_ps
+#define CKB_GEMM8__STOREU _mm512_storeu_ps
+#define CKB_GEMM8__BCAST(p) _mm512_set1_ps(*(p))
+#define CKB_GEMM8__FMA _mm512_fmadd_ps
+#define CKB_GEMM8__ADD _mm512_add_ps
+#else
+#define CKB_GEMM8__W 8
+#define CKB_GEMM8__VEC __m256
+#define CKB_GEMM8__ZERO _mm256_setzero_ps
+#define CKB_GEMM8__LOADU _mm256_loadu_ps
+#define CKB_GEMM8__STOREU _mm256_storeu_ps
+#define CKB_GEMM8__BCAST(p) _mm256_broadcast_ss(p)
+#define CKB_GEMM8__FMA _mm256_fmadd_ps
+#define CKB_GEMM8__ADD _mm256_add_ps
+#endif
+#define CKB_GEMM8__NV (CKB_GEMM8_NR / CKB_GEMM8__W) /* accumulators per tile row */
+
 static inline __attribute__((always_inline)) void
 ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
                    int64_t ldt, int add, int last, ckb_gemm8_epi epi, void *ctx, int64_t i,
                    int64_t j, int mr, int nr)
 {
-    __m256 acc[CKB_GEMM8_MR][CKB_GEMM8_V];
+    CKB_GEMM8__VEC acc[CKB_GEMM8_MR][CKB_GEMM8__NV];
 #pragma GCC unroll 8
     for (int r = 0; r < CKB_GEMM8_MR; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_V; v++)
-            acc[r][v] = _mm256_setzero_ps();
+        for (int v = 0; v < CKB_GEMM8__NV; v++)
+            acc[r][v] = CKB_GEMM8__ZERO();
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; k++) {
-        __m256 bv[CKB_GEMM8_V];
+        CKB_GEMM8__VEC bv[CKB_GEMM8__NV];
 #pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_V; v++)
-            bv[v] = _mm256_load_ps(b + k * CKB_GEMM8_NR + 8 * v);
+        for (int v = 0; v < CKB_GEMM8__NV; v++)
+            bv[v] = CKB_GEMM8__LOADU(b + k * CKB_GEMM8_NR + CKB_GEMM8__W * v);
 #pragma GCC unroll 8
         for (int r = 0; r < CKB_GEMM8_MR; r++) {
-            __m256 x = _mm256_broadcast_ss(a + k * CKB_GEMM8_AS + r);
+            CKB_GEMM8__VEC x = CKB_GEMM8__BCAST(a + k * CKB_GEMM8_AS + r);
 #pragma GCC unroll 4
-            for (int v = 0; v < CKB_GEMM8_V; v++)
-                acc[r][v] = _mm256_fmadd_ps(x, bv[v], acc[r][v]);
+            for (int v = 0; v < CKB_GEMM8__NV; v++)
+                acc[r][v] = CKB_GEMM8__FMA(x, bv[v], acc[r][v]);
         }
     }
     if (add) {
@@ -583,24 +619,25 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b,
         for (int r = 0; r < CKB_GEMM8_MR; r++)
             if (r < mr)
 #pragma GCC unroll 4
-                for (int v = 0; v < CKB_GEMM8_V; v++)
-                    acc[r][v] = _mm256_add_ps(acc[r][v], _mm256_loadu_ps(t + r * ldt + 8 * v));
+                for (int v = 0; v < CKB_GEMM8__NV; v++)
+                    acc[r][v] = CKB_GEMM8__ADD(
+                        acc[r][v], CKB_GEMM8__LOADU(t + r * ldt + CKB_GEMM8__W * v));
     }
     if (!last || !epi) {
 #pragma GCC unroll 8
         for (int r = 0; r < CKB_GEMM8_MR; r++)
             if (r < mr)
 #pragma GCC unroll 4
-                for (int v = 0; v < CKB_GEMM8_V; v++)
-                    _mm256_storeu_ps(t + r * ldt + 8 * v, acc[r][v]);
+                for (int v = 0; v < CKB_GEMM8__NV; v++)
+                    CKB_GEMM8__STOREU(t + r * ldt + CKB_GEMM8__W * v, acc[r][v]);
         return;
     }
-    float tile[CKB_GEMM8_MR * CKB_GEMM8_NR] __attribute__((aligned(32)));
+    float tile[CKB_GEMM8_MR * CKB_GEMM8_NR] __attribute__((aligned(64)));
 #pragma GCC unroll 8
     for (int r = 0; r < CKB_GEMM8_MR; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_V; v++)
-            _mm256_store_ps(tile + r * CKB_GEMM8_NR + 8 * v, acc[r][v]);
+        for (int v = 0; v < CKB_GEMM8__NV; v++)
+            CKB_GEMM8__STOREU(tile + r * CKB_GEMM8_NR + CKB_GEMM8__W * v, acc[r][v]);
     epi(ctx, tile, i, j, mr, nr);
 }
 #endif

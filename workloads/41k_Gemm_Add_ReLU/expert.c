@@ -64,18 +64,17 @@
 #define GAR_AVX2 0
 #endif
 #define CKB_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
-#if GAR_AVX2 && MMA != 1 && defined(__AVX512BF16__)
-#define GAR_DOT 1
-#else
-#define GAR_DOT 0
-#endif
 
 #if GAR_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
 #ifndef MR /* micro-kernel rows (at most 8) */
-#define MR (GAR_DOT ? 8 : 6)
+#define MR 6
 #endif
-#ifndef NR /* micro-kernel columns: f32 FMA 8-32 (ymm vectors of 8), the dot 16-64 */
-#define NR (GAR_DOT ? 32 : 16)
+#ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm and the dot 16-64 */
+#ifdef __AVX512F__
+#define NR 32
+#else
+#define NR 16
+#endif
 #endif
 #ifndef KC /* depth of one packed block; IN > KC accumulates in an f32 tile */
 #define KC 256

@@ -43,9 +43,21 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-/* Which path the compiler target selects: AVX-512 BF16 (with AMX where it
- * is there), else AVX2 + FMA in f32, else portable C. */
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#ifndef MMA /* the matmul unit: 2 AMX, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#define MMA 2
+#elif defined(__AVX512BF16__)
+#define MMA 0
+#else
+#define MMA 1
+#endif
+#endif
+/* Which path: this file's own AVX-512 BF16 GEMM (AMX tiles where targeted
+ * and the dims allow, else vdpbf16ps) for MMA 2 or 0 where the target has
+ * AVX-512 BF16; else the kit's f32 FMA GEMM (zmm on AVX-512, ymm on AVX2:
+ * the faster unit of a CPU whose bf16 dot runs at half the FMA rate, and
+ * the only one below AVX-512 BF16); else portable C. */
+#if MMA != 1 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define GEMM_AVX2 0
 #elif defined(__AVX2__) && defined(__FMA__)
 #define GEMM_AVX2 1
@@ -53,9 +65,13 @@
 #define GEMM_AVX2 0
 #endif
 
-#if GEMM_AVX2 /* the f32 path's own defaults; the same names mean the same blocks */
-#ifndef NR /* micro-kernel columns: 8, 16, 24 or 32 (ymm vectors of 8) */
+#if GEMM_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
+#ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm 16-64 (of 16) */
+#ifdef __AVX512F__
+#define NR 32
+#else
 #define NR 16
+#endif
 #endif
 #ifndef MC /* rows of A packed per block (MC x KC f32, meant for L2) */
 #define MC 144
@@ -87,7 +103,7 @@
 #define AMX 1
 #endif
 
-#if GEMM_AVX2 /* the kit's f32 micro-kernel takes this path's tile */
+#if GEMM_AVX2 /* the kit's micro-kernel takes this path's tile */
 #define CKB_GEMM8_MR MR
 #define CKB_GEMM8_NR NR
 #endif
@@ -109,7 +125,7 @@
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if !GEMM_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
 /* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
  * 32, K of 32 (one A tile is 16 rows x 32 k), panels of whole tile pairs. */

@@ -68,11 +68,13 @@ const ckb_workload ckb_wl_8p_GEMM = {
     .reference = gemm_reference,
     .flops = gemm_flops,
     .bytes = gemm_bytes,
-    /* expert.c: micro-kernel rows, rows of A and columns of B per block, and
-     * the threading split (0: all threads along N, 1: along M). */
-    .nparams = 4,
+    /* expert.c: micro-kernel rows, rows of A and columns of B per block, the
+     * threading split (0: all threads along N, 1: along M), and the matmul
+     * unit (the host's fastest, not searched). */
+    .nparams = 5,
     .params = {{"MR", 6, 2, {5, 6}},
                {"MC", 1024, 3, {256, 1024, 4096}},
                {"NC", 256, 3, {64, 256, 1024}},
-               {"TN", 0, 2, {0, 1}}},
+               {"TN", 0, 2, {0, 1}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };
