@@ -62,6 +62,15 @@
 #ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
 #define AMX 1
 #endif
+#ifndef MMA /* the matmul unit: 0 or 2 the AVX-512 BF16 path below (AMX per AMX), 1 the
+             * kit's f32 FMA (zmm on AVX-512: the faster unit where the dot runs at half
+             * the FMA rate); bench: the host's fastest */
+#if defined(__AVX512BF16__)
+#define MMA 0
+#else
+#define MMA 1
+#endif
+#endif
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0
 #error "MB, NB and KC must be multiples of 32"
@@ -69,7 +78,7 @@
 
 #include "ckb_kit_gemm.h"
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
+#if MMA != 1 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&  \
     B % 32 == 0 && IN % 32 == 0 && HID % 32 == 0 && OUT % 32 == 0
 
 #define GSL_NB (NB < HID ? NB : HID)
