@@ -58,6 +58,8 @@
 #ifndef CKB_KIT_FLASH_H
 #define CKB_KIT_FLASH_H
 
+#include "ckb_kit_alloc.h"
+
 #ifndef FA_G
 #define FA_G 1
 #endif
@@ -1047,7 +1049,7 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *
      * stragglers finish computing. */
     const size_t head_bytes = FA_ROUND64(FA_KP_BYTES + FA_VP_BYTES);
     const size_t ring_bytes = FA_G * head_bytes;
-    char *mem = aligned_alloc(64, 2 * ring_bytes + (size_t)nthreads * FA_SCRATCH_BYTES);
+    char *mem = ckb_kit_alloc64(2 * ring_bytes + (size_t)nthreads * FA_SCRATCH_BYTES);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
 

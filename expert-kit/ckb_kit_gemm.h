@@ -41,17 +41,12 @@
 #include <immintrin.h>
 
 #include "ckbench.h"
+#include "ckb_kit_alloc.h"
 
 /* ---- portable ----------------------------------------------------------- */
 
 /* acc[0:n] += a[0:k] @ b[0:k, 0:n] (b's rows ldb apart), in f32: k outer,
  * so the inner loop over j is a contiguous axpy the compiler vectorises. */
-/* aligned_alloc wants a size that is a multiple of the alignment (C11;
- * ASan enforces it): every expert buffer goes through here. */
-static inline void *ckb_kit_alloc64(size_t bytes)
-{
-    return aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
 
 static inline void ckb_gemm_row(const ckb_bf16 *a, int64_t k, const ckb_bf16 *b, int64_t ldb,
                                 int64_t n, float *restrict acc)

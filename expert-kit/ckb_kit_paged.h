@@ -28,6 +28,8 @@
 #ifndef CKB_KIT_PAGED_H
 #define CKB_KIT_PAGED_H
 
+#include "ckb_kit_alloc.h"
+
 /* Index clamping as JAX does it (dynamic_slice, gather), so any table is
  * read in bounds. */
 static inline int64_t pk__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }

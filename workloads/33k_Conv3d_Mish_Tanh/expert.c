@@ -49,6 +49,7 @@
 #include <omp.h>
 
 #include "ckbench.h"
+#include "ckb_kit_alloc.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
@@ -238,8 +239,8 @@ static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *b
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = aligned_alloc(64, (size_t)(nz * CMT_PLANE) * 4);
-    ckb_bf16 *wa = aligned_alloc(64, ((size_t)(CMT_TAPS * IC * OC) * 2 + 63) / 64 * 64);
+    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
+    ckb_bf16 *wa = ckb_kit_alloc64(((size_t)(CMT_TAPS * IC * OC) * 2 + 63) / 64 * 64);
     if (xp && wa) { /* out of memory: no way to report, out stays unwritten */
         cmt__pack_weight(weight, wa);
 #pragma omp parallel
@@ -319,8 +320,8 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = aligned_alloc(64, (size_t)(nz * CMT_PLANE) * 4);
-    uint32_t *wb = aligned_alloc(64, ((size_t)(CMT_TAPS * CMT_ICP * OC) * 4 + 63) / 64 * 64);
+    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
+    uint32_t *wb = ckb_kit_alloc64(((size_t)(CMT_TAPS * CMT_ICP * OC) * 4 + 63) / 64 * 64);
     if (xp && wb) { /* out of memory: no way to report, out stays unwritten */
         cmt__pack_weight(weight, wb);
 #pragma omp parallel
@@ -469,8 +470,8 @@ static inline void cmt__tile8(const float *xf, const float *wf, const ckb_bf16 *
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * IC;
-    float *xf = aligned_alloc(64, (size_t)(nz * CMT_PLANE) * 4);
-    float *wf = aligned_alloc(64, ((size_t)(CMT_TAPS * IC * OC) * 4 + 63) / 64 * 64);
+    float *xf = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
+    float *wf = ckb_kit_alloc64(((size_t)(CMT_TAPS * IC * OC) * 4 + 63) / 64 * 64);
     if (xf && wf) { /* out of memory: no way to report, out stays unwritten */
         for (int64_t t = 0; t < CMT_TAPS; t++)
             for (int64_t c = 0; c < IC; c++)

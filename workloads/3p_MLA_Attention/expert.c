@@ -78,6 +78,7 @@
 #include <omp.h>
 
 #include "ckbench.h"
+#include "ckb_kit_alloc.h"
 
 #ifndef BQ
 #define BQ 128
@@ -924,7 +925,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     const size_t n_ao = ML_ROUND64(ML_ROWS * H * VD * 2), n_cs = ML_ROUND64(2 * S * ML_HALF * 4);
     const size_t n_krp = ML_ROUND64(B * FA_KR_SIZE * 2), n_ring = FA_G * ML_SLOT_BYTES;
     const size_t n_thr = ML_ROUND64(G_PACK_BYTES) + ML_ROUND64(FA_SCRATCH_BYTES);
-    char *mem = aligned_alloc(64, n_down + n_ao + n_cs + n_krp + 2 * n_ring +
+    char *mem = ckb_kit_alloc64(n_down + n_ao + n_cs + n_krp + 2 * n_ring +
                                       (size_t)nthreads * n_thr);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
@@ -1082,8 +1083,8 @@ static int g8__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
                     const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc)
 {
     const int64_t ns = (m + G8_MR - 1) / G8_MR, np = (n + G8_NR - 1) / G8_NR;
-    float *ap = aligned_alloc(64, ML_ROUND64((size_t)ns * G8_MR * k * 4));
-    float *bp = aligned_alloc(64, ML_ROUND64((size_t)np * G8_NR * k * 4));
+    float *ap = ckb_kit_alloc64(ML_ROUND64((size_t)ns * G8_MR * k * 4));
+    float *bp = ckb_kit_alloc64(ML_ROUND64((size_t)np * G8_NR * k * 4));
     if (!ap || !bp) {
         free(ap), free(bp);
         return -1;

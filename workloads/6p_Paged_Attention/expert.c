@@ -464,7 +464,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     const int nthreads = omp_get_max_threads();
     const size_t item_bytes = PA_ROUND64((size_t)NS * PA_NCH * sizeof(pa__item));
     const size_t nparts_bytes = PA_ROUND64((size_t)NS * sizeof(int32_t));
-    char *mem = aligned_alloc(64, item_bytes + nparts_bytes + (size_t)nthreads * PA_SCRATCH_BYTES);
+    char *mem = ckb_kit_alloc64(item_bytes + nparts_bytes + (size_t)nthreads * PA_SCRATCH_BYTES);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     pa__item *items = (pa__item *)mem;
@@ -475,7 +475,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     for (int64_t i = 0; i < NS; i++)
         split |= nparts[i] > 1;
     /* Partials only where some sequence is cut in several items. */
-    float *part = split ? aligned_alloc(64, PA_PART_BYTES) : NULL;
+    float *part = split ? ckb_kit_alloc64(PA_PART_BYTES) : NULL;
     if (split && !part) {
         free(mem);
         return;

@@ -719,7 +719,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     const int nthreads = omp_get_max_threads();
     const int64_t nvalid = ra__nvalid(num_seqs);
     const size_t order_bytes = RA_ROUND64((size_t)NS * HKV * RA_NQB * 2 * sizeof(int64_t));
-    char *mem = aligned_alloc(64, order_bytes + (size_t)nthreads * RA_SCRATCH_BYTES);
+    char *mem = ckb_kit_alloc64(order_bytes + (size_t)nthreads * RA_SCRATCH_BYTES);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     int64_t *order = (int64_t *)mem, *cost = order + NS * HKV * RA_NQB;
