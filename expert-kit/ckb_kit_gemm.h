@@ -392,31 +392,41 @@ static inline void ckb_gemm8__pack_b_pairs(const ckb_gemm8_job *g, int64_t k0, i
                                            int64_t j0, int64_t np, uint32_t *restrict bp)
 {
     const int64_t kp = (kc + 1) / 2;
-    for (int64_t q = 0; q < np; q++) {
-        uint32_t *panel = bp + q * kp * CKB_GEMM8_NR;
-        const int64_t jq = j0 + q * CKB_GEMM8_NR;
-        if (g->bt) {
+    if (g->bt) {
+        for (int64_t q = 0; q < np; q++)
             for (int h = 0; h < CKB_GEMM8_NR; h += 8) {
                 const ckb_bf16 *row[8];
                 for (int r = 0; r < 8; r++) {
-                    int64_t j = jq + h + r;
+                    int64_t j = j0 + q * CKB_GEMM8_NR + h + r;
                     row[r] = g->b + (j < g->n ? j : g->n - 1) * g->ldb + k0;
                 }
-                ckb_gemm8__pairs8(row, kc, panel + h, CKB_GEMM8_NR);
+                ckb_gemm8__pairs8(row, kc, bp + q * kp * CKB_GEMM8_NR + h, CKB_GEMM8_NR);
             }
-            continue;
-        }
-        for (int64_t p = 0; p < kp; p++) {
-            const ckb_bf16 *r0 = g->b + (k0 + 2 * p) * g->ldb;
-            const ckb_bf16 *r1 = 2 * p + 1 < kc ? r0 + g->ldb : NULL;
-            for (int h = 0; h < CKB_GEMM8_NR; h += 16) {
-                const int64_t j = jq + h;
-                const __mmask16 m = ckb_gemm8__mask16(g->n - j);
-                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
-                __m512i hi = r1 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1 + j))
-                                : _mm512_setzero_si512();
-                _mm512_storeu_si512((void *)(panel + p * CKB_GEMM8_NR + h),
-                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+        return;
+    }
+    /* row pair outer: each B row is read in one run of the block's columns
+     * (a short run per panel, rows ldb apart, starves the prefetcher); 32
+     * columns of two rows interleaved into 32 pairs by two word permutes */
+    const __m512i ilo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+                                         40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+                                         32, 0);
+    const __m512i ihi = _mm512_add_epi16(ilo, _mm512_set1_epi16(16));
+    for (int64_t p = 0; p < kp; p++) {
+        const ckb_bf16 *r0 = g->b + (k0 + 2 * p) * g->ldb;
+        const ckb_bf16 *r1 = 2 * p + 1 < kc ? r0 + g->ldb : NULL;
+        for (int64_t q = 0; q < np; q++) {
+            uint32_t *dst = bp + (q * kp + p) * CKB_GEMM8_NR;
+            for (int h = 0; h < CKB_GEMM8_NR; h += 32) {
+                const int64_t j = j0 + q * CKB_GEMM8_NR + h, left = g->n - j;
+                const __mmask32 m = left >= 32 ? ~(__mmask32)0
+                                    : left <= 0 ? 0
+                                                : (((__mmask32)1 << left) - 1);
+                __m512i x0 = _mm512_maskz_loadu_epi16(m, r0 + j);
+                __m512i x1 = r1 ? _mm512_maskz_loadu_epi16(m, r1 + j) : _mm512_setzero_si512();
+                _mm512_storeu_si512((void *)(dst + h), _mm512_permutex2var_epi16(x0, ilo, x1));
+                if (h + 16 < CKB_GEMM8_NR)
+                    _mm512_storeu_si512((void *)(dst + h + 16),
+                                        _mm512_permutex2var_epi16(x0, ihi, x1));
             }
         }
     }

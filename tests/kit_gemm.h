@@ -11,6 +11,9 @@ typedef int (*ckbt_kit_gemm_fn)(const ckb_bf16 *a, const ckb_bf16 *b, int bt, in
 int ckbt_kit_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t n,
                       int64_t k, int64_t mc, int64_t nc, int64_t kc, int use_epi, int prepack,
                       float *c);
+int ckbt_kit_gemm_dot_odd(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t n,
+                          int64_t k, int64_t mc, int64_t nc, int64_t kc, int use_epi,
+                          int prepack, float *c);
 int ckbt_kit_gemm_fma(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t n,
                       int64_t k, int64_t mc, int64_t nc, int64_t kc, int use_epi, int prepack,
                       float *c);

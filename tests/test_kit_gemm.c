@@ -65,8 +65,10 @@ CKBT_TEST(kit_gemm_matches_the_product_on_every_unit, "quick")
     const struct {
         const char *name;
         ckbt_kit_gemm_fn fn;
-    } units[] = {{"dot", ckbt_kit_gemm_dot}, {"fma", ckbt_kit_gemm_fma}};
-    for (int u = 0; u < 2; u++)
+    } units[] = {{"dot", ckbt_kit_gemm_dot},
+                 {"dot 5x48", ckbt_kit_gemm_dot_odd},
+                 {"fma", ckbt_kit_gemm_fma}};
+    for (int u = 0; u < 3; u++)
         for (int bt = 0; bt < 2; bt++) {
             kit__check(units[u].name, units[u].fn, bt, 37, 75, 123, 0, 1, 0);
             kit__check(units[u].name, units[u].fn, bt, 37, 75, 123, 32, 1, 0);
