@@ -69,6 +69,43 @@ static inline float ckb_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t k
     return v;
 }
 
+/* ---- the thread grid ------------------------------------------------------ */
+
+/*
+ * How threads share C [m][n]: tn of them split the columns in whole units
+ * (a panel, or a run of panels that an epilogue needs whole), each packing
+ * only its share of B, and tm = nthr / tn split the rows in multiples of
+ * rstep (a micro-kernel's rows). tn_want 0 (or >= nthr): every thread along
+ * the columns; never more than there are units.
+ */
+typedef struct {
+    int tm, tn;
+} ckb_gemm_grid;
+
+static inline ckb_gemm_grid ckb_gemm_grid_make(int nthr, int tn_want, int64_t nunits)
+{
+    int tn = tn_want > 0 && tn_want < nthr ? tn_want : nthr;
+    if (tn > nunits)
+        tn = (int)nunits;
+    if (tn < 1)
+        tn = 1;
+    return (ckb_gemm_grid){nthr / tn, tn};
+}
+
+/* Thread t's rows [*m0, *m1) and columns [*n0, *n1); the last row group and
+ * the last column group take what the rounding leaves. */
+static inline void ckb_gemm_grid_share(ckb_gemm_grid g, int t, int64_t m, int64_t rstep,
+                                       int64_t n, int64_t unit, int64_t *m0, int64_t *m1,
+                                       int64_t *n0, int64_t *n1)
+{
+    const int ti = t / g.tn, tj = t % g.tn;
+    const int64_t nunits = (n + unit - 1) / unit;
+    *m0 = m * ti / g.tm / rstep * rstep;
+    *m1 = ti == g.tm - 1 ? m : m * (ti + 1) / g.tm / rstep * rstep;
+    *n0 = nunits * tj / g.tn * unit;
+    *n1 = tj == g.tn - 1 ? n : nunits * (tj + 1) / g.tn * unit;
+}
+
 /* ---- AVX2 + FMA: the f32 path -------------------------------------------- */
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -383,27 +420,13 @@ static inline void ckb_gemm8__pairs8(const ckb_bf16 *const row[8], int64_t kc,
                                   (2 * p + 1 < kc ? (uint32_t)row[i][2 * p + 1] << 16 : 0u);
 }
 
-/* The dot's B panels: bp[q][(kc+1)/2][NR] pairs of B[k0:k0+kc, j0 + NR q
- * ...]; columns past n are zero (row-major B) or repeat column n-1
- * (transposed B), never stored either way. Row-major B: the pair of column
- * j from two rows, 16 columns a vector; transposed: a column's pairs are
- * consecutive in its row, 8 columns transposed at a time. */
+/* The dot's B panels from a row-major B: bp[q][(kc+1)/2][NR] pairs of
+ * B[k0:k0+kc, j0 + NR q ...], the pair of column j from two rows; columns
+ * past n are zero (never stored). */
 static inline void ckb_gemm8__pack_b_pairs(const ckb_gemm8_job *g, int64_t k0, int64_t kc,
                                            int64_t j0, int64_t np, uint32_t *restrict bp)
 {
     const int64_t kp = (kc + 1) / 2;
-    if (g->bt) {
-        for (int64_t q = 0; q < np; q++)
-            for (int h = 0; h < CKB_GEMM8_NR; h += 8) {
-                const ckb_bf16 *row[8];
-                for (int r = 0; r < 8; r++) {
-                    int64_t j = j0 + q * CKB_GEMM8_NR + h + r;
-                    row[r] = g->b + (j < g->n ? j : g->n - 1) * g->ldb + k0;
-                }
-                ckb_gemm8__pairs8(row, kc, bp + q * kp * CKB_GEMM8_NR + h, CKB_GEMM8_NR);
-            }
-        return;
-    }
     /* row pair outer: each B row is read in one run of the block's columns
      * (a short run per panel, rows ldb apart, starves the prefetcher); 32
      * columns of two rows interleaved into 32 pairs by two word permutes */
@@ -433,18 +456,15 @@ static inline void ckb_gemm8__pack_b_pairs(const ckb_gemm8_job *g, int64_t k0, i
 }
 #endif
 
-/* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32. Columns
- * past n are zero (row-major B) or repeat column n-1 (transposed B): never
- * stored either way. Row-major B is read row by row, each row one run. */
+/* Packs B[k0:k0+kc, j0:j0+nc] into panels bp[q][kc][NR] of f32 (the dot:
+ * [q][(kc+1)/2][NR] pairs). Columns past n are zero (row-major B) or repeat
+ * column n-1 (transposed B): never stored either way. Row-major B is read
+ * row by row, each row one run. */
 static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0,
                                     int64_t nc, float *restrict bp)
 {
     const int64_t np = (nc + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR;
-#if CKB_GEMM_DOT
-    ckb_gemm8__pack_b_pairs(g, k0, kc, j0, np, (uint32_t *)bp);
-    return;
-#endif
-    if (g->bt) {
+    if (g->bt) { /* a column's k run along its row: 8 columns transposed at a time */
         for (int64_t q = 0; q < np; q++)
             for (int h = 0; h < CKB_GEMM8_NR; h += 8) {
                 const ckb_bf16 *row[8];
@@ -452,10 +472,19 @@ static inline void ckb_gemm8_pack_b(const ckb_gemm8_job *g, int64_t k0, int64_t 
                     int64_t j = j0 + q * CKB_GEMM8_NR + h + r;
                     row[r] = g->b + (j < g->n ? j : g->n - 1) * g->ldb + k0;
                 }
+#if CKB_GEMM_DOT
+                ckb_gemm8__pairs8(row, kc, (uint32_t *)bp + q * ckb_gemm8_kp(kc) * CKB_GEMM8_NR + h,
+                                  CKB_GEMM8_NR);
+#else
                 ckb_gemm8__pack8(row, kc, bp + q * kc * CKB_GEMM8_NR + h, CKB_GEMM8_NR);
+#endif
             }
         return;
     }
+#if CKB_GEMM_DOT
+    ckb_gemm8__pack_b_pairs(g, k0, kc, j0, np, (uint32_t *)bp);
+    return;
+#endif
     for (int64_t k = 0; k < kc; k++) {
         const ckb_bf16 *row = g->b + (k0 + k) * g->ldb;
         for (int64_t q = 0; q < np; q++) {

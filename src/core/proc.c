@@ -156,28 +156,42 @@ int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_pr
         return -1;
     }
     double t0 = ckb_now();
-    size_t cap = max_output + 1;
-    out->output = malloc(cap);
-    if (!out->output) {
+    if (ckb_proc_collect(pipefd[0], t0, timeout_s, max_output, out) != 0) {
         ckb_proc_kill_group(pid);
         waitpid(pid, NULL, 0);
         close(pipefd[0]);
         return -1;
     }
+    close(pipefd[0]);
+    if (out->timed_out)
+        ckb_proc_kill_group(pid);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    /* Whatever the leader left behind in its group goes too. */
+    ckb_proc_kill_group(pid);
+    out->wall_s = ckb_now() - t0;
+    ckb_proc_set_status(out, status);
+    return 0;
+}
+
+int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
+                     ckb_proc_result *out)
+{
+    out->output = malloc(max_output + 1);
+    if (!out->output)
+        return -1;
     for (;;) {
         double left = timeout_s - (ckb_now() - t0);
         if (left <= 0) {
             out->timed_out = 1;
             break;
         }
-        struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            continue; /* the deadline check above ends the loop */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            continue; /* EINTR, or the deadline, which the check above sees */
         char buf[4096];
-        ssize_t n = read(pipefd[0], buf, sizeof buf);
+        ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -190,23 +204,18 @@ int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_pr
         memcpy(out->output + out->output_len, buf, keep);
         out->output_len += keep;
     }
-    close(pipefd[0]);
-    if (out->timed_out)
-        ckb_proc_kill_group(pid);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    /* Whatever the leader left behind in its group goes too. */
-    ckb_proc_kill_group(pid);
     out->output[out->output_len] = '\0';
-    out->wall_s = ckb_now() - t0;
+    return 0;
+}
+
+void ckb_proc_set_status(ckb_proc_result *out, int status)
+{
     if (WIFEXITED(status)) {
         out->exited = 1;
         out->exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
         out->signal = WTERMSIG(status);
     }
-    return 0;
 }
 
 void ckb_proc_result_free(ckb_proc_result *r)

@@ -23,7 +23,7 @@ typedef struct {
 /* Compiles src for workload w at size s in workdir/compile/work (made
  * here; workdir must exist): copies src there unless it lies there already,
  * writes dims.h and candidate.so (out->so_path) there. The compiler runs
- * confined (see compile.c): it sees only the system's toolchain and
+ * confined (eval/confine.h): it sees only the system's toolchain and
  * headers, that folder, ckbench's include/ and, when expert_kit = 1 (experts
  * only), expert-kit/ (both copied into workdir/compile).
  * defines are extra "NAME=VALUE" macros (an expert's tunables), may be

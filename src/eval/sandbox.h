@@ -56,7 +56,7 @@ typedef struct {
  * namespace to fn, which must unshare(CLONE_NEWNS) itself: a folder it
  * fchdir's into first stays its working directory in the new namespace,
  * even one whose path `nobody` could not walk. The run-time sandboxes and
- * the compile (compile.c) both start here. Returns the pid (the caller
+ * the compile (confine.c) both start here. Returns the pid (the caller
  * reaps it), or -1 with errno and why filled: hosts without user
  * namespaces end here. */
 pid_t ckb_ns_spawn(int (*fn)(void *), void *arg, int new_mount_ns, char *why, size_t why_len);

@@ -57,15 +57,7 @@
 #ifndef KC /* k per accumulation pass (multiple of 32); 0: all of K in one pass */
 #define KC 0
 #endif
-#ifndef MMA /* the matmul unit: 2 AMX tiles, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#elif defined(__AVX512BF16__)
-#define MMA 0
-#else
-#define MMA 1
-#endif
-#endif
+#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
 #ifndef TN /* threads that split the columns (0: all of them; rows split among the rest) */
 #define TN 0
 #endif
@@ -327,25 +319,17 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
     while (unit % NR8 != 0)
         unit += MSG_CG;
     const int64_t nb = NB / unit * unit > unit ? NB / unit * unit : unit;
-    const int64_t nunits = (OUT + unit - 1) / unit;
-    /* The thread grid: tn threads split the columns, each packing only its
-     * own share of the weight (at a few hundred rows the weight is most of
-     * the traffic, and rows split would have every thread pack all of it);
-     * the rest split the rows. */
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > nunits)
-        tn = (int)nunits;
-    const int tm = nthr / tn;
+    /* The thread grid: by default every thread takes a share of the
+     * columns, packing only its share of the weight (at a few hundred rows
+     * the weight is most of the traffic, and rows split would have every
+     * thread pack all of it). */
+    const ckb_gemm_grid grid =
+        ckb_gemm_grid_make(omp_get_max_threads(), TN, (OUT + unit - 1) / unit);
 
-#pragma omp parallel num_threads(tm * tn)
+#pragma omp parallel num_threads(grid.tm * grid.tn)
     {
-        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR, column ranges on whole units */
-        const int64_t m0 = B * ti / tm / MR8 * MR8;
-        const int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR8 * MR8;
-        const int64_t n0 = nunits * tj / tn * unit;
-        const int64_t n1 = tj == tn - 1 ? OUT : nunits * (tj + 1) / tn * unit;
+        int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns in whole units */
+        ckb_gemm_grid_share(grid, omp_get_thread_num(), B, MR8, OUT, unit, &m0, &m1, &n0, &n1);
         const int64_t rows = ((m1 - m0 < MSG_TR ? m1 - m0 : MSG_TR) + MR8 - 1) / MR8 * MR8;
         struct msg__epi e = {NULL, nb, bias, gn_weight, gn_bias, out};
         ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,

@@ -43,15 +43,7 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#ifndef MMA /* the matmul unit: 2 AMX, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#elif defined(__AVX512BF16__)
-#define MMA 0
-#else
-#define MMA 1
-#endif
-#endif
+#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
 /* Which path: this file's own AVX-512 GEMM (AMX tiles where the dims allow)
  * where the compiler targets AMX and MMA asks for it; else the kit's GEMM
  * on the bf16 dot (MMA=0, where there is AVX-512 BF16) or on f32 FMA; else
@@ -417,23 +409,13 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-    const int64_t npanel = (OUT + NR - 1) / NR;
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > npanel)
-        tn = (int)npanel;
-    const int tm = nthr / tn;
+    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
     struct gar__epi epi = {bias, out};
 
-#pragma omp parallel num_threads(tm * tn)
+#pragma omp parallel num_threads(grid.tm * grid.tn)
     {
-        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR, column ranges on panels */
-        int64_t m0 = B * ti / tm / MR * MR;
-        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
-        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
-        if (n1 > OUT)
-            n1 = OUT;
+        int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
+        ckb_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
         const int64_t mrows = m1 - m0 < GAR_MB ? m1 - m0 : GAR_MB;
         const int64_t rows = (mrows + MR - 1) / MR * MR;
         ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,

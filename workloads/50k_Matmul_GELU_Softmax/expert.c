@@ -48,15 +48,7 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#ifndef MMA /* the matmul unit: 2 AMX, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#elif defined(__AVX512BF16__)
-#define MMA 0
-#else
-#define MMA 1
-#endif
-#endif
+#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
 /* Which path: this file's own AVX-512 BF16 GEMM (AMX tiles where targeted
  * and the dims allow, else vdpbf16ps) for MMA 2 or 0 where the target has
  * AVX-512 BF16; else the kit's f32 FMA GEMM (zmm on AVX-512, ymm on AVX2:

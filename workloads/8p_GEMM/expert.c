@@ -43,15 +43,7 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#ifndef MMA /* the matmul unit: 2 AMX, 0 vdpbf16ps, 1 f32 FMA (bench: the host's fastest) */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#elif defined(__AVX512BF16__)
-#define MMA 0
-#else
-#define MMA 1
-#endif
-#endif
+#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
 /* Which path: this file's own AVX-512 BF16 GEMM (AMX tiles where targeted
  * and the dims allow, else vdpbf16ps) for MMA 2 or 0 where the target has
  * AVX-512 BF16; else the kit's f32 FMA GEMM (zmm on AVX-512, ymm on AVX2:
@@ -390,22 +382,12 @@ static inline __attribute__((always_inline)) void gemm__store(void *ctx, const f
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-    const int64_t npanel = (N + NR - 1) / NR;
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > npanel)
-        tn = (int)npanel;
-    const int tm = nthr / tn;
+    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
 
-#pragma omp parallel num_threads(tm * tn)
+#pragma omp parallel num_threads(grid.tm * grid.tn)
     {
-        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR, column ranges on panels */
-        int64_t m0 = M * ti / tm / MR * MR;
-        int64_t m1 = ti == tm - 1 ? M : M * (ti + 1) / tm / MR * MR;
-        int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
-        if (n1 > N)
-            n1 = N;
+        int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
+        ckb_gemm_grid_share(grid, omp_get_thread_num(), M, MR, N, NR, &m0, &m1, &n0, &n1);
         const int64_t mrows = m1 - m0 < GEMM_MB ? m1 - m0 : GEMM_MB;
         const int64_t rows = (mrows + MR - 1) / MR * MR;
         ckb_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
