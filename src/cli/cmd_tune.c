@@ -21,6 +21,8 @@ static int tune__run(const ckb_cli_args *a)
             ws[n++] = ckb_workload_at(i);
     if (!all && !(ws[n++] = ckb_cli_workload(a->pos[0])))
         return 2;
+    /* the size bench runs and reads tuned values for, unless told otherwise */
+    o.size = ckb_cli_given(a, "size") ? o.size : CKB_SIZE_HOST;
     ckb_machine m;
     if (ckb_cli_machine(o.threads, o.machine, &m) != 0 ||
         ckb_cli_host_sizes(o.size, &m, o.threads, ws, n) != 0)
@@ -40,7 +42,10 @@ static int tune__run(const ckb_cli_args *a)
 }
 
 static const ckb_cli_opt tune__opts[] = {
-    CKB_CLI_OPT_SIZE,
+    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,
+     "small, default, paper, or host: default with the scale dim `ckbench size` chose here, "
+     "what `bench` runs (default: host)",
+     NULL},
     CKB_CLI_OPT_THREADS,
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
