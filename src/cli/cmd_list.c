@@ -53,6 +53,16 @@ static void describe__docs(const ckb_workload *w)
     ckb_strbuf_free(&text);
 }
 
+/* A parameter value as a reader wants it: CKB_PARAM_HOST_UNIT is the
+ * unit the machine profile measured fastest, resolved when the expert runs. */
+static const char *describe__param_value(int64_t v, char *buf, size_t n)
+{
+    if (v == CKB_PARAM_HOST_UNIT)
+        return "host";
+    snprintf(buf, n, "%lld", (long long)v);
+    return buf;
+}
+
 static int describe__run(const ckb_cli_args *a)
 {
     ckb_size size = ckb_cli_size(a, "size", CKB_SIZE_DEFAULT);
@@ -94,14 +104,11 @@ static int describe__run(const ckb_cli_args *a)
     if (w->nparams) {
         printf("\n  expert parameters:\n");
         for (int i = 0; i < w->nparams; i++) {
-            char dflt[24];
-            if (w->params[i].fallback == CKB_PARAM_HOST_UNIT)
-                snprintf(dflt, sizeof dflt, "host"); /* the profile's fastest unit */
-            else
-                snprintf(dflt, sizeof dflt, "%lld", (long long)w->params[i].fallback);
-            printf("    %-10s default %-6s grid", w->params[i].name, dflt);
+            char v[24];
+            printf("    %-10s default %-6s grid", w->params[i].name,
+                   describe__param_value(w->params[i].fallback, v, sizeof v));
             for (int k = 0; k < w->params[i].nvalues; k++)
-                printf(" %lld", (long long)w->params[i].values[k]);
+                printf(" %s", describe__param_value(w->params[i].values[k], v, sizeof v));
             printf("\n");
         }
     }
