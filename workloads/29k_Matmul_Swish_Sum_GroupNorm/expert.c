@@ -23,14 +23,12 @@
  *   passes); the epilogue then takes each row's groups from it: swish and
  *   bias, the group's mean and variance (two passes over 4 registers), the
  *   normalisation and affine, one rounding to bf16.
- * - The GEMM block: AMX where enabled and targeted (a 2 x 2 grid of
- *   16 x 16 f32 accumulator tiles, A tiles straight from x, B tiles from
- *   the panels); otherwise an AVX-512 BF16 micro-kernel (8 rows x 32
- *   columns of zmm accumulators, vdpbf16ps); without AVX-512 BF16 (or
- *   for dims that are not multiples of 32) the kit's f32 AVX2 + FMA GEMM
- *   with the same epilogue (see its comment); a portable OpenMP path
- *   below AVX2.
- * - Threads split the row blocks: no barrier after the packing.
+ * - The GEMM block (MMA=2, where AMX is targeted and the dims are
+ *   multiples of 32): a 2 x 2 grid of 16 x 16 f32 accumulator tiles, A
+ *   tiles straight from x, B tiles from the panels; threads split the row
+ *   blocks, no barrier after the packing. Otherwise the kit's GEMM
+ *   (ckb_kit_gemm.h) on the unit MMA names (0 vdpbf16ps, 1 f32 FMA) with
+ *   the same epilogue (see its comment); a portable OpenMP path below AVX2.
  * - exp is a vector one within ~1 ulp of expf.
  * AMX needs the process's permission to use tile data (arch_prctl); the
  * harness's oneDNN baseline runs first in the same process and obtains it.
@@ -228,12 +226,11 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
 
 #elif defined(__AVX2__) && defined(__FMA__) && OUT % G == 0
 /*
- * AVX2 + FMA path (no AVX-512 BF16, or dims the blocks above do not fit):
- * the kit's f32 GEMM (ckb_kit_gemm.h: both operands widened to f32 while
- * packed, BLIS's loops, a 6 x 16 micro-kernel of ymm accumulators). Each
- * thread owns a range of rows; per column block (NB rounded to whole
- * groups and panels) the GEMM leaves the f32 products of up to MSG_TR of
- * its rows in an f32 tile, and the block's epilogue (msg__norm_rows8) takes
+ * The kit's path (no AMX, or dims the tiles above do not fit): the kit's
+ * GEMM (ckb_kit_gemm.h: BLIS's loops around a micro-kernel on the bf16 dot
+ * or on f32 FMA, per MMA). Each thread owns a range of columns (TN) and of
+ * rows; per column block (NB rounded to whole groups and panels) the GEMM
+ * leaves the f32 products of up to MSG_TR of its rows in an f32 tile, and the block's epilogue (msg__norm_rows8) takes
  * each row's groups from it: swish and bias, mean and variance, the
  * normalisation and affine, one rounding to bf16. Blocks: MB rows of x
  * packed at a time (the kit clamps it to L2), KC deep (0: 256 here, the

@@ -29,8 +29,9 @@
  *   16 x 16 f32 accumulator tiles, A tiles loaded straight from x or h, B
  *   tiles from the packed panels); otherwise an AVX-512 BF16 micro-kernel
  *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); the kit's f32
- *   AVX2 + FMA GEMM without AVX-512 BF16 or for dims that are not
- *   multiples of 32 (see its comment); a portable OpenMP path below AVX2.
+ *   FMA GEMM where MMA=1 (f32 FMA the host's fastest unit), without
+ *   AVX-512 BF16 or for dims that are not multiples of 32 (see its
+ *   comment); a portable OpenMP path below AVX2.
  * - Threads split the row blocks: no barrier after the packing.
  * - exp is a vector one within ~1 ulp of expf (range reduction by ln 2
  *   split in two, degree-7 polynomial, scalef).
@@ -286,8 +287,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 
 #elif defined(__AVX2__) && defined(__FMA__)
 /*
- * AVX2 + FMA path (no AVX-512 BF16, or dims not multiples of 32): the
- * kit's f32 GEMM (ckb_kit_gemm.h: a 6 x 16 micro-kernel of ymm
+ * The f32 FMA path (MMA=1, no AVX-512 BF16, or dims not multiples of 32):
+ * the kit's f32 GEMM (ckb_kit_gemm.h: a micro-kernel of zmm or ymm
  * accumulators over operands widened to f32). Both weights are packed
  * whole once per call, by all threads, into the kit's f32 panels (read
  * transposed, as nn.Linear stores them); then each thread carries blocks

@@ -28,8 +28,10 @@
  *   tile. Each thread configures its tiles before its share and releases
  *   them after. MR does not apply to this path (its rows step is 32). The
  *   harness grants the process AMX tile permission.
- * - AVX2 + FMA without AVX-512 BF16: the kit's f32 GEMM (ckb_kit_gemm.h)
- *   with the same fusion (see the comment over that path).
+ * - Every other host (MMA 0 or 1, or no AMX): the kit's GEMM
+ *   (ckb_kit_gemm.h) on the bf16 dot or f32 FMA with the same fusion (see
+ *   the comment over that path); it replaced this file's own vdpbf16ps
+ *   kernel, which lost to oneDNN on an AMD Zen 4.
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
@@ -362,9 +364,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #elif GAR_AVX2
 /*
- * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
- * both operands widened to f32 while packed, BLIS's loops, an MR x NR
- * micro-kernel of ymm accumulators), as 8p's AVX2 path, with bias + relu
+ * The kit's path: its GEMM (ckb_kit_gemm.h: BLIS's loops around an MR x NR
+ * micro-kernel on the bf16 dot, MMA=0, or on f32 FMA over operands widened
+ * while packed, MMA=1), as 8p's kit path, with bias + relu
  * + the rounding to bf16 as the epilogue of each finished tile. When
  * IN > KC the partial sums of one column block live in an f32 tile (up to
  * GAR_MB of the thread's rows x NC) between KC blocks.

@@ -31,8 +31,9 @@
  *   there while in L1. Each thread configures its tiles in the parallel
  *   region and releases them at its end. MR does not apply to this path (its
  *   rows step is 32). The harness grants the process AMX tile permission.
- * - AVX2 + FMA without AVX-512 BF16: the kit's f32 GEMM (ckb_kit_gemm.h)
- *   with the same fusion (see the comment over that path).
+ * - MMA=1 (f32 FMA the host's fastest unit), or no AVX-512 BF16: the kit's
+ *   f32 GEMM (ckb_kit_gemm.h) with the same fusion (see the comment over
+ *   that path).
  * Repacking weight once per row block costs ~MR/MC of the matmul.
  * No state is kept between calls; buffers live for one call.
  */
@@ -420,9 +421,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #elif GGS_AVX2
 /*
- * AVX2 + FMA path (no AVX-512 BF16): the kit's f32 GEMM (ckb_kit_gemm.h:
- * both operands widened to f32 while packed, BLIS's loops, an MR x NR
- * micro-kernel of ymm accumulators) leaves a block's f32 logits in its
+ * The f32 FMA path (MMA=1, or no AVX-512 BF16): the kit's f32 GEMM
+ * (ckb_kit_gemm.h: both operands widened to f32 while packed, BLIS's
+ * loops, an MR x NR micro-kernel of zmm or ymm accumulators) leaves a block's f32 logits in its
  * buffer z [MC][OUT rounded up to NR] (which also holds the partial sums
  * between KC blocks); the row pass then adds the bias, applies gelu and
  * soft-maxes each row while it is in cache. The threads split as the

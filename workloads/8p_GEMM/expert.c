@@ -28,8 +28,9 @@
  *   configures its tiles before its share and releases them after. MR does
  *   not apply to this path (its rows step is 32). The harness grants the
  *   process AMX tile permission.
- * - AVX2 + FMA without AVX-512 BF16: an f32 path of its own (see the
- *   comment over it), with its own defaults for the same block macros.
+ * - MMA=1 (f32 FMA the host's fastest unit), or no AVX-512 BF16: the kit's
+ *   f32 GEMM (see the comment over it; zmm on AVX-512, ymm on AVX2), with
+ *   its own defaults for the same block macros.
  * No state is kept between calls; the packing buffer lives for one call.
  */
 #include <stdint.h>
@@ -346,9 +347,10 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 
 #elif GEMM_AVX2
 /*
- * AVX2 + FMA path (no AVX-512 BF16): f32 FMA is the fastest unit, so the
- * kit's f32 GEMM (ckb_kit_gemm.h: both operands widened while they are
- * packed, BLIS's five loops, an MR x NR micro-kernel of ymm accumulators)
+ * The f32 FMA path (MMA=1, or no AVX-512 BF16): f32 FMA is the fastest
+ * unit, so the kit's f32 GEMM (ckb_kit_gemm.h: both operands widened while
+ * they are packed, BLIS's five loops, an MR x NR micro-kernel of zmm or
+ * ymm accumulators)
  * does the work. When K > KC the partial sums of one column block live in
  * an f32 tile (up to GEMM_MB of the thread's rows x NC); the epilogue of
  * the last KC block rounds each finished tile to bf16 into C (nearest
