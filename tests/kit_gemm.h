@@ -17,4 +17,9 @@ int ckbt_kit_gemm_dot_odd(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t 
 int ckbt_kit_gemm_fma(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t n,
                       int64_t k, int64_t mc, int64_t nc, int64_t kc, int use_epi, int prepack,
                       float *c);
+/* The kit's thread grid (ckb_gemm_grid_make / _share): the team's size and
+ * thread t's rows and columns of C [m][n]. */
+void ckbt_kit_grid_share(int nthr, int tn_want, int t, int64_t m, int64_t rstep, int64_t n,
+                         int64_t unit, int *nteam, int64_t *m0, int64_t *m1, int64_t *n0,
+                         int64_t *n1);
 #endif

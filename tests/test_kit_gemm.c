@@ -78,3 +78,43 @@ CKBT_TEST(kit_gemm_matches_the_product_on_every_unit, "quick")
             kit__check(units[u].name, units[u].fn, bt, 1, 33, 1, 0, 1, 0);
         }
 }
+
+/* The thread grid covers C exactly once whatever the team, the column
+ * split asked for and the ragged edges; row shares start on multiples of
+ * rstep and column shares on whole units. */
+CKBT_TEST(kit_gemm_grid_covers_c_once, "quick")
+{
+    const struct {
+        int nthr, tn;
+        int64_t m, rstep, n, unit;
+    } cases[] = {{2, 0, 128, 8, 4096, 32},  {2, 1, 128, 8, 4096, 32}, {4, 2, 37, 6, 75, 16},
+                 {8, 0, 5, 8, 40, 64},      {3, 0, 100, 5, 96, 48},   {6, 4, 1000, 32, 130, 32},
+                 {1, 0, 17, 8, 33, 32},     {16, 3, 64, 8, 512, 64}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const int64_t m = cases[c].m, n = cases[c].n;
+        unsigned char *hit = calloc((size_t)(m * n), 1);
+        if (!hit)
+            return;
+        int team = 0, bad_start = 0;
+        for (int t = 0; t < cases[c].nthr; t++) {
+            int64_t m0, m1, n0, n1;
+            int nteam;
+            ckbt_kit_grid_share(cases[c].nthr, cases[c].tn, t, m, cases[c].rstep, n,
+                                cases[c].unit, &nteam, &m0, &m1, &n0, &n1);
+            team = nteam;
+            if (t >= nteam)
+                continue;
+            bad_start += m0 % cases[c].rstep != 0 || n0 % cases[c].unit != 0;
+            for (int64_t i = m0; i < m1; i++)
+                for (int64_t j = n0; j < n1; j++)
+                    hit[i * n + j]++;
+        }
+        int64_t wrong = 0;
+        for (int64_t e = 0; e < m * n; e++)
+            wrong += hit[e] != 1;
+        CKBT_EXPECT(team >= 1 && team <= cases[c].nthr && wrong == 0 && bad_start == 0,
+                    "case %zu: team %d, %lld elements not covered exactly once, %d misaligned "
+                    "starts", c, team, (long long)wrong, bad_start);
+        free(hit);
+    }
+}
