@@ -134,31 +134,17 @@ static inline void ckb_gemm_grid_share(ckb_gemm_grid g, int t, int64_t m, int64_
 #endif
 /* f32 FMA in zmm where the target has them and the tile is whole zmm. */
 #define CKB_GEMM_ZMM (!CKB_GEMM_DOT && CKB_GEMM_WIDE && CKB_GEMM8_NR % 16 == 0)
-#define CKB_GEMM8_V (CKB_GEMM8_NR / 8)   /* ymm vectors per tile row */
-#define CKB_GEMM8_V16 (CKB_GEMM8_NR / 16) /* zmm accumulators per tile row (dot) */
-#define CKB_GEMM8_AS 8                   /* values per k step in a packed A sliver */
+#define CKB_GEMM8_V (CKB_GEMM8_NR / 8) /* ymm vectors per tile row */
+#define CKB_GEMM8_AS 8                 /* values per k step in a packed A sliver */
 
-#if CKB_GEMM_DOT
+#if CKB_GEMM_DOT || CKB_GEMM_ZMM /* zmm accumulators, NR / 16 a row */
 #if CKB_GEMM8_NR % 16 != 0 || CKB_GEMM8_NR > 64 || CKB_GEMM8_MR < 1 || CKB_GEMM8_MR > 8 ||       \
-    CKB_GEMM8_MR * CKB_GEMM8_V16 + CKB_GEMM8_V16 + 1 > 32
-#error "dot MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
-#endif
-#elif CKB_GEMM_ZMM
-#if CKB_GEMM8_NR > 64 || CKB_GEMM8_MR < 1 || CKB_GEMM8_MR > 8 ||                                \
     CKB_GEMM8_MR * (CKB_GEMM8_NR / 16) + CKB_GEMM8_NR / 16 + 1 > 32
-#error "zmm MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
+#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
 #endif
 #elif CKB_GEMM8_NR % 8 != 0 || CKB_GEMM8_NR < 8 || CKB_GEMM8_NR > 32 || CKB_GEMM8_MR < 1 ||       \
     CKB_GEMM8_MR > 8 || CKB_GEMM8_MR * CKB_GEMM8_V + CKB_GEMM8_V + 1 > 16
 #error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
-#endif
-
-#if CKB_GEMM_DOT
-/* Lanes [0, left) of 16. */
-static inline __mmask16 ckb_gemm8__mask16(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
 #endif
 
 /* k steps of a packed kc-deep block: k itself in f32, pairs with the dot. */
@@ -538,71 +524,10 @@ static inline void ckb_gemm8_pack_a(const ckb_gemm8_job *g, int64_t i0, int64_t 
     }
 }
 
-/*
- * The micro-kernel: acc = a[0:kc] (CKB_GEMM8_MR rows of a sliver) x b[0:kc] (CKB_GEMM8_NR
- * columns of a panel), plus the partial sums in t (rows ldt apart) when
- * add. Not last (or no epi): the sums go to t, rows below mr only; last
- * with epi: the tile goes to epi.
- */
-#if CKB_GEMM_DOT
-/* The dot's micro-kernel: as below, on kp = (kc+1)/2 pairs, zmm
- * accumulators, a's pair of row r broadcast into every lane. */
-static inline __attribute__((always_inline)) void
-ckb_gemm8__ukernel(int64_t kc, const float *restrict a_, const float *restrict b_,
-                   float *restrict t, int64_t ldt, int add, int last, ckb_gemm8_epi epi,
-                   void *ctx, int64_t i, int64_t j, int mr, int nr)
-{
-    const uint32_t *restrict a = (const uint32_t *)a_, *restrict b = (const uint32_t *)b_;
-    const int64_t kp = (kc + 1) / 2;
-    __m512 acc[CKB_GEMM8_MR][CKB_GEMM8_V16];
-#pragma GCC unroll 8
-    for (int r = 0; r < CKB_GEMM8_MR; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_V16; v++)
-            acc[r][v] = _mm512_setzero_ps();
-#pragma GCC unroll 2
-    for (int64_t p = 0; p < kp; p++) {
-        __m512bh bv[CKB_GEMM8_V16];
-#pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_V16; v++)
-            bv[v] = (__m512bh)_mm512_loadu_si512((const void *)(b + p * CKB_GEMM8_NR + 16 * v));
-#pragma GCC unroll 8
-        for (int r = 0; r < CKB_GEMM8_MR; r++) {
-            const __m512bh x = (__m512bh)_mm512_set1_epi32((int)a[p * CKB_GEMM8_AS + r]);
-#pragma GCC unroll 4
-            for (int v = 0; v < CKB_GEMM8_V16; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], bv[v], x);
-        }
-    }
-    if (add) {
-#pragma GCC unroll 8
-        for (int r = 0; r < CKB_GEMM8_MR; r++)
-            if (r < mr)
-#pragma GCC unroll 4
-                for (int v = 0; v < CKB_GEMM8_V16; v++)
-                    acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_loadu_ps(t + r * ldt + 16 * v));
-    }
-    if (!last || !epi) {
-#pragma GCC unroll 8
-        for (int r = 0; r < CKB_GEMM8_MR; r++)
-            if (r < mr)
-#pragma GCC unroll 4
-                for (int v = 0; v < CKB_GEMM8_V16; v++)
-                    _mm512_storeu_ps(t + r * ldt + 16 * v, acc[r][v]);
-        return;
-    }
-    float tile[CKB_GEMM8_MR * CKB_GEMM8_NR] __attribute__((aligned(64)));
-#pragma GCC unroll 8
-    for (int r = 0; r < CKB_GEMM8_MR; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_V16; v++)
-            _mm512_store_ps(tile + r * CKB_GEMM8_NR + 16 * v, acc[r][v]);
-    epi(ctx, tile, i, j, mr, nr);
-}
-#else
-/* The f32 unit's vectors: zmm on AVX-512 targets (an Intel core with two
- * 512-bit FMA ports runs them at twice the ymm rate), ymm otherwise. */
-#if CKB_GEMM_ZMM
+/* The accumulators: zmm for the dot and for f32 FMA on AVX-512 targets (an
+ * Intel core with two 512-bit FMA ports runs them at twice the ymm rate),
+ * ymm otherwise. */
+#if CKB_GEMM_ZMM || CKB_GEMM_DOT
 #define CKB_GEMM8__W 16
 #define CKB_GEMM8__VEC __m512
 #define CKB_GEMM8__ZERO _mm512_setzero_ps
@@ -623,6 +548,12 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a_, const float *restrict b
 #endif
 #define CKB_GEMM8__NV (CKB_GEMM8_NR / CKB_GEMM8__W) /* accumulators per tile row */
 
+/*
+ * The micro-kernel: acc = a[0:kc] (CKB_GEMM8_MR rows of a sliver) x b[0:kc] (CKB_GEMM8_NR
+ * columns of a panel; the dot: (kc+1)/2 pairs of each), plus the partial
+ * sums in t (rows ldt apart) when add. Not last (or no epi): the sums go to
+ * t, rows below mr only; last with epi: the tile goes to epi.
+ */
 static inline __attribute__((always_inline)) void
 ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
                    int64_t ldt, int add, int last, ckb_gemm8_epi epi, void *ctx, int64_t i,
@@ -634,6 +565,24 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b,
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_GEMM8__NV; v++)
             acc[r][v] = CKB_GEMM8__ZERO();
+#if CKB_GEMM_DOT
+    /* (kc+1)/2 pairs of k; a's pair of row r broadcast into every lane */
+    const uint32_t *restrict ap = (const uint32_t *)a, *restrict bp = (const uint32_t *)b;
+#pragma GCC unroll 2
+    for (int64_t p = 0; p < (kc + 1) / 2; p++) {
+        __m512bh bv[CKB_GEMM8__NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM8__NV; v++)
+            bv[v] = (__m512bh)_mm512_loadu_si512((const void *)(bp + p * CKB_GEMM8_NR + 16 * v));
+#pragma GCC unroll 8
+        for (int r = 0; r < CKB_GEMM8_MR; r++) {
+            const __m512bh x = (__m512bh)_mm512_set1_epi32((int)ap[p * CKB_GEMM8_AS + r]);
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM8__NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], bv[v], x);
+        }
+    }
+#else
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; k++) {
         CKB_GEMM8__VEC bv[CKB_GEMM8__NV];
@@ -648,6 +597,7 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b,
                 acc[r][v] = CKB_GEMM8__FMA(x, bv[v], acc[r][v]);
         }
     }
+#endif
     if (add) {
 #pragma GCC unroll 8
         for (int r = 0; r < CKB_GEMM8_MR; r++)
@@ -674,7 +624,6 @@ ckb_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b,
             CKB_GEMM8__STOREU(tile + r * CKB_GEMM8_NR + CKB_GEMM8__W * v, acc[r][v]);
     epi(ctx, tile, i, j, mr, nr);
 }
-#endif
 
 /*
  * C[m0:m1, n0:n1] of the job (n0 a multiple of CKB_GEMM8_NR): BLIS's loops

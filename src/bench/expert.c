@@ -41,11 +41,15 @@ int ckb_expert_host_unit(const ckb_machine *m)
     return strcmp(unit, "amx") == 0 ? 2 : strcmp(unit, "bf16_dot") == 0 ? 0 : 1;
 }
 
+int64_t ckb_expert_param_value(int64_t v, const ckb_machine *m)
+{
+    return v == CKB_PARAM_HOST_UNIT ? ckb_expert_host_unit(m) : v;
+}
+
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values)
 {
     for (int i = 0; i < w->nparams; i++)
-        values[i] = w->params[i].fallback == CKB_PARAM_HOST_UNIT ? ckb_expert_host_unit(m)
-                                                                  : w->params[i].fallback;
+        values[i] = ckb_expert_param_value(w->params[i].fallback, m);
 }
 
 void ckb_expert_host(char *buf, size_t n)

@@ -40,7 +40,10 @@ void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_exp
  * when AMX is its fastest bf16 unit, 0 the bf16 dot, else 1 (f32 FMA; also
  * for m NULL or without figures). */
 int ckb_expert_host_unit(const ckb_machine *m);
-/* The declared defaults, each CKB_PARAM_HOST_UNIT one resolved for m. */
+/* A declared value (a default or a grid value) as it runs on m:
+ * CKB_PARAM_HOST_UNIT resolved, any other as it is. */
+int64_t ckb_expert_param_value(int64_t v, const ckb_machine *m);
+/* The declared defaults, each resolved for m. */
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values);
 /* The tuned values for (size, threads, this host), else the declared
  * defaults (resolved for m) with cfg->tuned = 0 and cfg->note saying what

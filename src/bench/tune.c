@@ -44,12 +44,6 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
     return -2;
 }
 
-/* A grid value; CKB_PARAM_HOST_UNIT is this host's fastest unit. */
-static int64_t tune__value(int64_t v, const ckb_machine *m)
-{
-    return v == CKB_PARAM_HOST_UNIT ? ckb_expert_host_unit(m) : v;
-}
-
 static void tune__print_config(const ckb_workload *w, const int64_t *v)
 {
     for (int i = 0; i < w->nparams; i++)
@@ -77,7 +71,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         int64_t v[CKB_MAX_PARAMS];
         for (int n = 0; n < total; n++) {
             for (int i = 0; i < w->nparams; i++)
-                v[i] = tune__value(w->params[i].values[idx[i]], o->machine);
+                v[i] = ckb_expert_param_value(w->params[i].values[idx[i]], o->machine);
             printf("[%3d/%d] ", n + 1, total);
             tune__print_config(w, v);
             printf("\n");
@@ -109,7 +103,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     int idx[CKB_MAX_PARAMS] = {0};
     for (int n = 0; n < total; n++) {
         for (int i = 0; i < w->nparams; i++)
-            cur[i] = tune__value(w->params[i].values[idx[i]], o->machine);
+            cur[i] = ckb_expert_param_value(w->params[i].values[idx[i]], o->machine);
         double sp = tune__eval(w, o, expert, cur, &r);
         tried++;
         printf("[%3d/%d] ", n + 1, total);

@@ -123,6 +123,12 @@ const ckb_workload *ckb_cli_workload(const char *name);
     {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,                                                  \
      "small, default, paper, or host: default with the scale dim `ckbench size` chose here " \
      "(default: default)", NULL}
+/* The same for the commands that run at this host's sizes unless told
+ * otherwise (bench, tune): the caller makes "host" the default. */
+#define CKB_CLI_OPT_SIZE_HOST                                                                \
+    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,                                                  \
+     "small, default, paper, or host: default with the scale dim `ckbench size` chose here, " \
+     "searched first when missing (default: host)", NULL}
 #define CKB_CLI_OPT_THREADS \
     {"threads", 0, CKB_CLI_INT, "N", 1, 1024, 0, "the thread budget (default: every core)", NULL}
 #define CKB_CLI_OPT_WARMUP \

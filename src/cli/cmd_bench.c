@@ -78,9 +78,7 @@ static int bench__run(const ckb_cli_args *a)
 }
 
 static const ckb_cli_opt bench__opts[] = {
-    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,
-     "small, default, paper, or host: default with the scale dim `ckbench size` chose here, "
-     "searched first when missing (default: host)", NULL},
+    CKB_CLI_OPT_SIZE_HOST,
     {"workloads", 0, CKB_CLI_STR, "ID,ID...", 0, 0, 0, "the workloads to run (default: all)", NULL},
     CKB_CLI_OPT_THREADS,
     {"out", 0, CKB_CLI_STR, "DIR", 0, 0, 0,

@@ -42,10 +42,7 @@ static int tune__run(const ckb_cli_args *a)
 }
 
 static const ckb_cli_opt tune__opts[] = {
-    {"size", 0, CKB_CLI_SIZE, "S", 0, 0, 0,
-     "small, default, paper, or host: default with the scale dim `ckbench size` chose here, "
-     "what `bench` runs (default: host)",
-     NULL},
+    CKB_CLI_OPT_SIZE_HOST,
     CKB_CLI_OPT_THREADS,
     CKB_CLI_OPT_WARMUP,
     CKB_CLI_OPT_ITERS,
