@@ -138,6 +138,26 @@ CKBT_TEST(eval_catches_an_answer_that_changes_on_repeat, "quick")
     expect_status("gemm_repeat_differs.c", "nondeterministic", "repeat_differs", "correctness");
 }
 
+/* The inputs are drawn by our OpenMP threads, which spin for milliseconds
+ * after each parallel region: left so, they took a core from the first
+ * call of every pair (that call ran ~1.5x slower), and the disturbance
+ * check, counting us as the kernels' own, did not see it. Our threads must
+ * be idle inside every timed call, and that is measured. */
+CKBT_TEST(eval_harness_threads_stay_off_the_timed_calls, "quick")
+{
+    int code = -1;
+    json_object *j = ckbt_eval("8p", "gemm_plain.c", &code, "--warmup", "2", "--iters", "12",
+                               NULL);
+    CKBT_EXPECT(code == 0 && strcmp(ckbt_str(j, "status"), "ok") == 0, "status %s: %s",
+                ckbt_str(j, "status"), ckbt_str(j, "message"));
+    json_object *h = NULL;
+    CKBT_EXPECT(json_object_object_get_ex(j, "harness_pct", &h), "no harness_pct in the result");
+    CKBT_EXPECT(json_object_get_double(h) < 2.0,
+                "the harness's threads used %.1f%% of the CPUs during the timed calls",
+                json_object_get_double(h));
+    json_object_put(j);
+}
+
 /* The roofline check, with a machine profile that claims a peak of 1
  * MFLOP/s: an honest kernel then looks a thousand times faster than the
  * machine allows, as a kernel that skipped its work would on a real one. */

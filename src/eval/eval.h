@@ -64,6 +64,8 @@ typedef struct {
     double final_check_s;
     double steal_pct;          /* of the kept timing run: the hypervisor's share */
     double others_pct;         /* ... and other processes' share of the CPU time */
+    double harness_pct;        /* ... and ours (the trusted side's threads) inside the
+                                  timed calls, as a share of the CPUs they had */
     int timing_runs;
     double parent_timing_ms;   /* the kept timing run's length */
     int beyond_roofline;       /* median under the roofline bound: less than the declared

@@ -97,6 +97,7 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
         }
         json_object_object_add(j, "steal_pct", result__num(r->steal_pct));
         json_object_object_add(j, "other_processes_pct", result__num(r->others_pct));
+        json_object_object_add(j, "harness_pct", result__num(r->harness_pct));
         /* Still disturbed after every retry: the figures are not to be trusted. */
         json_object_object_add(j, "timing_disturbed",
                                json_object_new_boolean(ckb_eval_timing_disturbed(r, o)));
@@ -119,5 +120,5 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
 
 int ckb_eval_timing_disturbed(const ckb_eval_result *r, const ckb_eval_opts *o)
 {
-    return r->steal_pct + r->others_pct > o->max_steal_pct;
+    return r->steal_pct + r->others_pct + r->harness_pct > o->max_steal_pct;
 }
