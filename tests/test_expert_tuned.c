@@ -166,9 +166,18 @@ CKBT_TEST(expert_host_unit_default_follows_the_profile, "quick")
     CKBT_EXPECT(ckb_expert_host_unit(&avx2) == 1, "AVX2 host: f32 FMA");
     CKBT_EXPECT(ckb_expert_host_unit(NULL) == 1, "no profile: f32 FMA");
 
-    int found = 0;
+    int found = 0, experts = 0;
     for (int n = 0; n < ckb_workload_count(); n++) {
         const ckb_workload *w = ckb_workload_at(n);
+        char expert[512];
+        int units = 0;
+        for (int i = 0; i < w->nparams; i++)
+            units += w->params[i].fallback == CKB_PARAM_HOST_UNIT;
+        if (ckb_expert_path(w, expert, sizeof expert)) {
+            experts++;
+            /* every expert is a matmul expert: the unit is the host's choice */
+            CKBT_EXPECT(units == 1, "%s: %d host-unit parameters, wanted 1", w->id, units);
+        }
         for (int i = 0; i < w->nparams; i++) {
             if (w->params[i].fallback != CKB_PARAM_HOST_UNIT)
                 continue;
@@ -190,5 +199,6 @@ CKBT_TEST(expert_host_unit_default_follows_the_profile, "quick")
             CKBT_EXPECT(strcmp(c.text[i], text) == 0, "the define says it: %s", c.text[i]);
         }
     }
-    CKBT_EXPECT(found >= 8, "the experts with a unit choice declare it per host (%d)", found);
+    CKBT_EXPECT(experts >= 13 && found == experts,
+                "every expert declares its unit per host (%d of %d)", found, experts);
 }

@@ -27,14 +27,17 @@
  *   bf16, stored straight into out's NCDHW rows (masked where a vector
  *   crosses the OW edge): the conv's f32 output never reaches memory.
  * - Threads split the (sample, output depth) planes.
- * - AMX=1 (opt-in): a 2 x 2 grid of 16 x 16 f32 tiles (32 channels x 32
- *   positions), weights as the A tiles, 16 x-pair rows of 16 positions as
- *   the B tiles loaded straight from xp, tiles stored to a small buffer
- *   for the same epilogue. AMX needs the process's permission to use tile
- *   data (arch_prctl); the harness's oneDNN baseline obtains it.
- * - Below AVX-512 BF16, an AVX2 + FMA path: the same kernel in f32 (x
- *   widened once into f32 planes, 8-wide FMA tiles, the epilogue on 8-wide
- *   vectors; see that section).
+ * - MMA (expert-kit/ckb_kit_unit.h) picks the unit: 0 the vdpbf16ps
+ *   micro-kernel above; 2 AMX: a 2 x 2 grid of 16 x 16 f32 tiles (32
+ *   channels x 32 positions), weights as the A tiles, 16 x-pair rows of 16
+ *   positions as the B tiles loaded straight from xp, tiles stored to a
+ *   small buffer for the same epilogue (AMX needs the process's permission
+ *   to use tile data, arch_prctl; the harness's oneDNN baseline obtains
+ *   it); 1 f32 FMA: the same kernel in f32 (x widened once into f32 planes,
+ *   FMA tiles of 16 positions in zmm on AVX-512, 8 in ymm on AVX2; see that
+ *   section), which is also where MMA 0 or 2 lands on a target without
+ *   AVX-512 BF16. Where FMA outruns the dot (an Intel Xeon without AMX)
+ *   bench passes MMA=1.
  * - A portable OpenMP path where neither fits (no AVX2, or dims the
  *   kernels do not cover: odd IC, OC not a multiple of R).
  * exp is a vector one within ~1 ulp of expf. No state is kept between
@@ -50,6 +53,7 @@
 
 #include "ckbench.h"
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_unit.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
@@ -58,9 +62,6 @@
 #endif
 #ifndef PV /* vectors of 16 output positions per micro-tile */
 #define PV 2
-#endif
-#ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
-#define AMX 1
 #endif
 
 #if R < 1 || PV < 1 || R * PV + PV > 31
@@ -73,8 +74,9 @@
 #define CMT_SPAN (OH * W)                         /* output positions per (n, od) */
 #define CMT_TAPS (KD * KH * KW)
 
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
-    IC % 2 == 0 && OC % R == 0 && 16 * PV + KW <= 128 && 32 + KW <= 128
+/* ---- AVX-512 epilogue, shared by the dot, AMX and zmm FMA paths ------- */
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
 /* exp(x) per lane, within ~1 ulp of expf (see 50k's expert). */
 static inline __m512 cmt__exp(__m512 x)
@@ -109,6 +111,49 @@ static inline __m512 cmt__mish_tanh(__m512 v)
     return _mm512_div_ps(_mm512_sub_ps(e2, one), _mm512_add_ps(e2, one));
 }
 
+/* y rounded to bf16 (to nearest even). */
+static inline __m256i cmt__bf16x16(__m512 y)
+{
+#if defined(__AVX512BF16__)
+    return (__m256i)_mm512_cvtneps_pbh(y);
+#else
+    __m512i u = _mm512_castps_si512(y);
+    u = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 16),
+                                                              _mm512_set1_epi32(1)),
+                                             _mm512_set1_epi32(0x7fff)));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(u, 16));
+#endif
+}
+
+/* Stores 16 results for positions s..s+15 of output plane (n, oc, od):
+ * drops columns ow >= OW and rows oh >= OH. */
+static inline void cmt__store16(ckb_bf16 *plane, int64_t s, __m512 y)
+{
+    const __m256i h = cmt__bf16x16(y);
+#if W % 16 == 0 /* a vector lies in one row */
+    const int64_t oh = s / W, ow = s % W;
+    if (oh < OH) {
+        const int64_t left = OW - ow;
+        const __mmask16 m =
+            left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+        _mm256_mask_storeu_epi16((void *)(plane + oh * OW + ow), m, h);
+    }
+#else
+    ckb_bf16 v[16];
+    _mm256_storeu_si256((__m256i *)v, h);
+    for (int l = 0; l < 16; l++) {
+        const int64_t oh = (s + l) / W, ow = (s + l) % W;
+        if (oh < OH && ow < OW)
+            plane[oh * OW + ow] = v[l];
+    }
+#endif
+}
+
+#endif
+
+#if MMA != 1 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&              \
+    IC % 2 == 0 && OC % R == 0 && 16 * PV + KW <= 128 && 32 + KW <= 128
+
 /* Rewrites x into xp[n][d][p][CMT_PLANE] channel pairs (pad words zero)
  * for planes [z0, z1) of the N * D * CMT_ICP ones. */
 static void cmt__pair_input(const ckb_bf16 *x, uint32_t *xp, int64_t z0, int64_t z1)
@@ -130,31 +175,7 @@ static void cmt__pair_input(const ckb_bf16 *x, uint32_t *xp, int64_t z0, int64_t
     }
 }
 
-/* Stores 16 results for positions s..s+15 of output plane (n, oc, od):
- * drops columns ow >= OW and rows oh >= OH. */
-static inline void cmt__store16(ckb_bf16 *plane, int64_t s, __m512 y)
-{
-    const __m256i h = (__m256i)_mm512_cvtneps_pbh(y);
-#if W % 16 == 0 /* a vector lies in one row */
-    const int64_t oh = s / W, ow = s % W;
-    if (oh < OH) {
-        const int64_t left = OW - ow;
-        const __mmask16 m =
-            left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-        _mm256_mask_storeu_epi16((void *)(plane + oh * OW + ow), m, h);
-    }
-#else
-    ckb_bf16 v[16];
-    _mm256_storeu_si256((__m256i *)v, h);
-    for (int l = 0; l < 16; l++) {
-        const int64_t oh = (s + l) / W, ow = (s + l) % W;
-        if (oh < OH && ow < OW)
-            plane[oh * OW + ow] = v[l];
-    }
-#endif
-}
-
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && OC % 32 == 0 &&                  \
+#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__) && OC % 32 == 0 &&                  \
     (IC % 32 == 0 || IC < 32)
 
 #define CMT_KCH (IC % 32 == 0 ? 32 : IC) /* channels per tile step */
@@ -343,28 +364,56 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #endif
 
-#elif defined(__AVX2__) && defined(__FMA__) && OC % R == 0 && 8 * PV + KW <= 128
+#elif defined(__AVX2__) && defined(__FMA__) && OC % R == 0 && 16 * PV + KW <= 128
 
-/* AVX2 + FMA: the same direct convolution in f32. x is widened once per
- * call into f32 planes xf[n][d][c][CMT_PLANE] (exactly: a bf16 is the top
- * half of an f32), so the input of 8 consecutive positions under one tap is
- * one unaligned load. A tile is R output channels x PV vectors of 8
- * positions, computed CMT_RS channels at a time so that the accumulators,
- * the PV inputs and one broadcast fit the 16 ymm registers; the weights are
- * f32 wf[oc / CMT_RS][tap][c][CMT_RS], so that a sub-tile's weights are one
+/* f32 FMA: the same direct convolution in f32. x is widened once per call
+ * into f32 planes xf[n][d][c][CMT_PLANE] (exactly: a bf16 is the top half
+ * of an f32), so the input of CMT_VL consecutive positions under one tap is
+ * one unaligned load. A tile is R output channels x PV vectors of CMT_VL
+ * positions (16 in zmm on AVX-512, 8 in ymm on AVX2), computed CMT_RS
+ * channels at a time so that the accumulators, the PV inputs and one
+ * broadcast fit the register file; the weights are f32
+ * wf[oc / CMT_RS][tap][c][CMT_RS], so that a sub-tile's weights are one
  * contiguous stream (in [tap][c][oc] order each (tap, c) step used 16 bytes
  * of its own cache line, and the weights of a sub-tile overflowed L1). */
 
-#if R * PV <= 12
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define CMT_VL 16
+#define CMT_REGS 32
+typedef __m512 cmt_vec;
+#define cmt_vzero _mm512_setzero_ps
+#define cmt_vload _mm512_loadu_ps
+#define cmt_vset1 _mm512_set1_ps
+#define cmt_vadd _mm512_add_ps
+#define cmt_vfma _mm512_fmadd_ps
+#define cmt_vepilogue cmt__mish_tanh
+#define cmt_vstore cmt__store16
+#else
+#define CMT_VL 8
+#define CMT_REGS 16
+typedef __m256 cmt_vec;
+#define cmt_vzero _mm256_setzero_ps
+#define cmt_vload _mm256_loadu_ps
+#define cmt_vset1 _mm256_set1_ps
+#define cmt_vadd _mm256_add_ps
+#define cmt_vfma _mm256_fmadd_ps
+#define cmt_vepilogue cmt__mish_tanh8
+#define cmt_vstore cmt__store8
+#endif
+
+/* the accumulators, PV inputs and one broadcast in the registers */
+#define CMT_FITS(rs) ((rs) * PV + PV + 1 <= CMT_REGS)
+#if CMT_FITS(R)
 #define CMT_RS R
-#elif R % 2 == 0 && R / 2 * PV <= 12
+#elif R % 2 == 0 && CMT_FITS(R / 2)
 #define CMT_RS (R / 2)
-#elif R % 4 == 0 && R / 4 * PV <= 12
+#elif R % 4 == 0 && CMT_FITS(R / 4)
 #define CMT_RS (R / 4)
 #else
 #define CMT_RS 1
 #endif
 
+#if CMT_VL == 8
 /* exp(x) per lane, within ~1 ulp of expf for x in [-87, 88] (clamped
  * there: 2^n is built in the exponent field, which must stay normal). */
 static inline __m256 cmt__exp8(__m256 x)
@@ -424,17 +473,19 @@ static inline void cmt__store8(ckb_bf16 *plane, int64_t s, __m256 y)
     }
 }
 
-/* Output channels [o0, o0+R) x positions [s0, s0 + 8*PV) of plane (n, od). */
-static inline void cmt__tile8(const float *xf, const float *wf, const ckb_bf16 *bias,
+#endif /* CMT_VL == 8 */
+
+/* Output channels [o0, o0+R) x positions [s0, s0 + CMT_VL*PV) of plane (n, od). */
+static inline void cmt__tilev(const float *xf, const float *wf, const ckb_bf16 *bias,
                               ckb_bf16 *out, int64_t s, int64_t od, int64_t o0, int64_t s0)
 {
     for (int64_t oc = o0; oc < o0 + R; oc += CMT_RS) {
-        __m256 acc[CMT_RS][PV];
+        cmt_vec acc[CMT_RS][PV];
 #pragma GCC unroll 16
         for (int r = 0; r < CMT_RS; r++)
 #pragma GCC unroll 4
             for (int v = 0; v < PV; v++)
-                acc[r][v] = _mm256_setzero_ps();
+                acc[r][v] = cmt_vzero();
         for (int64_t kd = 0; kd < KD; kd++)
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++) {
@@ -442,27 +493,27 @@ static inline void cmt__tile8(const float *xf, const float *wf, const ckb_bf16 *
                     const float *xb = xf + (s * D + od + kd) * IC * CMT_PLANE + kh * W + kw + s0;
                     const float *wt = wf + ((oc / CMT_RS) * CMT_TAPS + t) * IC * CMT_RS;
                     for (int64_t c = 0; c < IC; c++) {
-                        __m256 xv[PV];
+                        cmt_vec xv[PV];
 #pragma GCC unroll 4
                         for (int v = 0; v < PV; v++)
-                            xv[v] = _mm256_loadu_ps(xb + c * CMT_PLANE + 8 * v);
+                            xv[v] = cmt_vload(xb + c * CMT_PLANE + CMT_VL * v);
 #pragma GCC unroll 16
                         for (int r = 0; r < CMT_RS; r++) {
-                            const __m256 wv = _mm256_broadcast_ss(wt + c * CMT_RS + r);
+                            const cmt_vec wv = cmt_vset1(wt[c * CMT_RS + r]);
 #pragma GCC unroll 4
                             for (int v = 0; v < PV; v++)
-                                acc[r][v] = _mm256_fmadd_ps(wv, xv[v], acc[r][v]);
+                                acc[r][v] = cmt_vfma(wv, xv[v], acc[r][v]);
                         }
                     }
                 }
 #pragma GCC unroll 16
         for (int r = 0; r < CMT_RS; r++) {
             ckb_bf16 *plane = out + ((s * OC + oc + r) * OD + od) * OH * OW;
-            const __m256 bv = _mm256_set1_ps(ckb_bf16_to_f32(bias[oc + r]));
+            const cmt_vec bv = cmt_vset1(ckb_bf16_to_f32(bias[oc + r]));
 #pragma GCC unroll 4
             for (int v = 0; v < PV; v++)
-                if (s0 + 8 * v < CMT_SPAN)
-                    cmt__store8(plane, s0 + 8 * v, cmt__mish_tanh8(_mm256_add_ps(acc[r][v], bv)));
+                if (s0 + CMT_VL * v < CMT_SPAN)
+                    cmt_vstore(plane, s0 + CMT_VL * v, cmt_vepilogue(cmt_vadd(acc[r][v], bv)));
         }
     }
 }
@@ -497,9 +548,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             /* positions outer: one block of x rows serves every channel */
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < N * OD; i++)
-                for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 8 * PV)
+                for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += CMT_VL * PV)
                     for (int64_t o0 = 0; o0 < OC; o0 += R)
-                        cmt__tile8(xf, wf, bias, out, i / OD, i % OD, o0, s0);
+                        cmt__tilev(xf, wf, bias, out, i / OD, i % OD, o0, s0);
         }
     }
     free(xf);

@@ -145,8 +145,10 @@ const ckb_workload ckb_wl_33k_Conv3d_Mish_Tanh = {
     .nchain = 3,
     .chain = {"bias", "mish", "tanh"},
     .reference_without = cmt_reference_without,
-    /* expert.c: micro-tile of R output channels x PV vectors of 16
-     * output positions held in zmm registers over every tap. */
-    .nparams = 2,
-    .params = {{"R", 8, 2, {4, 8}}, {"PV", 2, 3, {1, 2, 3}}},
+    /* expert.c: micro-tile of R output channels x PV vectors of output
+     * positions held in registers over every tap; MMA the unit. */
+    .nparams = 3,
+    .params = {{"R", 8, 2, {4, 8}},
+               {"PV", 2, 3, {1, 2, 3}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

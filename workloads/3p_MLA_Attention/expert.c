@@ -31,9 +31,12 @@
  * upper triangle never computed, P rounded to bf16) with QKD = NOPE + ROPE
  * query dims and VD value dims. One parallel region covers the whole call.
  *
- * AMX (AMX=1, the default where the compiler targets amx_tile/amx_bf16;
- * vdpbf16ps issues at about a quarter of the FMA rate on such CPUs, so
- * tiles are what beat oneDNN, which runs its matmuls on them too):
+ * MMA (expert-kit/ckb_kit_unit.h) picks the matmul unit: 2 AMX, 0
+ * vdpbf16ps, 1 f32 FMA; bench passes the one the machine profile measured
+ * fastest.
+ * AMX (MMA=2, where the compiler targets amx_tile/amx_bf16; vdpbf16ps
+ * issues at about a quarter of the FMA rate on such CPUs, so tiles are what
+ * beat oneDNN, which runs its matmuls on them too):
  *   - GEMM (g__amx_rows): 32-column panels, so one 32-deep k step of a
  *     panel is 2 KiB contiguous; per 32 rows, k in GKC-deep slices: the
  *     slice of A is copied into whole tiles (A's rows are 4 KiB apart at
@@ -52,13 +55,14 @@
  *     kernel (FA_R x 64 register tiles) runs with AMX GEMMs.
  *   Each thread configures its tiles once per call; the harness grants the
  *   process tile permission.
- * AMX=0 keeps the vdpbf16ps kernels: the GEMM's 6 x 64 register tiles over
+ * MMA=0 keeps the vdpbf16ps kernels: the GEMM's 6 x 64 register tiles over
  * 64-column panels and 1p's vdpbf16ps attention.
  *
- * Below AVX-512 BF16, an AVX2 + FMA path: an f32 GEMM for the projections
- * and the flash kit's AVX2 attention (see that section). Without either,
- * a portable scalar path computes the same thing (plain GEMM loops,
- * attention row by row in f32).
+ * MMA=1, and any MMA below AVX-512 BF16: f32 FMA, the projections on the
+ * kit's GEMM (expert-kit/ckb_kit_gemm.h: zmm on AVX-512, ymm on AVX2) and
+ * the attention on the flash kit's FMA path (see that section). Without
+ * AVX2 either, a portable scalar path computes the same thing (plain GEMM
+ * loops, attention row by row in f32).
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   BQ   query rows per attention block (multiple of 4; AMX: of 16)
@@ -68,7 +72,7 @@
  *   GKC  k depth of an AMX GEMM slice (multiple of 32): 32 x GKC of A in L1
  * GMC (GEMM rows per work item, default 256), GMX (rows per work item of
  * the expansion GEMMs, default S), FA_G (heads per packed attention group,
- * default 2 on AMX, else 4) and AMX can be set too but are not searched.
+ * default 2 on AMX, else 4) can be set too but are not searched.
  */
 #include <math.h>
 #include <stdint.h>
@@ -79,6 +83,7 @@
 
 #include "ckbench.h"
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_unit.h"
 
 #ifndef BQ
 #define BQ 128
@@ -98,13 +103,10 @@
 #ifndef GKC
 #define GKC 128
 #endif
-#ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
-#define AMX 1
-#endif
 /* AMX: the GEMM takes its whole-tile jobs (m, n, k and rows per work item
  * multiples of 32, checked per job); the attention's 16-row tiles and
  * 32-deep k steps need BQ % 16, BK % 32, NOPE % 32 and ROPE % 32. */
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__)
 #define ML_AMX 1
 #else
 #define ML_AMX 0
@@ -176,7 +178,7 @@ static inline void ml__rope(const ckb_bf16 *x, ckb_bf16 *y, const float *cs, int
 #define ML_MAXK_B (KVL > H * VD ? KVL : H * VD)
 #define ML_MAXK (ML_MAXK_A > ML_MAXK_B ? ML_MAXK_A : ML_MAXK_B) /* deepest GEMM */
 
-#ifdef __AVX512BF16__
+#if MMA != 1 && defined(__AVX512BF16__)
 
 #include <immintrin.h>
 
@@ -1036,107 +1038,71 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 
 #elif defined(__AVX2__) && defined(__FMA__)
 
-/* AVX2 + FMA: the projections on an f32 GEMM (operands widened to f32 when
+/* f32 FMA: the projections on the kit's GEMM (operands widened to f32 when
  * packed, exactly: a bf16 is the top half of an f32; one rounding to bf16
- * at the end) and the attention on the flash kit's AVX2 path
- * (expert-kit/ckb_kit_flash.h) over head-major copies: q with its RoPE
- * applied, k = [k_nope | the shared roped k_rope], and v zero-padded from
- * VD to QKD columns so that K and V share the kit's head dim (the padding
- * columns of the output are dropped). */
+ * at the end; 8 x 32 zmm tiles on AVX-512, 6 x 16 ymm on AVX2) and the
+ * attention on the flash kit's FMA path (expert-kit/ckb_kit_flash.h: zmm
+ * where the target has AVX-512 BF16, else ymm) over head-major copies: q
+ * with its RoPE applied, k = [k_nope | the shared roped k_rope], and v
+ * zero-padded from VD to QKD columns so that K and V share the kit's head
+ * dim (the padding columns of the output are dropped). */
 
 #include <immintrin.h>
 
-#define G8_MR 6       /* rows of a micro-tile */
-#define G8_NR 16      /* columns of a micro-tile: two ymm */
-#define G8_MB 8       /* micro-tile rows (strips) per work item: 48 rows */
-#define G8_NB 8       /* micro-tile columns (panels) per work item: 128 columns */
-#define G8_KC 256     /* k depth per pass: A 48 x 256, B 256 x 128 f32 in L2 */
+#define CKB_GEMM_UNIT 1
+#include "ckb_kit_gemm.h"
 
-/* c[6][16] += a[k][6] (packed strip) x b[k][16] (packed panel), c row stride ldc. */
-static inline void g8__ukernel(const float *a, const float *b, int64_t kc, float *c, int64_t ldc)
+#define ML_GMB 96  /* rows of C per driver run: their f32 partial sums (96 x ML_GNC) in L2 */
+#define ML_GNC 512 /* columns of B packed per block: 256 x 512 f32 in L2 */
+#define ML_GKC 256 /* k depth per packed block */
+
+struct ml__c {
+    ckb_bf16 *c;
+    int64_t ldc;
+};
+
+/* A finished tile of C, rounded to bf16 once. */
+static inline __attribute__((always_inline)) void ml__store(void *ctx, const float *tile,
+                                                            int64_t i, int64_t j, int mr, int nr)
 {
-    __m256 acc[G8_MR][2];
-    for (int r = 0; r < G8_MR; r++) {
-        acc[r][0] = _mm256_loadu_ps(c + r * ldc);
-        acc[r][1] = _mm256_loadu_ps(c + r * ldc + 8);
-    }
-    for (int64_t l = 0; l < kc; l++) {
-        const __m256 b0 = _mm256_load_ps(b + l * G8_NR), b1 = _mm256_load_ps(b + l * G8_NR + 8);
-        for (int r = 0; r < G8_MR; r++) {
-            const __m256 av = _mm256_broadcast_ss(a + l * G8_MR + r);
-            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-        }
-    }
-    for (int r = 0; r < G8_MR; r++) {
-        _mm256_storeu_ps(c + r * ldc, acc[r][0]);
-        _mm256_storeu_ps(c + r * ldc + 8, acc[r][1]);
-    }
+    const struct ml__c *e = ctx;
+    for (int r = 0; r < mr; r++)
+#pragma GCC unroll 8
+        for (int v = 0; v < CKB_GEMM8_NR / 8; v++)
+            ckb_gemm8_store_bf16(e->c + (i + r) * e->ldc + j + 8 * v,
+                                 _mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v), nr - 8 * v);
 }
 
 /* C[m, n] = bf16(A[m, k] @ B[k, n]), bf16 operands with row strides lda,
- * ldb, ldc. A is packed into 6-row strips [k][6] and B into 16-column
- * panels [k][16], f32, zero past m and n; work items are 48 x 128 blocks of
- * C accumulated in f32 over k in G8_KC passes. Returns -1 when out of
- * memory (C unwritten). */
-static int g8__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t lda,
+ * ldb, ldc; the threads split C along its longer side. Returns -1 when out
+ * of memory (C then partly unwritten). */
+static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t lda,
                     const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc)
 {
-    const int64_t ns = (m + G8_MR - 1) / G8_MR, np = (n + G8_NR - 1) / G8_NR;
-    float *ap = ckb_kit_alloc64(ML_ROUND64((size_t)ns * G8_MR * k * 4));
-    float *bp = ckb_kit_alloc64(ML_ROUND64((size_t)np * G8_NR * k * 4));
-    if (!ap || !bp) {
-        free(ap), free(bp);
-        return -1;
-    }
-    const int64_t mb = (ns + G8_MB - 1) / G8_MB, nb = (np + G8_NB - 1) / G8_NB;
-#pragma omp parallel
+    struct ml__c e = {c, ldc};
+    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), n >= m ? 0 : 1,
+                                                  (n + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR);
+    int failed = 0;
+#pragma omp parallel num_threads(grid.tm * grid.tn) reduction(| : failed)
     {
-#pragma omp for schedule(static) nowait
-        for (int64_t s = 0; s < ns; s++)
-            for (int64_t l = 0; l < k; l++)
-                for (int r = 0; r < G8_MR; r++) {
-                    const int64_t i = s * G8_MR + r;
-                    ap[(s * k + l) * G8_MR + r] = i < m ? ckb_bf16_to_f32(a[i * lda + l]) : 0.0f;
-                }
-#pragma omp for schedule(static)
-        for (int64_t p = 0; p < np; p++)
-            for (int64_t l = 0; l < k; l++) {
-                float *dst = bp + (p * k + l) * G8_NR;
-                const int64_t j0 = p * G8_NR;
-                if (j0 + G8_NR <= n) {
-                    const ckb_bf16 *src = b + l * ldb + j0;
-                    for (int h = 0; h < G8_NR; h += 8) {
-                        __m128i x = _mm_loadu_si128((const __m128i *)(src + h));
-                        _mm256_store_ps(dst + h, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16)));
-                    }
-                } else {
-                    for (int h = 0; h < G8_NR; h++)
-                        dst[h] = j0 + h < n ? ckb_bf16_to_f32(b[l * ldb + j0 + h]) : 0.0f;
-                }
-            }
-        float cb[G8_MB * G8_MR * G8_NB * G8_NR]; /* one work item's C, f32 */
-        const int64_t ldcb = G8_NB * G8_NR;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < mb * nb; t++) {
-            const int64_t s0 = t / nb * G8_MB, p0 = t % nb * G8_NB;
-            const int64_t s1 = s0 + G8_MB < ns ? s0 + G8_MB : ns, p1 = p0 + G8_NB < np ? p0 + G8_NB : np;
-            memset(cb, 0, sizeof cb);
-            for (int64_t l0 = 0; l0 < k; l0 += G8_KC) {
-                const int64_t kc = k - l0 < G8_KC ? k - l0 : G8_KC;
-                for (int64_t s = s0; s < s1; s++)
-                    for (int64_t p = p0; p < p1; p++)
-                        g8__ukernel(ap + (s * k + l0) * G8_MR, bp + (p * k + l0) * G8_NR, kc,
-                                    cb + (s - s0) * G8_MR * ldcb + (p - p0) * G8_NR, ldcb);
-            }
-            const int64_t i0 = s0 * G8_MR, j0 = p0 * G8_NR;
-            for (int64_t i = i0; i < s1 * G8_MR && i < m; i++)
-                for (int64_t j = j0; j < p1 * G8_NR && j < n; j++)
-                    c[i * ldc + j] = ckb_f32_to_bf16(cb[(i - i0) * ldcb + j - j0]);
+        int64_t m0, m1, n0, n1;
+        ckb_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_GEMM8_MR, n, CKB_GEMM8_NR, &m0,
+                            &m1, &n0, &n1);
+        ckb_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n,
+                           .mc = ML_GMB, .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
+        g.ldt = ckb_gemm8_nc(&g);
+        const size_t a_n = ckb_gemm8_ap_floats(&g), b_n = ckb_gemm8_bp_floats(&g);
+        const size_t t_n = k > ckb_gemm8_kc(&g) ? (size_t)(ML_GMB * g.ldt) : 0;
+        if (m0 < m1 && n0 < n1) {
+            float *buf = ckb_kit_alloc64(ML_ROUND64((a_n + b_n + t_n) * sizeof(float)));
+            g.t = t_n && buf ? buf + a_n + b_n : NULL;
+            for (int64_t r = m0; buf && r < m1; r += ML_GMB)
+                ckb_gemm8_run(&g, r, m1 - r < ML_GMB ? m1 : r + ML_GMB, n0, n1, buf, buf + a_n);
+            failed = !buf;
+            free(buf);
         }
     }
-    free(ap), free(bp);
-    return 0;
+    return failed ? -1 : 0;
 }
 
 /* The attention as the flash kit's causal MHA over head-major [B*H][S][QKD]
@@ -1174,11 +1140,11 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 #pragma omp parallel for schedule(static)
     for (int64_t pos = 0; pos < S; pos++)
         ml__rope_table_row(pos, cs);
-    if (g8__gemm(ML_ROWS, QL, E, x, E, q_down, QL, cq, QL) ||
-        g8__gemm(ML_ROWS, KVR, E, x, E, kv_down, KVR, kv, KVR) ||
-        g8__gemm(ML_ROWS, H * QKD, QL, cq, QL, q_up, H * QKD, q, H * QKD) ||
-        g8__gemm(ML_ROWS, H * NOPE, KVL, kv, KVR, k_up, H * NOPE, kn, H * NOPE) ||
-        g8__gemm(ML_ROWS, H * VD, KVL, kv, KVR, v_up, H * VD, v, H * VD))
+    if (ml__gemm(ML_ROWS, QL, E, x, E, q_down, QL, cq, QL) ||
+        ml__gemm(ML_ROWS, KVR, E, x, E, kv_down, KVR, kv, KVR) ||
+        ml__gemm(ML_ROWS, H * QKD, QL, cq, QL, q_up, H * QKD, q, H * QKD) ||
+        ml__gemm(ML_ROWS, H * NOPE, KVL, kv, KVR, k_up, H * NOPE, kn, H * NOPE) ||
+        ml__gemm(ML_ROWS, H * VD, KVL, kv, KVR, v_up, H * VD, v, H * VD))
         goto done;
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < ML_ROWS; r++) {
@@ -1199,12 +1165,12 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     for (int64_t r = 0; r < ML_ROWS; r++)
         for (int64_t h = 0; h < H; h++)
             memcpy(ao + (r * H + h) * VD, oh + ((r / S * H + h) * S + r % S) * QKD, (size_t)VD * 2);
-    g8__gemm(ML_ROWS, E, H * VD, ao, H * VD, o_proj, E, out, E);
+    ml__gemm(ML_ROWS, E, H * VD, ao, H * VD, o_proj, E, out, E);
 done:
     free(bufs), free(cs);
 }
 
-#else /* portable path: no AVX-512 BF16, no AVX2 */
+#else /* portable path: no AVX2 */
 
 /* C[m, n] = bf16(A[m, k] @ B[k, n]) one row at a time in f32 (k outer, so
  * the inner loop is a contiguous axpy the compiler vectorises); acc holds
@@ -1298,4 +1264,4 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     free(bufs), free(fl);
 }
 
-#endif /* __AVX512BF16__, AVX2 */
+#endif /* MMA != 1 and AVX-512 BF16, AVX2 */

@@ -324,11 +324,12 @@ const ckb_workload ckb_wl_3p_MLA_Attention = {
     .flops = mla_flops,
     .bytes = mla_bytes,
     /* expert.c: the attention's query and key block sizes, the columns of
-     * B its projection GEMM packs per block and the k depth of its AMX
-     * slices. */
-    .nparams = 4,
+     * B its projection GEMM packs per block, the k depth of its AMX slices
+     * and the matmul unit. */
+    .nparams = 5,
     .params = {{"BQ", 128, 2, {64, 128}},
                {"BK", 256, 2, {128, 256}},
                {"GNC", 256, 2, {128, 256}},
-               {"GKC", 128, 2, {128, 256}}},
+               {"GKC", 128, 2, {128, 256}},
+               {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };
