@@ -195,6 +195,48 @@ CKBT_TEST(cli_generate_refine_shape_must_match_the_budget, "quick")
     free(out);
 }
 
+/* ckbench's own OpenMP threads wait passively (eval/quiet_harness.c, by a
+ * re-exec with OMP_WAIT_POLICY=passive); the programs it starts, here a
+ * model command, still see the caller's OMP_WAIT_POLICY, set or not. */
+CKBT_TEST(cli_programs_started_see_the_callers_omp_wait_policy, "quick")
+{
+    const char *old = getenv("OMP_WAIT_POLICY");
+    char *saved = old ? strdup(old) : NULL;
+    const char *cases[] = {NULL, "active"};
+    for (int i = 0; i < 2; i++) {
+        char file[600], dir[600], cmd[800];
+        snprintf(file, sizeof file, "%s/policy-%d", ckbt_tmpdir(), i);
+        snprintf(dir, sizeof dir, "%s/policy-run-%d", ckbt_tmpdir(), i);
+        snprintf(cmd, sizeof cmd, "printf '%%s' \"${OMP_WAIT_POLICY-unset}\" > %s", file);
+        if (cases[i])
+            setenv("OMP_WAIT_POLICY", cases[i], 1);
+        else
+            unsetenv("OMP_WAIT_POLICY");
+        char *out;
+        int rc = cli_run(&out, "generate", "--method", "best-of-n", "--provider", "command",
+                         "--command", cmd, "--workloads", "12p", "--budget", "1", "--out", dir,
+                         NULL);
+        free(out);
+        char got[64] = "";
+        FILE *f = fopen(file, "r");
+        if (f) {
+            size_t n = fread(got, 1, sizeof got - 1, f);
+            got[n] = 0;
+            fclose(f);
+        }
+        const char *want = cases[i] ? cases[i] : "unset";
+        CKBT_EXPECT(rc == 0 && strcmp(got, want) == 0,
+                    "the model command saw OMP_WAIT_POLICY '%s', wanted '%s' (exit %d)", got, want,
+                    rc);
+    }
+    if (saved) {
+        setenv("OMP_WAIT_POLICY", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("OMP_WAIT_POLICY");
+    }
+}
+
 /* README's command-line block is `ckbench --help`'s synopsis, line for line. */
 CKBT_TEST(cli_readme_block_is_the_help_synopsis, "quick")
 {

@@ -138,11 +138,12 @@ CKBT_TEST(eval_catches_an_answer_that_changes_on_repeat, "quick")
     expect_status("gemm_repeat_differs.c", "nondeterministic", "repeat_differs", "correctness");
 }
 
-/* The inputs are drawn by our OpenMP threads, which spin for milliseconds
- * after each parallel region: left so, they took a core from the first
- * call of every pair (that call ran ~1.5x slower), and the disturbance
- * check, counting us as the kernels' own, did not see it. Our threads must
- * be idle inside every timed call, and that is measured. */
+/* The inputs are drawn by our OpenMP threads, which by libgomp's default
+ * spin for milliseconds after each parallel region: left so, they took a
+ * core from the first call of every pair (that call ran ~1.5x slower), and
+ * the disturbance check, counting us as the kernels' own, did not see it.
+ * Our threads must be idle inside every timed call (eval/quiet_harness.c),
+ * and that is measured. */
 CKBT_TEST(eval_harness_threads_stay_off_the_timed_calls, "quick")
 {
     int code = -1;

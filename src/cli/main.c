@@ -4,12 +4,14 @@
 
 #include "cli/cli.h"
 #include "eval/child.h"
+#include "eval/quiet_harness.h"
 #include "exec/executor.h"
 
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
         return ckb_child_main(argc, argv);
+    ckb_harness_quiet_omp(argv);
     if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
         return ckb_exec_node_main(argc, argv);
     if (argc < 2) {

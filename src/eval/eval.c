@@ -423,12 +423,9 @@ static double eval__harness_cpu_s(void)
 static int eval__call(eval__ctx *c, eval__proc *p, double limit_s, double *ms)
 {
     eval__poison(c, p);
-    /* Our OpenMP workers (the inputs are drawn in parallel) spin for a while
-     * after each parallel region: milliseconds of a core taken from the call
-     * that follows, so the first call of every pair ran slower than the
-     * second. Ending the pool makes them exit; the next region starts it
-     * again. What our threads still use during the call is measured. */
-    omp_pause_resource_all(omp_pause_soft);
+    /* Our OpenMP workers (the inputs are drawn in parallel) sleep once idle
+     * (eval/quiet_harness.c); what our threads still use during the call
+     * is measured. */
     double w0 = ckb_now(), cpu0 = eval__harness_cpu_s();
     struct timespec t0;
     clock_gettime(CLOCK_REALTIME, &t0);
