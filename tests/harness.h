@@ -20,6 +20,11 @@ void ckbt_fail(const char *file, int line, const char *fmt, ...)
 const char *ckbt_bin(void);
 /* A fresh temporary directory for this test; removed at exit unless it failed. */
 const char *ckbt_tmpdir(void);
+/* Environment variable name's value now (owned; NULL when unset), for a
+ * test that changes it; ckbt_env_restore puts it back (unsets it for NULL)
+ * and frees it. */
+char *ckbt_env_save(const char *name);
+void ckbt_env_restore(const char *name, char *saved);
 
 #define CKBT_TEST(name, tier)                                                      \
     static void name(void);                                                        \

@@ -60,6 +60,21 @@ const char *ckbt_tmpdir(void)
     return tmpdir;
 }
 
+char *ckbt_env_save(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? strdup(v) : NULL;
+}
+
+void ckbt_env_restore(const char *name, char *saved)
+{
+    if (saved)
+        setenv(name, saved, 1);
+    else
+        unsetenv(name);
+    free(saved);
+}
+
 static int selected(const char *name, int argc, char **argv, int first)
 {
     if (first >= argc)

@@ -200,8 +200,7 @@ CKBT_TEST(cli_generate_refine_shape_must_match_the_budget, "quick")
  * model command, still see the caller's OMP_WAIT_POLICY, set or not. */
 CKBT_TEST(cli_programs_started_see_the_callers_omp_wait_policy, "quick")
 {
-    const char *old = getenv("OMP_WAIT_POLICY");
-    char *saved = old ? strdup(old) : NULL;
+    char *saved = ckbt_env_save("OMP_WAIT_POLICY");
     const char *cases[] = {NULL, "active"};
     for (int i = 0; i < 2; i++) {
         char file[600], dir[600], cmd[800];
@@ -229,12 +228,7 @@ CKBT_TEST(cli_programs_started_see_the_callers_omp_wait_policy, "quick")
                     "the model command saw OMP_WAIT_POLICY '%s', wanted '%s' (exit %d)", got, want,
                     rc);
     }
-    if (saved) {
-        setenv("OMP_WAIT_POLICY", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("OMP_WAIT_POLICY");
-    }
+    ckbt_env_restore("OMP_WAIT_POLICY", saved);
 }
 
 /* README's command-line block is `ckbench --help`'s synopsis, line for line. */

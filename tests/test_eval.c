@@ -172,8 +172,7 @@ CKBT_TEST(eval_notes_a_kernel_faster_than_the_roofline, "quick")
     m.f32_gflops = m.bf16_gflops = m.f32_gflops_1t = m.bf16_gflops_1t = 0.001;
     m.bw_gbs = 0.001;
     snprintf(m.measured_at, sizeof m.measured_at, "2026-01-01T00:00:00Z");
-    const char *old = getenv("XDG_CACHE_HOME");
-    char *saved = old ? strdup(old) : NULL;
+    char *saved = ckbt_env_save("XDG_CACHE_HOME");
     setenv("XDG_CACHE_HOME", cache, 1);
     /* where `ckbench eval` looks (ckb_machine_default_path's name, spelled
      * out: in this process the cache folder was fixed at its first use) */
@@ -183,12 +182,7 @@ CKBT_TEST(eval_notes_a_kernel_faster_than_the_roofline, "quick")
     int code = -1;
     json_object *j = ckbt_eval("8p_GEMM", "gemm_plain.c", &code, "--warmup", "1", "--iters", "3",
                                NULL);
-    if (saved) {
-        setenv("XDG_CACHE_HOME", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("XDG_CACHE_HOME");
-    }
+    ckbt_env_restore("XDG_CACHE_HOME", saved);
     /* The clock and the outputs are out of the kernel's reach: a time under
      * the roof can only be less work than declared, which is legal; it is
      * noted, not judged. */

@@ -103,17 +103,12 @@ CKBT_TEST(expert_tuned_json_is_keyed_by_host, "quick")
 /* This host's key follows the ISA level in force. */
 CKBT_TEST(expert_tuned_host_follows_ckbench_isa, "quick")
 {
-    const char *old = getenv("CKBENCH_ISA");
-    char *keep = old ? strdup(old) : NULL, host[200];
+    char *keep = ckbt_env_save("CKBENCH_ISA"), host[200];
     setenv("CKBENCH_ISA", "portable", 1);
     ckb_expert_host(host, sizeof host);
     CKBT_EXPECT(strlen(host) > 11 && strcmp(host + strlen(host) - 11, " | portable") == 0,
                 "host '%s'", host);
-    if (keep)
-        setenv("CKBENCH_ISA", keep, 1);
-    else
-        unsetenv("CKBENCH_ISA");
-    free(keep);
+    ckbt_env_restore("CKBENCH_ISA", keep);
     ckb_expert_host(host, sizeof host);
     CKBT_EXPECT(strstr(host, ckb_isa_name(ckb_isa_level())) != NULL, "host '%s'", host);
 }

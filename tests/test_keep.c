@@ -322,16 +322,13 @@ CKBT_TEST(keep_stale_workdirs_are_swept, "quick")
     ckb_mkdirs(file);
     snprintf(file, sizeof file, "%s/sub/candidate.so", dead);
     ckb_write_file_atomic(file, "x", 1);
-    char *old = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    char *old = ckbt_env_save("TMPDIR");
     setenv("TMPDIR", tmp, 1);
     int n = ckb_tmpdir_sweep();
     /* A folder made now carries our pid and is not swept by us. */
     char made[700];
     int rc = ckb_tmpdir_make(made, sizeof made);
-    if (old)
-        setenv("TMPDIR", old, 1), free(old);
-    else
-        unsetenv("TMPDIR");
+    ckbt_env_restore("TMPDIR", old);
     CKBT_EXPECT(n == 1 && access(dead, F_OK) != 0, "the dead process's folder is removed (%d)",
                 n);
     CKBT_EXPECT(access(mine, F_OK) == 0 && access(other, F_OK) == 0,

@@ -150,17 +150,12 @@ static void put_isa(const char *v)
 /* Sets CKBENCH_ISA and returns the old value (owned), for restore_isa. */
 static char *set_isa(const char *v)
 {
-    const char *old = getenv("CKBENCH_ISA");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = ckbt_env_save("CKBENCH_ISA");
     put_isa(v);
     return keep;
 }
 
-static void restore_isa(char *old)
-{
-    put_isa(old);
-    free(old);
-}
+static void restore_isa(char *old) { ckbt_env_restore("CKBENCH_ISA", old); }
 
 /* The same expectations on a host whose AVX-512 (and AVX2) is hidden: what
  * CI on an AMX machine sees when it acts as an AVX2-only or plain one. */

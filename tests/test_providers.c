@@ -336,7 +336,7 @@ CKBT_TEST(provider_openai_per_attempt_timeout, "quick")
 
 CKBT_TEST(provider_open_errors_name_the_fix, "quick")
 {
-    char *saved = getenv("OPENAI_API_KEY") ? strdup(getenv("OPENAI_API_KEY")) : NULL;
+    char *saved = ckbt_env_save("OPENAI_API_KEY");
     unsetenv("OPENAI_API_KEY");
     char err[512] = "";
     ckb_provider_config c;
@@ -373,13 +373,11 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
 
     c.name = "anthropic";
     c.model = "claude-x";
-    char *saved_a = getenv("ANTHROPIC_API_KEY") ? strdup(getenv("ANTHROPIC_API_KEY")) : NULL;
+    char *saved_a = ckbt_env_save("ANTHROPIC_API_KEY");
     unsetenv("ANTHROPIC_API_KEY");
     p = ckb_provider_open(&c, err, sizeof err);
     CKBT_EXPECT(!p && strstr(err, "ANTHROPIC_API_KEY"), "anthropic key: %s", err);
-    if (saved_a)
-        setenv("ANTHROPIC_API_KEY", saved_a, 1);
-    free(saved_a);
+    ckbt_env_restore("ANTHROPIC_API_KEY", saved_a);
 
     c.name = "gpt";
     p = ckb_provider_open(&c, err, sizeof err);
@@ -398,11 +396,7 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
     p = ckb_provider_open(&c, err, sizeof err);
     CKBT_EXPECT(!p && strstr(err, "input_per_mtok"), "bad price table: %s", err);
 
-    if (saved)
-        setenv("OPENAI_API_KEY", saved, 1);
-    else
-        unsetenv("OPENAI_API_KEY");
-    free(saved);
+    ckbt_env_restore("OPENAI_API_KEY", saved);
 }
 
 CKBT_TEST(provider_anthropic_request_and_reply, "quick")
