@@ -13,6 +13,7 @@
  */
 #include "eval/quiet_harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,37 +23,31 @@
  * "=" and the caller's value. */
 #define QUIET_CALLER "CKBENCH_CALLER_OMP_WAIT_POLICY"
 
+/* OMP_WAIT_POLICY as the caller had it, from a QUIET_CALLER value. */
+static void quiet__restore(const char *caller)
+{
+    if (caller[0] == '=')
+        setenv("OMP_WAIT_POLICY", caller + 1, 1);
+    else
+        unsetenv("OMP_WAIT_POLICY");
+    unsetenv(QUIET_CALLER);
+}
+
 void ckb_harness_quiet_omp(char **argv)
 {
     const char *caller = getenv(QUIET_CALLER);
     if (caller) { /* the passive image: the runtime has read its policy */
-        if (caller[0] == '=')
-            setenv("OMP_WAIT_POLICY", caller + 1, 1);
-        else
-            unsetenv("OMP_WAIT_POLICY");
-        unsetenv(QUIET_CALLER);
+        quiet__restore(caller);
         return;
     }
     const char *now = getenv("OMP_WAIT_POLICY");
     if (now && strcasecmp(now, "passive") == 0)
         return;
-    size_t n = now ? strlen(now) + 2 : 2;
-    char *saved = malloc(n);
-    if (!saved)
+    char *saved;
+    if (asprintf(&saved, "%s%s", now ? "=" : "-", now ? now : "") < 0)
         return;
-    if (now) {
-        saved[0] = '=';
-        memcpy(saved + 1, now, n - 1);
-    } else {
-        strcpy(saved, "-");
-    }
     if (setenv(QUIET_CALLER, saved, 1) == 0 && setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
         execv("/proc/self/exe", argv);
-    /* could not re-exec: carry on as we are */
-    if (now)
-        setenv("OMP_WAIT_POLICY", now, 1);
-    else
-        unsetenv("OMP_WAIT_POLICY");
-    unsetenv(QUIET_CALLER);
+    quiet__restore(saved); /* could not re-exec: carry on as we are */
     free(saved);
 }
