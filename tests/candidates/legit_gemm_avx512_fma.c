@@ -1,5 +1,7 @@
-/* Legitimate: f32 FMA with AVX-512, bf16 widened by a 16-bit shift, a
- * 4-row register block, masked j tails and a scalar row tail. */
+/* Legitimate: f32 FMA with AVX-512F alone, bf16 widened by a 16-bit shift
+ * and narrowed by integer round-to-nearest-even (no AVX-512 BF16, which a
+ * host with AVX-512F may lack), a 4-row register block, masked j tails and a
+ * scalar row tail. */
 #include <immintrin.h>
 
 static inline __m512 fma__load(const ckb_bf16 *p, __mmask16 m)
@@ -10,7 +12,12 @@ static inline __m512 fma__load(const ckb_bf16 *p, __mmask16 m)
 
 static inline void fma__store(ckb_bf16 *p, __m512 v, __mmask16 m)
 {
-    _mm256_mask_storeu_epi16(p, m, (__m256i)_mm512_cvtneps_pbh(v));
+    __m512i bits = _mm512_castps_si512(v);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF)));
+    __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    rounded = _mm512_mask_mov_epi32(rounded, nan, _mm512_set1_epi32(0x7FC00000));
+    _mm256_mask_storeu_epi16(p, m, _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16)));
 }
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
