@@ -56,6 +56,11 @@ CKBT_TEST(bench_writes_results_json_and_csv, "full")
     CKBT_EXPECT(strlen(ckbt_str(meta, "onednn_version")) > 0, "oneDNN version recorded");
     CKBT_EXPECT(ckbt_num(meta, "iters") == 5 && ckbt_num(meta, "warmup") == 1, "counts");
     CKBT_EXPECT(json_object_object_get(meta, "machine") != NULL, "machine profile");
+    /* bf16 baselines run natively exactly where oneDNN dispatched a bf16 unit */
+    const char *dnnl_isa = ckbt_str(meta, "onednn_isa");
+    int bf16_unit = strstr(dnnl_isa, "bf16") || strstr(dnnl_isa, "amx");
+    CKBT_EXPECT(strcmp(ckbt_str(meta, "onednn_bf16"), bf16_unit ? "native" : "f32") == 0,
+                "onednn_bf16 %s with onednn_isa %s", ckbt_str(meta, "onednn_bf16"), dnnl_isa);
     const char *ids[] = {"8p_GEMM", "12p_RMSNorm"};
     for (int i = 0; i < 2; i++) {
         json_object *e = entry(root, ids[i]);
@@ -626,5 +631,30 @@ CKBT_TEST(bench_times_disturbed_entries_again_before_it_ends, "quick")
                 "still disturbed, still marked");
     json_object *list = json_object_object_get(root, "workloads");
     CKBT_EXPECT(list && json_object_array_length(list) == 1, "one entry, replaced in place");
+    json_object_put(root);
+}
+
+/* Held below its bf16 unit (ONEDNN_MAX_CPU_ISA; on a CPU without one it is
+ * there already), oneDNN would emulate bf16; the baselines compute in f32
+ * instead, say so, and still pass their checks. */
+CKBT_TEST(bench_baselines_compute_in_f32_without_a_bf16_unit, "quick")
+{
+    char out[512], path[600], *text;
+    snprintf(out, sizeof out, "%s/nobf16", ckbt_tmpdir());
+    char *saved = ckbt_env_save("ONEDNN_MAX_CPU_ISA");
+    setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE", 1);
+    int rc = bench_argv(&text, "--size", "small", "--iters", "3", "--warmup", "1", "--workloads",
+                        "8p", "--no-expert", "--out", out, NULL);
+    ckbt_env_restore("ONEDNN_MAX_CPU_ISA", saved);
+    CKBT_EXPECT(rc == 0, "bench exits 0 (got %d): %.2000s", rc, text);
+    free(text);
+    snprintf(path, sizeof path, "%s/results.json", out);
+    json_object *root = json_object_from_file(path);
+    json_object *meta = json_object_object_get(root, "metadata");
+    CKBT_EXPECT(strcmp(ckbt_str(meta, "onednn_bf16"), "f32") == 0, "onednn_bf16 %s (isa %s)",
+                ckbt_str(meta, "onednn_bf16"), ckbt_str(meta, "onednn_isa"));
+    json_object *b = json_object_object_get(entry(root, "8p_GEMM"), "baseline");
+    CKBT_EXPECT(strcmp(ckbt_str(b, "status"), "ok") == 0 && ckbt_num(b, "median_ms") > 0,
+                "8p baseline timed: %s", ckbt_str(b, "status"));
     json_object_put(root);
 }

@@ -292,6 +292,8 @@ static json_object *suite__metadata(const ckb_suite_opts *o)
     json_object_object_add(m, "isa_level", json_object_new_string(ckb_isa_name(ckb_isa_level())));
     json_object_object_add(m, "onednn_version", json_object_new_string(ckb_dnnl_version()));
     json_object_object_add(m, "onednn_isa", json_object_new_string(ckb_dnnl_isa()));
+    json_object_object_add(m, "onednn_bf16",
+                           json_object_new_string(ckb_dnnl_bf16_native() ? "native" : "f32"));
     json_object_object_add(m, "machine", ckb_machine_to_json(o->machine));
     /* The rest of what makes two runs comparable: libraries and host. */
     json_object *lib = json_object_new_object();

@@ -48,8 +48,15 @@ static dnnl_data_type_t ops__dt(ckb_dtype t)
  * weight beside a 60 ms f32 matmul), which no engineer would keep. */
 static int ops__bf16_native = -1;
 
+/* The same holds where oneDNN has bf16 kernels but the CPU no bf16 unit
+ * (AVX-512 without AVX512_BF16, e.g. an Intel Xeon that hides it): 2.6 then
+ * emulates vdpbf16ps, and its bf16 matmul ran at 59 GFLOP/s (16% of the f32
+ * FMA roof) at 8p's host size where f32 reaches several times that. */
 static int ops__probe_bf16(void)
 {
+    if ((dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core_bf16) !=
+        dnnl_cpu_isa_avx512_core_bf16)
+        return 0;
     dnnl_memory_desc_t a, b, c;
     dnnl_dims_t d = {16, 16};
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&a, 2, d, dnnl_bf16, dnnl_ab));

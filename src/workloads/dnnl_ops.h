@@ -76,8 +76,9 @@ int64_t ckb_conv_out(const ckb_conv_spec *s, int i);
 void ckb_dnnl_conv(const ckb_conv_spec *s, const void *src, const void *wei, const void *bias,
                    void *dst);
 
-/* 1 when oneDNN computes bf16 natively on this CPU; 0 when the baselines'
- * bf16 primitives run in f32 with conversions inside the call (AVX2 hosts). */
+/* 1 when oneDNN computes bf16 on a bf16 unit of this CPU (AVX512_BF16 or
+ * AMX); 0 when the baselines' bf16 matmuls and convolutions run in f32 with
+ * the conversions inside the call (AVX2 hosts, AVX-512 without BF16). */
 int ckb_dnnl_bf16_native(void);
 
 /* oneDNN's version string, e.g. "2.6.3", for result metadata. */
