@@ -2,6 +2,7 @@
  * reads its own values, one without an entry runs the declared defaults and
  * is told which hosts the file has, and writing keeps the other hosts. */
 #include <json-c/json.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "bench/expert.h"
 #include "harness.h"
 #include "machine/isa.h"
+#include "machine/profile.h"
 
 /* The defaults (resolved as with no profile), each plus bump. */
 static void values_of(const ckb_workload *w, int64_t bump, int64_t *v)
@@ -144,6 +146,52 @@ CKBT_TEST(expert_tune_all_covers_every_expert, "quick")
     CKBT_EXPECT(WIFEXITED(neither) && WEXITSTATUS(neither) == 2 && WIFEXITED(both) &&
                     WEXITSTATUS(both) == 2,
                 "tune with no WORKLOAD and no --all, or with both, must exit 2");
+}
+
+/* The tune grid of a unit parameter holds only the units the profile found:
+ * 7p declares MMA 0, 1 and 2; an AVX-512 host without BF16 or AMX would run
+ * all three on f32 FMA, and `tune --dry-run` lists that grid. */
+CKBT_TEST(tune_grid_skips_units_the_host_lacks, "quick")
+{
+    const ckb_param unit = {"MMA", CKB_PARAM_HOST_UNIT, 3, {0, 1, 2}};
+    const ckb_param plain = {"BQ", 64, 3, {0, 1, 2}};
+    ckb_machine fma_only = {.f32_gflops = 378};
+    ckb_machine zen4 = {.f32_gflops = 233, .bf16_dot_gflops = 467};
+    ckb_machine amx = {.f32_gflops = 460, .bf16_dot_gflops = 120, .bf16_amx_gflops = 5900};
+    int kept[3][3];
+    const ckb_machine *hosts[3] = {&fma_only, &zen4, &amx};
+    for (int h = 0; h < 3; h++)
+        for (int v = 0; v < 3; v++) {
+            kept[h][v] = ckb_expert_value_runs(&unit, v, hosts[h]);
+            CKBT_EXPECT(ckb_expert_value_runs(&plain, v, hosts[h]), "BQ=%d is no unit", v);
+        }
+    CKBT_EXPECT(!kept[0][0] && kept[0][1] && !kept[0][2], "FMA only: MMA=1 alone");
+    CKBT_EXPECT(kept[1][0] && kept[1][1] && !kept[1][2], "Zen 4: MMA 0 and 1");
+    CKBT_EXPECT(kept[2][0] && kept[2][1] && kept[2][2], "AMX host: all three");
+    CKBT_EXPECT(ckb_expert_value_runs(&unit, 0, NULL), "no profile: nothing dropped");
+
+    /* the same rule on the real grid, for this host's own profile */
+    ckb_machine here;
+    CKBT_EXPECT(ckb_machine_get(omp_get_num_procs(), NULL, &here) == 0, "profile");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s' tune 7p --dry-run 2>/dev/null", ckbt_bin());
+    FILE *f = popen(cmd, "r");
+    char line[512];
+    int rows = 0, mma[3] = {0};
+    while (f && fgets(line, sizeof line, f)) {
+        const char *m = strstr(line, "MMA=");
+        if (line[0] == '[' && m && m[4] >= '0' && m[4] <= '2') {
+            rows++;
+            mma[m[4] - '0']++;
+        }
+    }
+    if (f)
+        pclose(f);
+    CKBT_EXPECT(rows > 0 && mma[1] > 0, "7p's grid listed (%d rows)", rows);
+    CKBT_EXPECT((mma[0] > 0) == (here.bf16_dot_gflops > 0) &&
+                    (mma[2] > 0) == (here.bf16_amx_gflops > 0),
+                "MMA=0 %d rows (dot %.0f), MMA=2 %d rows (AMX %.0f)", mma[0],
+                here.bf16_dot_gflops, mma[2], here.bf16_amx_gflops);
 }
 
 /* A parameter whose default is the host's fastest bf16 unit takes it from

@@ -46,6 +46,17 @@ int64_t ckb_expert_param_value(int64_t v, const ckb_machine *m)
     return v == CKB_PARAM_HOST_UNIT ? ckb_expert_host_unit(m) : v;
 }
 
+int ckb_expert_value_runs(const ckb_param *p, int64_t v, const ckb_machine *m)
+{
+    if (p->fallback != CKB_PARAM_HOST_UNIT || !m)
+        return 1;
+    if (v == 0)
+        return m->bf16_dot_gflops > 0;
+    if (v == 2)
+        return m->bf16_amx_gflops > 0;
+    return 1;
+}
+
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values)
 {
     for (int i = 0; i < w->nparams; i++)

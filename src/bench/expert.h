@@ -43,6 +43,10 @@ int ckb_expert_host_unit(const ckb_machine *m);
 /* A declared value (a default or a grid value) as it runs on m:
  * CKB_PARAM_HOST_UNIT resolved, any other as it is. */
 int64_t ckb_expert_param_value(int64_t v, const ckb_machine *m);
+/* 0 when v, a grid value of p, names a matmul unit of p's HOST_UNIT kind
+ * that m measured absent (0 the bf16 dot, 2 AMX): the expert would fall back
+ * to another unit, and timing it again would only repeat that one. */
+int ckb_expert_value_runs(const ckb_param *p, int64_t v, const ckb_machine *m);
 /* The declared defaults, each resolved for m. */
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values);
 /* The tuned values for (size, threads, this host), else the declared

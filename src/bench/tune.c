@@ -57,9 +57,19 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         fprintf(stderr, "ckbench: %s has no expert kernel with tunable parameters\n", w->id);
         return -1;
     }
+    /* the grid: every declared value, less the units this host lacks */
+    int64_t grid[CKB_MAX_PARAMS][CKB_MAX_PARAM_VALUES];
+    int ngrid[CKB_MAX_PARAMS];
     int total = 1;
-    for (int i = 0; i < w->nparams; i++)
-        total *= w->params[i].nvalues;
+    for (int i = 0; i < w->nparams; i++) {
+        ngrid[i] = 0;
+        for (int k = 0; k < w->params[i].nvalues; k++) {
+            int64_t v = w->params[i].values[k];
+            if (ckb_expert_value_runs(&w->params[i], v, o->machine))
+                grid[i][ngrid[i]++] = ckb_expert_param_value(v, o->machine);
+        }
+        total *= ngrid[i];
+    }
     printf("tuning %s at size %s, %d threads: %d configurations of", w->id,
            ckb_size_name(o->size), o->threads, total);
     for (int i = 0; i < w->nparams; i++)
@@ -71,12 +81,12 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         int64_t v[CKB_MAX_PARAMS];
         for (int n = 0; n < total; n++) {
             for (int i = 0; i < w->nparams; i++)
-                v[i] = ckb_expert_param_value(w->params[i].values[idx[i]], o->machine);
+                v[i] = grid[i][idx[i]];
             printf("[%3d/%d] ", n + 1, total);
             tune__print_config(w, v);
             printf("\n");
             for (int i = w->nparams - 1; i >= 0; i--) {
-                if (++idx[i] < w->params[i].nvalues)
+                if (++idx[i] < ngrid[i])
                     break;
                 idx[i] = 0;
             }
@@ -103,7 +113,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     int idx[CKB_MAX_PARAMS] = {0};
     for (int n = 0; n < total; n++) {
         for (int i = 0; i < w->nparams; i++)
-            cur[i] = ckb_expert_param_value(w->params[i].values[idx[i]], o->machine);
+            cur[i] = grid[i][idx[i]];
         double sp = tune__eval(w, o, expert, cur, &r);
         tried++;
         printf("[%3d/%d] ", n + 1, total);
@@ -125,7 +135,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         fflush(stdout);
         /* odometer over the parameter grid */
         for (int i = w->nparams - 1; i >= 0; i--) {
-            if (++idx[i] < w->params[i].nvalues)
+            if (++idx[i] < ngrid[i])
                 break;
             idx[i] = 0;
         }
