@@ -18,7 +18,8 @@
  * heads sharing a kv head next to each other (their K and V stay hot).
  *
  * Paths, by what the compiler targets:
- *   - AVX-512 BF16: MMA=0 both matmuls on vdpbf16ps (K packed as VNNI key
+ *   - AVX-512 (F, BW, VL; BF16 for MMA 0 and AMX for 2, else MMA=1 runs):
+ *     MMA=0 both matmuls on vdpbf16ps (K packed as VNNI key
  *     groups [16 keys][d pair][2], V as pairs of V^T), 4 query rows x 64 keys
  *     or 64 d a tile; MMA=1 K, V, P widened to f32 (exactly) and both
  *     matmuls on _mm512_fmadd_ps (better where vdpbf16ps issues well below
@@ -88,6 +89,13 @@
 #define MMA 1
 #endif
 
+/* vdpbf16ps needs AVX-512 BF16; without it (an AVX-512 CPU that lacks or
+ * hides the extension) MMA=0 runs the f32 FMA path, still in zmm. */
+#if MMA == 0 && !defined(__AVX512BF16__)
+#undef MMA
+#define MMA 1
+#endif
+
 #if BQ < 4 || BQ % 4 != 0
 #error "BQ must be a positive multiple of 4"
 #endif
@@ -118,7 +126,7 @@ static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w
 }
 #endif
 
-#ifdef __AVX512BF16__
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define FA_VEC 1
 
 #include <immintrin.h>
@@ -152,6 +160,22 @@ static inline __m512 fa__exp2(__m512 x)
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
     return _mm512_scalef_ps(p, n);
+}
+
+/* x rounded to bf16, nearest even: vcvtneps2bf16 where the target has AVX-512
+ * BF16, else the same rounding in integer lanes (NaN kept a quiet NaN). */
+static inline __m256i fa__bf16x16(__m512 x)
+{
+#ifdef __AVX512BF16__
+    return (__m256i)_mm512_cvtneps_pbh(x);
+#else
+    __m512i b = _mm512_castps_si512(x);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+    b = _mm512_add_epi32(b, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+    b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q),
+                              _mm512_set1_epi32(0x7fc00000));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(b, 16));
+#endif
 }
 
 static inline uint32_t fa__load32(const ckb_bf16 *p)
@@ -393,7 +417,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
             if (k + 16 > c)
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+            __m256i eb = fa__bf16x16(e);
 #if MMA == 1
             _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
 #else
@@ -486,7 +510,7 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
         __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
         ckb_bf16 *dst = out + (i0 + r) * FA_QS;
         for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            __m256i y = fa__bf16x16(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
             _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
         }
     }
