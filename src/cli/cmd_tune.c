@@ -55,7 +55,7 @@ static const ckb_cli_opt tune__opts[] = {
 const ckb_cli_cmd ckb_cmd_tune = {
     .name = "tune", .args = "[WORKLOAD]", .min_pos = 0, .max_pos = 1,
     .summary = "grid-search the expert's parameters, store the best in workloads/<id>/tuned.json",
-    .about = "Only correct configurations compete, ranked by their median time; each is\n"
-             "timed beside the baseline, and a disturbed timing is not ranked.\n",
+    .about = "Only correct configurations compete, ranked by their speedup over the baseline\n"
+             "timed beside them.\n",
     .opts = tune__opts, .nopts = CKB_CLI_NOPTS(tune__opts), .run = tune__run,
 };
