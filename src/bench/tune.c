@@ -50,6 +50,17 @@ static void tune__print_config(const ckb_workload *w, const int64_t *v)
         printf("%s%s=%-5lld", i ? " " : "", w->params[i].name, (long long)v[i]);
 }
 
+/* The odometer over the grid: idx[i] counts through ngrid[i] values, the
+ * last parameter fastest. */
+static void tune__advance(int *idx, const int *ngrid, int nparams)
+{
+    for (int i = nparams - 1; i >= 0; i--) {
+        if (++idx[i] < ngrid[i])
+            return;
+        idx[i] = 0;
+    }
+}
+
 int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
 {
     char expert[512];
@@ -85,11 +96,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
             printf("[%3d/%d] ", n + 1, total);
             tune__print_config(w, v);
             printf("\n");
-            for (int i = w->nparams - 1; i >= 0; i--) {
-                if (++idx[i] < ngrid[i])
-                    break;
-                idx[i] = 0;
-            }
+            tune__advance(idx, ngrid, w->nparams);
         }
         return 0;
     }
@@ -133,12 +140,7 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
             printf("  %s: %.100s\n", ckb_status_name(r.status), r.message);
         }
         fflush(stdout);
-        /* odometer over the parameter grid */
-        for (int i = w->nparams - 1; i >= 0; i--) {
-            if (++idx[i] < ngrid[i])
-                break;
-            idx[i] = 0;
-        }
+        tune__advance(idx, ngrid, w->nparams);
     }
     if (best < 0) {
         fprintf(stderr, "ckbench: no configuration of %s was correct\n", w->id);
