@@ -30,7 +30,8 @@
  *   tiles from the packed panels); otherwise an AVX-512 BF16 micro-kernel
  *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); the kit's f32
  *   FMA GEMM where MMA=1 (f32 FMA the host's fastest unit), without
- *   AVX-512 BF16 or for dims that are not multiples of 32 (see its
+ *   AVX-512 BF16 or for dims that are not multiples of 32, with its own
+ *   blocking (threads split a block's columns, not its rows; see its
  *   comment); a portable OpenMP path below AVX2.
  * - Threads split the row blocks: no barrier after the packing.
  * - exp is a vector one within ~1 ulp of expf (range reduction by ln 2
@@ -51,7 +52,8 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#ifndef MB /* rows per block carried through both layers (multiple of 32) */
+#ifndef MB /* rows per block carried through both layers (multiple of 32; the f32 FMA
+            * path: rows per block shared by all threads, at least 256) */
 #define MB 64
 #endif
 #ifndef NB /* hidden columns per layer-1 accumulator block (multiple of 32) */
@@ -289,35 +291,40 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 /*
  * The f32 FMA path (MMA=1, no AVX-512 BF16, or dims not multiples of 32):
  * the kit's f32 GEMM (ckb_kit_gemm.h: a micro-kernel of zmm or ymm
- * accumulators over operands widened to f32). Both weights are packed
- * whole once per call, by all threads, into the kit's f32 panels (read
- * transposed, as nn.Linear stores them); then each thread carries blocks
- * of MB rows through the chain, as the path above: layer 1's tile
- * epilogue adds b1, applies the sigmoid and rounds into the block's bf16
- * h, layer 2 reads h as its A operand and leaves the f32 logits in y, and
- * each row of y + b2 is reduced to its logsumexp while in cache. Blocks:
- * NB columns of a packed weight per pass, KC deep (0: 256 here, the depth
- * whose panel stays in L1), MB rows (at least 128) per block.
+ * accumulators over operands widened to f32 while packed). All threads
+ * work on one block of GSL_RB8 rows at a time, splitting its columns:
+ * - layer 1: each thread takes a share of the HID columns, packs only its
+ *   share of w1 (kc x nc blocks that stay in L2) and its tile epilogue adds
+ *   b1, applies the sigmoid and rounds into the block's bf16 h; a barrier;
+ * - layer 2: each thread takes a share of the OUT columns of h @ w2.T; its
+ *   tile epilogue adds b2 and folds each row of the tile into the thread's
+ *   running (max, sum of exp) for that row (online logsumexp), so the
+ *   logits are never stored; a barrier; the threads merge their partials
+ *   row by row.
+ * Why columns rather than rows: splitting rows, every thread packs all of
+ * both weights per block (twice the conversion work on two threads), and a
+ * whole-weight pre-pack shared by all threads is 50 MB written and read
+ * per call, whose page faults alone cost more than the conversion (B=256:
+ * 40 ms a call against 28 ms this way on an Intel Xeon without BF16). Each
+ * weight is converted once per block, so the block is large: GSL_RB8 rows
+ * (MB, at least 256).
  */
 
 #define GSL_KC8 (KC > 0 ? KC : 256)
-/* Rows per block, at least 128: every block streams both packed weights
- * (f32, twice their bf16 size) from memory, and below 128 rows that stream
- * is not hidden behind the block's FLOPs (at default: 127 GFLOP/s with 64
- * rows, 148 with 128, no gain past 128). */
-#define GSL_MB8 (MB < 128 ? 128 : MB)
-#define GSL_OUTP ((OUT + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR * CKB_GEMM8_NR)
+#define GSL_RB8 (MB < 256 ? (B < 256 ? B : 256) : (MB < B ? MB : B))
 
-struct gsl__epi {
-    const ckb_bf16 *b1;
-    ckb_bf16 *h; /* the block's h, row i0 first */
-    int64_t i0;
+/* One thread's part of a block: its partial (max, sum of exp) per row. */
+struct gsl__part {
+    const ckb_bf16 *b1, *b2;
+    ckb_bf16 *h;  /* the block's h, [GSL_RB8][HID] */
+    int64_t i0;   /* the block's first row (layer 1 sees absolute rows) */
+    float *m, *s; /* this thread's running max and sum, one per block row */
 };
 
 /* Layer 1's tile epilogue: h = bf16(sigmoid(tile + b1)). */
 static void gsl__sigmoid_tile(void *ctx, const float *tile, int64_t i, int64_t j, int mr, int nr)
 {
-    const struct gsl__epi *e = ctx;
+    const struct gsl__part *e = ctx;
     const __m256 one = _mm256_set1_ps(1.0f);
     for (int r = 0; r < mr; r++)
         for (int v = 0; v < nr; v += 8) {
@@ -329,98 +336,114 @@ static void gsl__sigmoid_tile(void *ctx, const float *tile, int64_t i, int64_t j
         }
 }
 
-/* Layer 2's row epilogue: the logsumexp of y + b2, rounded to bf16; lanes
- * past OUT are set to -inf so that they add nothing. */
-static ckb_bf16 gsl__logsumexp_row8(float *y, const ckb_bf16 *b2)
+/* Layer 2's tile epilogue: rows i.. of the block, columns j..j+nr of the
+ * logits; each row's y + b2 joins the row's running max and sum (the sum
+ * rescaled when the max grows). Lanes past nr count as -inf. */
+static void gsl__lse_tile(void *ctx, const float *tile, int64_t i, int64_t j, int mr, int nr)
 {
-    __m256 mx = _mm256_set1_ps(-INFINITY);
+    const struct gsl__part *e = ctx;
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int64_t j = 0; j < OUT; j += 8) {
-        __m256 v = _mm256_add_ps(_mm256_loadu_ps(y + j), ckb_gemm8_load_bf16(b2 + j, OUT - j));
-        if (j + 8 > OUT)
-            v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
-                                 _mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                                     _mm256_set1_epi32((int)(OUT - j)), lane)));
-        _mm256_storeu_ps(y + j, v);
-        mx = _mm256_max_ps(mx, v);
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    enum { NV = (CKB_GEMM8_NR + 7) / 8 };
+    __m256 b[NV], live[NV];
+    for (int v = 0; v < NV; v++) {
+        live[v] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v), lane));
+        b[v] = ckb_gemm8_load_bf16(e->b2 + j + 8 * v, nr - 8 * v);
     }
-    const float m = ckb_gemm8_hmax(mx);
-    const __m256 mv = _mm256_set1_ps(m);
-    __m256 s = _mm256_setzero_ps();
-    for (int64_t j = 0; j < OUT; j += 8) {
-        __m256 v = _mm256_loadu_ps(y + j);
-        s = _mm256_add_ps(s, _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, mv)),
-                                           _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY),
-                                                         _CMP_NEQ_OQ)));
+    for (int r = 0; r < mr; r++) {
+        __m256 y[NV], mx = ninf;
+        for (int v = 0; v < NV; v++) {
+            y[v] = _mm256_blendv_ps(ninf,
+                                    _mm256_add_ps(_mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v),
+                                                  b[v]),
+                                    live[v]);
+            mx = _mm256_max_ps(mx, y[v]);
+        }
+        const float m_old = e->m[i + r], m = fmaxf(m_old, ckb_gemm8_hmax(mx));
+        const __m256 mv = _mm256_set1_ps(m);
+        __m256 s = _mm256_setzero_ps();
+        for (int v = 0; v < NV; v++)
+            s = _mm256_add_ps(s, _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(y[v], mv)), live[v]));
+        const float scale = m_old == -INFINITY ? 0.0f : expf(m_old - m);
+        e->s[i + r] = e->s[i + r] * scale + ckb_gemm8_hsum(s);
+        e->m[i + r] = m;
     }
-    return ckb_f32_to_bf16(m + logf(ckb_gemm8_hsum(s)));
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const ckb_bf16 *w2,
               const ckb_bf16 *b2, ckb_bf16 *out)
 {
-    enum { NR8 = CKB_GEMM8_NR };
-    ckb_gemm8_job g1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
-                        .mc = GSL_MB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile};
-    ckb_gemm8_job g2 = {.lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID, .n = OUT,
-                        .mc = GSL_MB8, .nc = NB, .kc = GSL_KC8, .ldt = GSL_OUTP, .t_whole = 1};
-    const size_t n1 = ckb_gemm8_prepack_floats(&g1), n2 = ckb_gemm8_prepack_floats(&g2);
-    float *wp = ckb_kit_alloc64((n1 + n2) * sizeof(float));
-    if (!wp) /* out of memory: no way to report, out stays unwritten */
+    enum { NR8 = CKB_GEMM8_NR, MR8 = CKB_GEMM8_MR };
+    const int nthr = omp_get_max_threads();
+    const ckb_gemm_grid g1 = ckb_gemm_grid_make(nthr, 0, (HID + NR8 - 1) / NR8);
+    const ckb_gemm_grid g2 = ckb_gemm_grid_make(nthr, 0, (OUT + NR8 - 1) / NR8);
+    /* shared: the block's h and every thread's partials */
+    ckb_bf16 *h = ckb_kit_alloc64((size_t)(GSL_RB8 * HID) * sizeof(ckb_bf16));
+    float *pm = ckb_kit_alloc64((size_t)nthr * GSL_RB8 * 2 * sizeof(float));
+    if (!h || !pm) { /* out of memory: no way to report, out stays unwritten */
+        free(h);
+        free(pm);
         return;
-    g1.bpre = wp;
-    g2.bpre = wp + n1;
-    const int64_t np1 = (HID + NR8 - 1) / NR8, np2 = (OUT + NR8 - 1) / NR8;
-    /* blocks of about GSL_MB8 rows, as many per thread (whole slivers) */
-    const int64_t nthr = omp_get_max_threads();
-    const int64_t rounds = (B + GSL_MB8 * nthr - 1) / (GSL_MB8 * nthr);
-    int64_t mb = (B + rounds * nthr - 1) / (rounds * nthr);
-    mb = (mb + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR;
+    }
 
-#pragma omp parallel
+#pragma omp parallel num_threads(nthr)
     {
-        /* the packing, split by panels; the barrier ends it */
-#pragma omp for schedule(static) nowait
-        for (int64_t q = 0; q < np1 + np2; q++) {
-            if (q < np1)
-                ckb_gemm8_prepack(&g1, wp, q, q + 1);
-            else
-                ckb_gemm8_prepack(&g2, wp + n1, q - np1, q - np1 + 1);
-        }
-#pragma omp barrier
-        struct gsl__epi e = {b1, NULL, 0};
-        ckb_gemm8_job t1 = g1, t2 = g2;
-        t1.ctx = &e;
-        const size_t a_n = ckb_gemm8_ap_floats(&t1) > ckb_gemm8_ap_floats(&t2)
-                               ? ckb_gemm8_ap_floats(&t1)
-                               : ckb_gemm8_ap_floats(&t2);
-        /* one allocation per thread per call: packed A, y, layer 1's
-         * partial sums (mb rows x a column block), h */
-        const size_t y_n = (size_t)(mb * GSL_OUTP), h_n = (size_t)(mb * HID + 16) / 2;
-        t1.ldt = ckb_gemm8_nc(&t1);
-        const size_t s_n = (size_t)(((mb + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR) *
-                                    t1.ldt);
-        float *buf = ckb_kit_alloc64((a_n + y_n + s_n + h_n) * sizeof(float) + 64);
-        if (buf) {
-            t2.t = buf + a_n;
-            t1.t = buf + a_n + y_n;
-            e.h = (ckb_bf16 *)(buf + a_n + y_n + s_n);
-            t2.a = e.h;
-        }
-#pragma omp for schedule(static)
-        for (int64_t i0 = 0; i0 < B; i0 += mb) {
-            const int64_t i1 = B - i0 < mb ? B : i0 + mb;
-            if (!buf) /* out of memory: out stays unwritten */
-                continue;
+        const int t = omp_get_thread_num();
+        struct gsl__part e = {b1, b2, h, 0, pm + (size_t)t * GSL_RB8 * 2, NULL};
+        e.s = e.m + GSL_RB8;
+        ckb_gemm8_job j1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
+                            .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile,
+                            .ctx = &e};
+        ckb_gemm8_job j2 = {.a = h, .lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID,
+                            .n = OUT, .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8,
+                            .epi = gsl__lse_tile, .ctx = &e};
+        /* one allocation per thread per call: packed A and B, and the f32
+         * partial sums between k blocks (rows x a column block) */
+        size_t a_n = ckb_gemm8_ap_floats(&j1), b_n = ckb_gemm8_bp_floats(&j1);
+        a_n = a_n > ckb_gemm8_ap_floats(&j2) ? a_n : ckb_gemm8_ap_floats(&j2);
+        b_n = b_n > ckb_gemm8_bp_floats(&j2) ? b_n : ckb_gemm8_bp_floats(&j2);
+        const int64_t ldt = ckb_gemm8_nc(&j1) > ckb_gemm8_nc(&j2) ? ckb_gemm8_nc(&j1)
+                                                                   : ckb_gemm8_nc(&j2);
+        const size_t t_n = (size_t)((GSL_RB8 + MR8 - 1) / MR8 * MR8 * ldt);
+        a_n = (a_n + 15) / 16 * 16; /* each part 64-byte aligned */
+        b_n = (b_n + 15) / 16 * 16;
+        float *buf = ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float));
+        float *bp = buf ? buf + a_n : NULL;
+        j1.t = j2.t = buf ? buf + a_n + b_n : NULL;
+        j1.ldt = j2.ldt = ldt;
+        for (int64_t i0 = 0; i0 < B; i0 += GSL_RB8) {
+            const int64_t rb = B - i0 < GSL_RB8 ? B - i0 : GSL_RB8;
+            int64_t m0, m1, n0, n1;
             e.i0 = i0;
-            ckb_gemm8_run(&t1, i0, i1, 0, HID, buf, NULL);
-            ckb_gemm8_run(&t2, 0, i1 - i0, 0, OUT, buf, NULL);
-            for (int64_t i = 0; i < i1 - i0; i++)
-                out[i0 + i] = gsl__logsumexp_row8(t2.t + i * GSL_OUTP, b2);
+            for (int64_t r = 0; r < rb; r++)
+                e.m[r] = -INFINITY, e.s[r] = 0.0f;
+            ckb_gemm_grid_share(g1, t, rb, MR8, HID, NR8, &m0, &m1, &n0, &n1);
+            if (buf && t < g1.tm * g1.tn && m0 < m1 && n0 < n1)
+                ckb_gemm8_run(&j1, i0 + m0, i0 + m1, n0, n1, buf, bp);
+#pragma omp barrier
+            ckb_gemm_grid_share(g2, t, rb, MR8, OUT, NR8, &m0, &m1, &n0, &n1);
+            if (buf && t < g2.tm * g2.tn && m0 < m1 && n0 < n1)
+                ckb_gemm8_run(&j2, m0, m1, n0, n1, buf, bp);
+#pragma omp barrier
+            /* the merge, rows split; the barrier after it guards h and the
+             * partials, which the next block rewrites */
+#pragma omp for schedule(static)
+            for (int64_t r = 0; r < rb; r++) {
+                float m = -INFINITY, s = 0.0f;
+                for (int u = 0; u < nthr; u++)
+                    m = fmaxf(m, pm[(size_t)u * GSL_RB8 * 2 + r]);
+                for (int u = 0; u < nthr; u++) {
+                    const float su = pm[(size_t)u * GSL_RB8 * 2 + GSL_RB8 + r];
+                    if (su > 0.0f)
+                        s += su * expf(pm[(size_t)u * GSL_RB8 * 2 + r] - m);
+                }
+                out[i0 + r] = ckb_f32_to_bf16(m + logf(s));
+            }
         }
         free(buf);
     }
-    free(wp);
+    free(h);
+    free(pm);
 }
 
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */

@@ -165,11 +165,12 @@ const ckb_workload ckb_wl_32k_Gemm_Sigmoid_LogSumExp = {
     .nchain = OP_COUNT,
     .chain = {"b1", "sigmoid", "b2"},
     .reference_without = gemmlse__reference_without,
-    /* expert.c: MB rows carried through both layers, NB hidden columns per
+    /* expert.c: MB rows carried through both layers (the f32 FMA path's
+     * blocks, shared by all threads, are at least 256 rows), NB hidden columns per
      * layer-1 accumulator block, KC k per accumulation pass (0: all), the
      * matmul unit (the host's fastest, not searched). */
     .nparams = 4,
-    .params = {{"MB", 64, 3, {32, 64, 128}},
+    .params = {{"MB", 64, 4, {32, 64, 128, 512}},
                {"NB", 256, 2, {256, 512}},
                {"KC", 0, 2, {0, 1024}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
