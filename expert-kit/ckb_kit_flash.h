@@ -60,6 +60,7 @@
 #define CKB_KIT_FLASH_H
 
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_bf16.h"
 
 #ifndef FA_G
 #define FA_G 1
@@ -160,22 +161,6 @@ static inline __m512 fa__exp2(__m512 x)
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
     return _mm512_scalef_ps(p, n);
-}
-
-/* x rounded to bf16, nearest even: vcvtneps2bf16 where the target has AVX-512
- * BF16, else the same rounding in integer lanes (NaN kept a quiet NaN). */
-static inline __m256i fa__bf16x16(__m512 x)
-{
-#ifdef __AVX512BF16__
-    return (__m256i)_mm512_cvtneps_pbh(x);
-#else
-    __m512i b = _mm512_castps_si512(x);
-    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
-    b = _mm512_add_epi32(b, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
-    b = _mm512_mask_mov_epi32(b, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q),
-                              _mm512_set1_epi32(0x7fc00000));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(b, 16));
-#endif
 }
 
 static inline uint32_t fa__load32(const ckb_bf16 *p)
@@ -417,7 +402,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
             if (k + 16 > c)
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            __m256i eb = fa__bf16x16(e);
+            __m256i eb = ckb_kit_bf16x16(e);
 #if MMA == 1
             _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
 #else
@@ -510,7 +495,7 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
         __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
         ckb_bf16 *dst = out + (i0 + r) * FA_QS;
         for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = fa__bf16x16(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
+            __m256i y = ckb_kit_bf16x16(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
             _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
         }
     }

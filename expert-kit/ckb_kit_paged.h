@@ -1,8 +1,9 @@
 /*
  * ckb_kit_paged.h — what the paged-KV attention experts share
  * (6p_Paged_Attention: decode; 7p_Ragged_Paged_Attention: mixed prefill and
- * decode): the page-table walk, JAX's index clamping, the AVX-512 BF16
- * packers and register-tile kernels, and the AVX2 + FMA flash core that both
+ * decode): the page-table walk, JAX's index clamping, the AVX-512
+ * packers and register-tile kernels (vdpbf16ps where the target has AVX-512
+ * BF16, f32 FMA in zmm everywhere), and the AVX2 + FMA flash core that both
  * run below AVX-512.
  *
  * Contract: the expert includes <math.h>, <stdint.h>, <stdlib.h>,
@@ -41,16 +42,26 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
     return pk__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
 }
 
-#ifdef __AVX512BF16__
+/* vdpbf16ps needs AVX-512 BF16; without it (an AVX-512 CPU that lacks or
+ * hides the extension) MMA=0 runs the f32 FMA path, still in zmm. */
+#if defined(MMA) && MMA == 0 && !defined(__AVX512BF16__)
+#undef MMA
+#define MMA 1
+#endif
 
-/* AVX-512 BF16: the packers and register-tile kernels both experts run on,
- * 4 query rows a tile (their blocks, softmax and AMX tiles stay in the
- * experts). MMA=0 operands: q and K as d pairs, K packed per block as [key
- * group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the page
- * rows), V as [key pair][d][2]; MMA=1: the same widened to f32. Scores and
- * P rows are PK_BKS apart. */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define PK_AVX512 1
+
+/* AVX-512: the packers and register-tile kernels both experts run on, 4
+ * query rows a tile (their blocks, softmax and AMX tiles stay in the
+ * experts). MMA=0 operands (AVX-512 BF16): q and K as d pairs, K packed per
+ * block as [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of
+ * the page rows), V as [key pair][d][2]; MMA=1: the same widened to f32,
+ * which needs only AVX-512 F/BW/VL. Scores and P rows are PK_BKS apart. */
 
 #include <immintrin.h>
+
+#include "ckb_kit_bf16.h"
 
 #define PK_R 4                      /* query rows per register tile */
 #define PK_DP ((D + 1) / 2)         /* d pairs: q and K rows padded to even */
@@ -147,6 +158,7 @@ static inline void pk__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *v
     }
 }
 
+#ifdef __AVX512BF16__
 /* s[r][0 .. 16nv) = q[r] . K for PK_R rows and nv 16-key vectors; q holds
  * the rows as d pairs (stride PK_DP), kp the first key group. */
 static inline __attribute__((always_inline)) void pk__qk_bf(const uint32_t *q, const uint32_t *kp,
@@ -197,6 +209,7 @@ static inline __attribute__((always_inline)) void pk__pv_bf(const uint32_t *p, c
         for (int c = 0; c < dc; c++)
             _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
 }
+#endif /* __AVX512BF16__ */
 
 /* Lanes [0, left) of a 16-lane vector. */
 static inline __mmask16 pk__mask16(int64_t left)
@@ -255,9 +268,9 @@ static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const
             _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
 }
 
-#endif /* __AVX512BF16__ */
+#endif /* AVX-512 */
 
-#if !defined(__AVX512BF16__) && defined(__AVX2__) && defined(__FMA__)
+#if !defined(PK_AVX512) && defined(__AVX2__) && defined(__FMA__)
 #define PK_AVX2 1
 
 #include <immintrin.h>

@@ -53,6 +53,7 @@
 
 #include "ckbench.h"
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_bf16.h"
 #include "ckb_kit_unit.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
@@ -111,25 +112,11 @@ static inline __m512 cmt__mish_tanh(__m512 v)
     return _mm512_div_ps(_mm512_sub_ps(e2, one), _mm512_add_ps(e2, one));
 }
 
-/* y rounded to bf16 (to nearest even). */
-static inline __m256i cmt__bf16x16(__m512 y)
-{
-#if defined(__AVX512BF16__)
-    return (__m256i)_mm512_cvtneps_pbh(y);
-#else
-    __m512i u = _mm512_castps_si512(y);
-    u = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 16),
-                                                              _mm512_set1_epi32(1)),
-                                             _mm512_set1_epi32(0x7fff)));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(u, 16));
-#endif
-}
-
 /* Stores 16 results for positions s..s+15 of output plane (n, oc, od):
  * drops columns ow >= OW and rows oh >= OH. */
 static inline void cmt__store16(ckb_bf16 *plane, int64_t s, __m512 y)
 {
-    const __m256i h = cmt__bf16x16(y);
+    const __m256i h = ckb_kit_bf16x16(y);
 #if W % 16 == 0 /* a vector lies in one row */
     const int64_t oh = s / W, ow = s % W;
     if (oh < OH) {

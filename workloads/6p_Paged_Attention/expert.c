@@ -18,14 +18,16 @@
  * sequence cut into several items gets f32 partials (max, sum, unnormalised
  * output per head) merged after a barrier, as flash-decoding does.
  *
- * Both matmuls run on AVX-512 BF16 (vdpbf16ps) with f32 accumulation:
+ * Both matmuls run on AVX-512 with f32 accumulation (as below with
+ * vdpbf16ps, MMA=0, which needs AVX-512 BF16; on f32 FMA with MMA=1):
  *   - q k^T broadcasts a pair of q values against K packed per block as
  *     [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of the
  *     page rows), 4 query rows x up to 64 keys a tile;
  *   - P v broadcasts a pair of probabilities (bf16, as the baseline's P is)
  *     against V packed as [key pair][d][2], 4 rows x 64 d.
- * Without __AVX512BF16__ a portable scalar path computes the same thing one
- * query head at a time in f32.
+ * Without AVX-512 F/BW/VL the paged kit's AVX2 + FMA core runs, and below
+ * AVX2 a portable scalar path computes the same thing one query head at a
+ * time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   NPB    pages per softmax block: the K/V working set and how often the
@@ -156,7 +158,7 @@ __attribute__((unused)) static void pa__merge(const float *part, int64_t i, int6
         out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d] / sum);
 }
 
-#ifdef __AVX512BF16__
+#ifdef PK_AVX512 /* AVX-512 F/BW/VL; vdpbf16ps only where MMA=0 */
 
 #include <immintrin.h>
 
@@ -249,7 +251,7 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
             if (k + 16 > nk)
                 e = _mm512_maskz_mov_ps(nk > k ? (__mmask16)((1u << (nk - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+            __m256i eb = ckb_kit_bf16x16(e);
 #if MMA
             _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
 #else
@@ -388,7 +390,7 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
             __m512 inv = _mm512_set1_ps(1.0f / sum);
             ckb_bf16 *dst = out + (i * HQ + h) * D;
             for (int64_t d = 0; d < D; d += 16) {
-                __m256i y = (__m256i)_mm512_cvtneps_pbh(
+                __m256i y = ckb_kit_bf16x16(
                     _mm512_mul_ps(inv, _mm512_load_ps(sc->o + row * PA_DO + d)));
                 _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
             }
@@ -455,7 +457,7 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
 
 #endif /* ISA sections */
 
-#if defined(__AVX512BF16__) || defined(PK_AVX2)
+#if defined(PK_AVX512) || defined(PK_AVX2)
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
               const int32_t *kv_lens, const int32_t *page_indices, const int32_t *cu_q_lens,
@@ -504,7 +506,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16, no AVX2 */
+#else /* portable path: no AVX-512, no AVX2 */
 
 /* One query head of one sequence, f32 throughout, two passes over its
  * pages in place; p[] holds the scores. P is rounded to bf16 as the
@@ -564,4 +566,4 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
     free(mem);
 }
 
-#endif /* __AVX512BF16__ || PK_AVX2 */
+#endif /* PK_AVX512 || PK_AVX2 */

@@ -45,8 +45,9 @@
  *     query rows x up to 64 keys a tile;
  *   - P v broadcasts a pair of probabilities against the same packed V, 4
  *     rows x 64 d.
- * Without __AVX512BF16__ a portable scalar path computes the same thing one
- * query row at a time in f32.
+ * MMA=0 needs AVX-512 BF16 and runs as 1 without it. Without AVX-512
+ * F/BW/VL the paged kit's AVX2 + FMA core runs, and below AVX2 a portable
+ * scalar path computes the same thing one query row at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   BQ  query rows per work item (multiple of 4; 16 for tiles): reuse of a
@@ -158,7 +159,7 @@ static void ra__zero_padding(int64_t nvalid, ckb_bf16 *out)
         memset(out + r * HQ * D, 0, (size_t)(HQ * D) * sizeof *out);
 }
 
-#ifdef __AVX512BF16__
+#ifdef PK_AVX512 /* AVX-512 F/BW/VL; vdpbf16ps only where MMA=0 */
 
 #include <immintrin.h>
 
@@ -266,7 +267,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
                 sums[r] = _mm512_add_ps(sums[r], e);
             }
-            __m256i eb = (__m256i)_mm512_cvtneps_pbh(e);
+            __m256i eb = ckb_kit_bf16x16(e);
 #if MMA == 1
             _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
 #else
@@ -382,7 +383,7 @@ static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages, ckb_
         }
         __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
         for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * RA_DO + d)));
+            __m256i y = ckb_kit_bf16x16(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * RA_DO + d)));
             _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
         }
     }
@@ -679,7 +680,7 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 
 #endif /* ISA sections */
 
-#if defined(__AVX512BF16__) || defined(PK_AVX2)
+#if defined(PK_AVX512) || defined(PK_AVX2)
 
 /* Cost of item x (sequence x / (HKV * RA_NQB)): the (row, key) pairs it
  * computes, in keys per row summed over its rows. */
@@ -742,7 +743,7 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     free(mem);
 }
 
-#else /* portable path: no AVX-512 BF16, no AVX2 */
+#else /* portable path: no AVX-512, no AVX2 */
 
 /* One query row (token t, head h of sequence i), f32 throughout, two passes
  * over its keys in place; p[] holds the scores. P is rounded to bf16 as
@@ -808,4 +809,4 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     free(mem);
 }
 
-#endif /* __AVX512BF16__ || PK_AVX2 */
+#endif /* PK_AVX512 || PK_AVX2 */
