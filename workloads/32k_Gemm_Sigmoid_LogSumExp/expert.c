@@ -375,8 +375,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 {
     enum { NR8 = CKB_GEMM8_NR, MR8 = CKB_GEMM8_MR };
     const int nthr = omp_get_max_threads();
-    const ckb_gemm_grid g1 = ckb_gemm_grid_make(nthr, 0, (HID + NR8 - 1) / NR8);
-    const ckb_gemm_grid g2 = ckb_gemm_grid_make(nthr, 0, (OUT + NR8 - 1) / NR8);
     /* shared: the block's h and every thread's partials */
     ckb_bf16 *h = ckb_kit_alloc64((size_t)(GSL_RB8 * HID) * sizeof(ckb_bf16));
     float *pm = ckb_kit_alloc64((size_t)nthr * GSL_RB8 * 2 * sizeof(float));
@@ -388,7 +386,10 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 
 #pragma omp parallel num_threads(nthr)
     {
-        const int t = omp_get_thread_num();
+        /* the grids from the team OpenMP gave, which may be smaller than asked */
+        const int t = omp_get_thread_num(), nteam = omp_get_num_threads();
+        const ckb_gemm_grid g1 = ckb_gemm_grid_make(nteam, 0, (HID + NR8 - 1) / NR8);
+        const ckb_gemm_grid g2 = ckb_gemm_grid_make(nteam, 0, (OUT + NR8 - 1) / NR8);
         struct gsl__part e = {b1, b2, h, 0, pm + (size_t)t * GSL_RB8 * 2, NULL};
         e.s = e.m + GSL_RB8;
         ckb_gemm8_job j1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
@@ -430,9 +431,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 #pragma omp for schedule(static)
             for (int64_t r = 0; r < rb; r++) {
                 float m = -INFINITY, s = 0.0f;
-                for (int u = 0; u < nthr; u++)
+                for (int u = 0; u < nteam; u++)
                     m = fmaxf(m, pm[(size_t)u * GSL_RB8 * 2 + r]);
-                for (int u = 0; u < nthr; u++) {
+                for (int u = 0; u < nteam; u++) {
                     const float su = pm[(size_t)u * GSL_RB8 * 2 + GSL_RB8 + r];
                     if (su > 0.0f)
                         s += su * expf(pm[(size_t)u * GSL_RB8 * 2 + r] - m);
