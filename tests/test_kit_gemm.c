@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "kit_gemm.h"
@@ -117,4 +118,49 @@ CKBT_TEST(kit_gemm_grid_covers_c_once, "quick")
                     "starts", c, team, (long long)wrong, bad_start);
         free(hit);
     }
+}
+
+/* expert-kit/ckb_kit_bf16.h rounds as ckb_f32_to_bf16 does (ties to even,
+ * overflow to inf, a NaN made quiet with its sign kept), over edge values and
+ * random bit patterns, in its integer form and in the form the experts call.
+ * That one is the instruction on an AVX-512 BF16 target, which flushes
+ * denormal inputs to zero: there a denormal may also give a signed zero.
+ * Without AVX-512 there is nothing of the header to run. */
+CKBT_TEST(kit_bf16x16_rounds_as_the_scalar_helper, "quick")
+{
+    static const uint32_t edges[] = {
+        0x3f800000u, 0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0xbf808001u, 0x3f7fffffu,
+        0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00001u, 0x7f800001u,
+        0xffa00000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u,
+        0x477fe000u, 0x477ff000u, 0xc2fe8000u, 0x3b808000u, 0x3b818000u, 0x01018000u};
+    const int nedge = (int)(sizeof edges / sizeof *edges);
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    int64_t checked = 0, bad = 0;
+    for (int batch = 0; batch < 4096; batch++) {
+        uint32_t bits[16];
+        float in[16];
+        for (int l = 0; l < 16; l++) {
+            int e = batch * 16 + l;
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            bits[l] = e < nedge ? edges[e] : (uint32_t)(s >> 32);
+            memcpy(&in[l], &bits[l], sizeof in[l]);
+        }
+        for (int integer_form = 0; integer_form < 2; integer_form++) {
+            ckb_bf16 out[16];
+            if (ckbt_kit_bf16x16(in, out, integer_form) == -2)
+                return;
+            for (int l = 0; l < 16; l++) {
+                const ckb_bf16 want = ckb_f32_to_bf16(in[l]);
+                const int denormal = (bits[l] & 0x7f800000u) == 0 && (bits[l] & 0x007fffffu) != 0;
+                const ckb_bf16 flushed = (ckb_bf16)((bits[l] >> 16) & 0x8000u);
+                const int ok = out[l] == want || (!integer_form && denormal && out[l] == flushed);
+                if (!ok && bad++ < 5)
+                    CKBT_EXPECT(0, "%s form: 0x%08x rounds to 0x%04x, want 0x%04x",
+                                integer_form ? "integer" : "experts'", bits[l], out[l], want);
+                checked++;
+            }
+        }
+    }
+    CKBT_EXPECT(bad == 0 && checked == 2 * 4096 * 16, "%lld of %lld lanes rounded wrongly",
+                (long long)bad, (long long)checked);
 }
