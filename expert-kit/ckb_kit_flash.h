@@ -218,14 +218,28 @@ static __attribute__((unused)) void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, 
 
 /* MMA=1: packs K of one kv head (positions FA_KS apart), key group g,
  * widened to f32: kf[g][d][jj] = k[16g + jj][d], zero past S and past D
- * (to FA_DQ). */
+ * (to FA_DQ). 16 d pairs of the 16 keys at a time: one dword transpose,
+ * then each pair split into its two f32 (a bf16 is an f32's top half). */
 static __attribute__((unused)) void fa__pack_kf(const ckb_bf16 *k, float *kf, int64_t g)
 {
     float *dst = kf + g * FA_DQ * 16;
-    for (int64_t jj = 0; jj < 16; jj++) {
-        int64_t j = g * 16 + jj;
-        for (int64_t d = 0; d < FA_DQ; d++)
-            dst[d * 16 + jj] = j < S && d < D ? ckb_bf16_to_f32(k[j * FA_KS + d]) : 0.0f;
+    const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
+    uint32_t pairs[16 * 16] __attribute__((aligned(64)));
+    for (int64_t p0 = 0; p0 < FA_DP; p0 += 16) {
+        const int64_t left = D - 2 * p0; /* >= 1: bf16 of a row from pair p0 on */
+        const __mmask32 m = left >= 32 ? ~(__mmask32)0 : (__mmask32)((1ull << left) - 1);
+        __m512i r[16];
+        for (int jj = 0; jj < 16; jj++) {
+            const int64_t j = g * 16 + jj;
+            r[jj] = j < S ? _mm512_maskz_loadu_epi16(m, k + j * FA_KS + 2 * p0)
+                          : _mm512_setzero_si512();
+        }
+        ckb_kit_transpose16(r, pairs);
+        for (int64_t p = 0; p < 16 && p0 + p < FA_DP; p++) {
+            const __m512i x = _mm512_load_si512(pairs + p * 16);
+            _mm512_store_si512(dst + 2 * (p0 + p) * 16, _mm512_slli_epi32(x, 16));
+            _mm512_store_si512(dst + (2 * (p0 + p) + 1) * 16, _mm512_and_si512(x, top));
+        }
     }
 }
 
@@ -402,11 +416,10 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
             if (k + 16 > c)
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            __m256i eb = ckb_kit_bf16x16(e);
 #if MMA == 1
-            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+            _mm512_store_ps((float *)pr + k, ckb_kit_bf16x16_f32(e));
 #else
-            _mm256_store_si256((__m256i *)((ckb_bf16 *)pr + k), eb);
+            _mm256_store_si256((__m256i *)((ckb_bf16 *)pr + k), ckb_kit_bf16x16(e));
 #endif
         }
         sc->m[row] = m_new;

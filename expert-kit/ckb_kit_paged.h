@@ -87,33 +87,6 @@ static inline __m512 pk__exp2(__m512 x)
     return _mm512_scalef_ps(p, n);
 }
 
-/* Transposes 16 rows of 16 dwords: r[jj][p] -> out[p * 16 + jj]. */
-static inline __attribute__((always_inline)) void pk__transpose16(__m512i *r, uint32_t *out)
-{
-    __m512i t[16], u[16];
-    for (int a = 0; a < 16; a += 2) {
-        t[a] = _mm512_unpacklo_epi32(r[a], r[a + 1]);
-        t[a + 1] = _mm512_unpackhi_epi32(r[a], r[a + 1]);
-    }
-    /* per group of 4 rows: u[4b + c] holds columns c, c+4, c+8, c+12 */
-    for (int b = 0; b < 16; b += 4) {
-        u[b + 0] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
-        u[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
-        u[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
-        u[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
-    }
-    for (int c = 0; c < 4; c++) {
-        __m512i v0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88);
-        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
-        __m512i w0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
-        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
-        _mm512_store_si512(out + (c + 0) * 16, _mm512_shuffle_i32x4(v0, w0, 0x88));
-        _mm512_store_si512(out + (c + 8) * 16, _mm512_shuffle_i32x4(v0, w0, 0xDD));
-        _mm512_store_si512(out + (c + 4) * 16, _mm512_shuffle_i32x4(v1, w1, 0x88));
-        _mm512_store_si512(out + (c + 12) * 16, _mm512_shuffle_i32x4(v1, w1, 0xDD));
-    }
-}
-
 /* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
  * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
 static void pk__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
@@ -123,7 +96,7 @@ static void pk__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
         __m512i r[16];
         for (int jj = 0; jj < 16; jj++)
             r[jj] = rows[jj] ? _mm512_loadu_si512(rows[jj] + 2 * p) : _mm512_setzero_si512();
-        pk__transpose16(r, kp + p * 16);
+        ckb_kit_transpose16(r, kp + p * 16);
     }
 #if (D / 2) % 16 != 0 || D % 2 != 0 /* pairs past the whole 16-pair blocks */
     for (; p < PK_DP; p++)

@@ -22,8 +22,9 @@ int ckbt_kit_gemm_fma(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, i
 void ckbt_kit_grid_share(int nthr, int tn_want, int t, int64_t m, int64_t rstep, int64_t n,
                          int64_t unit, int *nteam, int64_t *m0, int64_t *m1, int64_t *n0,
                          int64_t *n1);
-/* 16 f32 rounded to bf16 by expert-kit/ckb_kit_bf16.h: its integer form, or
- * what the experts call (the instruction where the target has AVX-512 BF16).
- * -2 where the target has no AVX-512: nothing to test. */
-int ckbt_kit_bf16x16(const float *in, ckb_bf16 *out, int integer_form);
+/* 16 f32 rounded to bf16 by expert-kit/ckb_kit_bf16.h: form 0 what the
+ * experts call (the instruction where the target has AVX-512 BF16), 1 its
+ * integer form, 2 the form kept as f32 (-1 if a low half is not zero). -2
+ * where the target has no AVX-512: nothing to test. */
+int ckbt_kit_bf16x16(const float *in, ckb_bf16 *out, int form);
 #endif

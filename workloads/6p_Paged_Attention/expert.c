@@ -251,11 +251,10 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
             if (k + 16 > nk)
                 e = _mm512_maskz_mov_ps(nk > k ? (__mmask16)((1u << (nk - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
-            __m256i eb = ckb_kit_bf16x16(e);
 #if MMA
-            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+            _mm512_store_ps((float *)pr + k, ckb_kit_bf16x16_f32(e));
 #else
-            _mm256_store_si256((__m256i *)(pr + k), eb);
+            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x16(e));
 #endif
         }
         sc->m[row] = m_new;

@@ -267,11 +267,10 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
                 sums[r] = _mm512_add_ps(sums[r], e);
             }
-            __m256i eb = ckb_kit_bf16x16(e);
 #if MMA == 1
-            _mm512_store_si512((float *)pr + k, _mm512_slli_epi32(_mm512_cvtepu16_epi32(eb), 16));
+            _mm512_store_ps((float *)pr + k, ckb_kit_bf16x16_f32(e));
 #else
-            _mm256_store_si256((__m256i *)(pr + k), eb);
+            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x16(e));
 #endif
         }
     }
