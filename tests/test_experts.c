@@ -14,16 +14,20 @@
 #include "machine/isa.h"
 #include "harness.h"
 
-static void expect_expert_ok(const ckb_workload *w, const char *path, const char *label,
-                             const int64_t *values)
+static void expect_expert_ok_on(const ckb_workload *w, const char *path, const char *label,
+                                const int64_t *values, const char *threads)
 {
     char defines[CKB_MAX_PARAMS][96];
-    char *args[2 * CKB_MAX_PARAMS + 8];
+    char *args[2 * CKB_MAX_PARAMS + 10];
     int n = 0;
     args[n++] = "--iters";
     args[n++] = "3";
     args[n++] = "--warmup";
     args[n++] = "1";
+    if (threads) {
+        args[n++] = "--threads";
+        args[n++] = (char *)threads;
+    }
     /* The grid values reach the compiler through --define. */
     for (int i = 0; values && i < w->nparams; i++) {
         snprintf(defines[i], sizeof defines[i], "%s=%lld", w->params[i].name,
@@ -38,6 +42,12 @@ static void expect_expert_ok(const ckb_workload *w, const char *path, const char
                 "%s expert (%s): exit %d, status %s: %.400s", w->id, label, code,
                 ckbt_str(j, "status"), ckbt_str(j, "message"));
     json_object_put(j);
+}
+
+static void expect_expert_ok(const ckb_workload *w, const char *path, const char *label,
+                             const int64_t *values)
+{
+    expect_expert_ok_on(w, path, label, values, NULL);
 }
 
 CKBT_TEST(experts_pass_eval_at_small_size, "quick")
@@ -101,4 +111,17 @@ CKBT_TEST(experts_pass_eval_on_every_lower_isa_level, "full")
         }
     }
     ckbt_env_restore("CKBENCH_ISA", keep);
+}
+
+/* Each expert again with a team of 3 threads, untuned: its thread grid must
+ * cover the output whatever the core count (ragged row and column shares, a
+ * team that does not divide the work), not only on this machine's. */
+CKBT_TEST(experts_pass_eval_with_a_team_of_three, "quick")
+{
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        char path[512];
+        if (ckb_expert_path(w, path, sizeof path))
+            expect_expert_ok_on(w, path, "untuned, --threads 3", NULL, "3");
+    }
 }

@@ -1083,11 +1083,15 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
     const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), n >= m ? 0 : 1,
                                                   (n + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR);
     int failed = 0;
-#pragma omp parallel num_threads(grid.tm * grid.tn) reduction(| : failed)
+    /* The whole team, threads past the grid idle: a smaller team would
+     * retire OpenMP pool threads that the next full-team region then has to
+     * make again, which the sandbox refuses. */
+#pragma omp parallel reduction(| : failed)
     {
-        int64_t m0, m1, n0, n1;
-        ckb_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_GEMM8_MR, n, CKB_GEMM8_NR, &m0,
-                            &m1, &n0, &n1);
+        int64_t m0 = 0, m1 = 0, n0 = 0, n1 = 0;
+        if (omp_get_thread_num() < grid.tm * grid.tn)
+            ckb_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_GEMM8_MR, n, CKB_GEMM8_NR,
+                                &m0, &m1, &n0, &n1);
         ckb_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n,
                            .mc = ML_GMB, .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
         g.ldt = ckb_gemm8_nc(&g);
