@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <omp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,8 +210,9 @@ static int child__confine(child__state *s)
      * with a system call the filter refuses: every candidate gets what the
      * library baseline has (a CPU without AMX says no: fine). */
     syscall(SYS_arch_prctl, CHILD_ARCH_REQ_XCOMP_PERM, CHILD_XFEATURE_XTILEDATA);
-    /* The pool of the thread budget, made now: afterwards no thread can be
-     * made, and the filter below covers these. */
+    /* The pool of the thread budget, made now, before the filter: threads
+     * made later (a team outgrowing a smaller one) inherit the filter and
+     * the budget's CPUs (child__pin). */
     volatile int sink = 0;
 #pragma omp parallel
     sink += omp_get_thread_num() >= 0;
@@ -239,6 +241,25 @@ static int child__load(child__state *s, const char *so_name)
     return 0;
 }
 
+/* The thread budget held by the CPUs, not by counting threads: the first
+ * `threads` CPUs this process may use, set before any thread exists, so that
+ * every thread made later (OpenMP's pool, one a kernel clones) inherits them
+ * and no number of threads runs on more (the filter refuses
+ * sched_setaffinity). Both sandboxes get the same CPUs. */
+static int child__pin(int threads)
+{
+    cpu_set_t allowed, pin;
+    if (threads < 1 || sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return -1;
+    CPU_ZERO(&pin);
+    for (int c = 0, n = 0; c < CPU_SETSIZE && n < threads; c++)
+        if (CPU_ISSET(c, &allowed)) {
+            CPU_SET(c, &pin);
+            n++;
+        }
+    return sched_setaffinity(0, sizeof pin, &pin);
+}
+
 int ckb_child_main(int argc, char **argv)
 {
     /* argv: __sandbox WORKLOAD SIZE SO_NAME|- */
@@ -261,6 +282,8 @@ int ckb_child_main(int argc, char **argv)
         return 2;
     }
     ckb_workload_dims(s.w, size, s.dims);
+    if (child__pin(s.h->threads) != 0)
+        return 2;
     omp_set_num_threads(s.h->threads);
     if (child__map_tensors(&s) != 0)
         return 3;

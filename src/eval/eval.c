@@ -302,14 +302,9 @@ static void eval__child_died(eval__ctx *c, eval__proc *p, int wait_rc)
         eval__fail(c, st, s == SIGSYS ? "syscall" : eval__signal_name(s),
                    "killed by %s (signal %d)%s%s%s", eval__signal_name(s), s,
                    /* SIGSYS kills without the harness's handler when the call
-                    * was made with signals blocked, so it cannot be named; the
-                    * usual such call is pthread_create's clone, which libgomp
-                    * makes when a team outgrows an earlier, smaller one */
-                   s == SIGSYS ? ": a system call outside the sandbox's allow list, made with "
-                                 "signals blocked (as a new thread's clone is: the sandbox's "
-                                 "OpenMP pool is made once, at the thread budget, and a "
-                                 "parallel region with fewer threads retires the rest, which "
-                                 "a later larger team would have to make again)"
+                    * was made with signals blocked, so it cannot be named */
+                   s == SIGSYS ? ": a system call outside the sandbox's allow list (made with "
+                                 "signals blocked, so it cannot be named)"
                                : "",
                    *err ? ": " : "", err);
         return;

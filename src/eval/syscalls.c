@@ -1,6 +1,8 @@
 #include "eval/syscalls.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -100,6 +102,22 @@ int ckb_syscalls_restrict(int cmd_fd, int reply_fd)
     if (rc == 0)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2,
                               SCMP_A0(SCMP_CMP_EQ, 0), SCMP_A2(SCMP_CMP_EQ, 0));
+    /* A new thread of this process, as pthread_create makes it (libgomp
+     * regrowing its pool after a smaller team retired some): CLONE_THREAD
+     * set and no flag outside glibc's set, so no new process, namespace or
+     * tracer. It inherits this filter, is stopped with the process between
+     * calls, and runs on the CPUs of the budget only (the affinity the
+     * sandbox set, which the filter does not let it change). clone3's flags
+     * sit in memory the filter cannot read: ENOSYS makes glibc use clone. */
+    const scmp_datum_t thread_flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+                                      CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
+                                      CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                              SCMP_A0(SCMP_CMP_MASKED_EQ, ~thread_flags | CLONE_THREAD,
+                                      CLONE_THREAD));
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     (void)cmd_fd;
     if (rc == 0)
         rc = seccomp_load(ctx);

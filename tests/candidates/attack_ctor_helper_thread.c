@@ -1,6 +1,7 @@
 /* Attack (load-time code): a constructor clones a helper thread that
- * would give a kernel run with a budget of one thread a second core. New
- * threads cannot be made once the sandbox is confined: killed. */
+ * would give a kernel run with a budget of one thread a second core. The
+ * thread is made under the filter and runs on the budget's CPUs only (the
+ * sandbox's affinity): it takes time from the kernel, never adds any. */
 static long sc3(long n, long a, long b, long c)
 {
     long r;

@@ -1,5 +1,6 @@
 /* Attack: an OpenMP team of 16 threads, over the 2-thread budget. The
- * import is allowed (GOMP_parallel) but new threads need clone. */
+ * import is allowed (GOMP_parallel) and libgomp may clone the threads, but
+ * they run on the budget's CPUs only (the sandbox's affinity): no faster. */
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
 #pragma omp parallel for num_threads(16)

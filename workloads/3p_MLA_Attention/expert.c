@@ -1085,7 +1085,7 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
     int failed = 0;
     /* The whole team, threads past the grid idle: a smaller team would
      * retire OpenMP pool threads that the next full-team region then has to
-     * make again, which the sandbox refuses. */
+     * make again, every call. */
 #pragma omp parallel reduction(| : failed)
     {
         int64_t m0 = 0, m1 = 0, n0 = 0, n1 = 0;
