@@ -109,6 +109,9 @@ static const corpus__row corpus__attacks[] = {
     {"attack_omp_team_16.c", "8p_GEMM", "ok", NULL, "done", "", NULL},
     {"attack_raw_clone_thread.c", "8p_GEMM", "wrong_result", "nonfinite", "correctness", NULL,
      NULL},
+    /* Threads without end stop at the sandbox's RLIMIT_NPROC; the probe
+     * answers wrongly only if all 20000 of its clones succeed. */
+    {"attack_thread_flood.c", "8p_GEMM", "ok", NULL, "done", NULL, NULL},
     {"attack_raw_fork.c", "8p_GEMM", "forbidden_symbol", "syscall", "correctness", NULL, NULL},
     /* Inputs: a sealed memfd mapped read-only; a private mapping over them
      * changes only the kernel's own view. */

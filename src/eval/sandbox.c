@@ -82,6 +82,10 @@ static int sandbox__child(void *arg)
     sandbox__limit(RLIMIT_FSIZE, 0);
     sandbox__limit(RLIMIT_CORE, 0);
     sandbox__limit(RLIMIT_STACK, 64u << 20);
+    /* Threads may be made (a team outgrowing a smaller one; the CPUs hold the
+     * budget), but not without end: a flood of them would take the host's
+     * PIDs and kernel memory. Counted per sandbox (its own user namespace). */
+    sandbox__limit(RLIMIT_NPROC, (rlim_t)(1024 + 4 * (b->lim->threads > 0 ? b->lim->threads : 1)));
     /* ckbench's parent is gone already: do not outlive it. */
     struct pollfd p = {.fd = CKB_PROTO_FD_CMD, .events = 0};
     if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP))
