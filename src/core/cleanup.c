@@ -120,9 +120,22 @@ static void cleanup__on_signal(int sig)
             if (g > 0)
                 kill(-g, SIGKILL);
         }
-        for (int i = 0; i < CLEANUP_SLOTS; i++)
-            if (__atomic_load_n(&cleanup__dirs[i].state, __ATOMIC_ACQUIRE) == SLOT_READY)
-                cleanup__rm_at(AT_FDCWD, cleanup__dirs[i].path, 0);
+        /* SIGKILL is not instant: a child killed above may still write a
+         * file into a folder being removed. Again until none is left (at
+         * most ~1 s). */
+        for (int attempt = 0; attempt < 100; attempt++) {
+            int left = 0;
+            for (int i = 0; i < CLEANUP_SLOTS; i++)
+                if (__atomic_load_n(&cleanup__dirs[i].state, __ATOMIC_ACQUIRE) == SLOT_READY) {
+                    cleanup__rm_at(AT_FDCWD, cleanup__dirs[i].path, 0);
+                    left += faccessat(AT_FDCWD, cleanup__dirs[i].path, F_OK,
+                                      AT_SYMLINK_NOFOLLOW) == 0;
+                }
+            if (!left)
+                break;
+            struct timespec pause = {0, 10 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
     }
     /* Die of the signal, as if we had no handler. */
     struct sigaction dfl = {.sa_handler = SIG_DFL};
