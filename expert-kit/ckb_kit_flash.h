@@ -223,7 +223,6 @@ static __attribute__((unused)) void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, 
 static __attribute__((unused)) void fa__pack_kf(const ckb_bf16 *k, float *kf, int64_t g)
 {
     float *dst = kf + g * FA_DQ * 16;
-    const __m512i top = _mm512_set1_epi32((int)0xffff0000u);
     uint32_t pairs[16 * 16] __attribute__((aligned(64)));
     for (int64_t p0 = 0; p0 < FA_DP; p0 += 16) {
         const int64_t left = D - 2 * p0; /* >= 1: bf16 of a row from pair p0 on */
@@ -235,11 +234,7 @@ static __attribute__((unused)) void fa__pack_kf(const ckb_bf16 *k, float *kf, in
                           : _mm512_setzero_si512();
         }
         ckb_kit_transpose16(r, pairs);
-        for (int64_t p = 0; p < 16 && p0 + p < FA_DP; p++) {
-            const __m512i x = _mm512_load_si512(pairs + p * 16);
-            _mm512_store_si512(dst + 2 * (p0 + p) * 16, _mm512_slli_epi32(x, 16));
-            _mm512_store_si512(dst + (2 * (p0 + p) + 1) * 16, _mm512_and_si512(x, top));
-        }
+        ckb_kit_pairs_f32(pairs, FA_DP - p0 < 16 ? FA_DP - p0 : 16, dst + 2 * p0 * 16);
     }
 }
 

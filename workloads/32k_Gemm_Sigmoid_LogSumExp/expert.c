@@ -305,7 +305,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
  * both weights per block (twice the conversion work on two threads), and a
  * whole-weight pre-pack shared by all threads is 50 MB written and read
  * per call, whose page faults alone cost more than the conversion (B=256:
- * 40 ms a call against 28 ms this way on an Intel Xeon without BF16). Each
+ * 40 ms a call against 23 ms this way on an Intel Xeon without BF16). Each
  * weight is converted once per block, so the block is large: GSL_RB8 rows
  * (MB, at least 256).
  */

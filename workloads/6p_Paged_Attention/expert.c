@@ -279,13 +279,7 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         /* pairs first, then each pair split into its two f32 */
         uint32_t pairs[PA_DP * 16] __attribute__((aligned(64)));
         pk__pack_k16(kr, pairs);
-        float *kf = (float *)sc->kp + g * PA_DQ * 16;
-        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
-        for (int64_t p = 0; p < PA_DP; p++) {
-            __m512i x = _mm512_load_si512(pairs + p * 16);
-            _mm512_store_si512(kf + 2 * p * 16, _mm512_slli_epi32(x, 16));
-            _mm512_store_si512(kf + (2 * p + 1) * 16, _mm512_and_si512(x, hi));
-        }
+        ckb_kit_pairs_f32(pairs, PA_DP, (float *)sc->kp + g * PA_DQ * 16);
         for (int jj = 0; jj < 16; jj++) {
             const int64_t j = 16 * g + jj;
             const ckb_bf16 *vr = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;

@@ -305,13 +305,7 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         /* pairs first, then each pair split into its two f32 */
         uint32_t pairs[RA_DP * 16] __attribute__((aligned(64)));
         pk__pack_k16(kr, pairs);
-        float *kf = (float *)sc->kp + g * RA_DQ * 16;
-        const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
-        for (int64_t p = 0; p < RA_DP; p++) {
-            __m512i x = _mm512_load_si512(pairs + p * 16);
-            _mm512_store_si512(kf + 2 * p * 16, _mm512_slli_epi32(x, 16));
-            _mm512_store_si512(kf + (2 * p + 1) * 16, _mm512_and_si512(x, hi));
-        }
+        ckb_kit_pairs_f32(pairs, RA_DP, (float *)sc->kp + g * RA_DQ * 16);
         for (int jj = 0; jj < 16; jj++) {
             float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
             for (int64_t d = 0; d < RA_DO; d += 16) {
