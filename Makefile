@@ -36,6 +36,11 @@ $(BUILD)/git-commit: FORCE
 $(BUILD)/obj/src/cli/options.o: $(BUILD)/git-commit
 $(BUILD)/obj/src/cli/options.o: CFLAGS_PROJECT += -DCKB_GIT_COMMIT='"$(GIT_COMMIT)"'
 
+# The input sampler's arithmetic is its definition: no FMA contraction (the
+# same values on every host and ISA level), sqrt as one instruction, and
+# -O3 so that its fill loops vectorise (src/workloads/inputs.c).
+$(BUILD)/obj/src/workloads/inputs.o: CFLAGS_PROJECT += -O3 -ffp-contract=off -fno-math-errno
+
 deps:
 	@scripts/deps.sh
 

@@ -15,6 +15,16 @@
 /* A standard normal sample for (seed, stream, index) (Box-Muller). */
 float ckb_normal(uint64_t seed, uint64_t stream, uint64_t index);
 
+/* The sample ckb_normal draws for the hash h of its (seed, stream, index):
+ * sqrt(-2 ln u1) cos(2 pi u2), u1 = (h's high 32 bits + 1) / 2^32 and u2 =
+ * its low 32 bits / 2^32. ckb_box_muller_libm is the same through libm's
+ * log and cos, the definition the first is held to (tests/test_inputs.c)
+ * and ten times slower in a fill. */
+float ckb_box_muller(uint64_t h);
+float ckb_box_muller_libm(uint64_t h);
+/* The hash ckb_normal(seed, stream, index) draws its sample from. */
+uint64_t ckb_normal_hash(uint64_t seed, uint64_t stream, uint64_t index);
+
 void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
                           float std);
 void ckb_fill_uniform_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float lo,
