@@ -82,9 +82,8 @@ CKBT_TEST(inputs_fills_are_the_scalar_samples_at_any_thread_count, "quick")
     omp_set_num_threads(keep);
     int64_t bad = 0;
     for (int64_t i = 0; i < N; i++) {
-        /* rounded after the product, as the fill does (no contraction) */
-        volatile float scaled = 3.0f * ckb_normal(77, 5, (uint64_t)i);
-        float want = 0.25f + scaled;
+        /* one rounding of mean + std x, as the fill's fmaf */
+        float want = fmaf(3.0f, ckb_normal(77, 5, (uint64_t)i), 0.25f);
         int ok = f[0][i] == want && b[0][i] == ckb_f32_to_bf16(want) && f[1][i] == f[0][i] &&
                  b[1][i] == b[0][i];
         if (!ok && bad++ == 0)
@@ -92,6 +91,14 @@ CKBT_TEST(inputs_fills_are_the_scalar_samples_at_any_thread_count, "quick")
                         (long long)i, f[0][i], f[1][i], b[0][i], b[1][i], want);
     }
     CKBT_EXPECT(bad == 0, "%lld of %d elements differ", (long long)bad, N);
+    /* a row of a row-scaled fill, from index 1000 on */
+    ckb_normal_row_bf16(b[0], N, 77, 6, 1000, -0.75f);
+    for (int64_t i = 0; i < N; i++)
+        if (b[0][i] != ckb_f32_to_bf16(-0.75f * ckb_normal(77, 6, 1000 + (uint64_t)i))) {
+            CKBT_EXPECT(0, "row element %lld: %04x, scalar %04x", (long long)i, b[0][i],
+                        ckb_f32_to_bf16(-0.75f * ckb_normal(77, 6, 1000 + (uint64_t)i)));
+            break;
+        }
     for (int k = 0; k < 2; k++) {
         free(b[k]);
         free(f[k]);

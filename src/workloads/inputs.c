@@ -11,7 +11,9 @@
  * element), and the values are the same on every x86-64 host and at every
  * ISA level. This file is compiled with -ffp-contract=off (Makefile), so no
  * host's FMA changes a rounding, and -fno-math-errno, so sqrt is one
- * instruction. Both functions are within a few double ulps of libm's, far
+ * instruction. The affine steps (mean + std x, lo + (hi - lo) u) are one
+ * fmaf, rounded once, as the compiler fused them on FMA hosts before, so
+ * the inputs of a seed stayed what they were. Both functions are within a few double ulps of libm's, far
  * below a float's ulp: the float a sample rounds to is libm's but for the
  * rare value within that distance of a rounding boundary
  * (tests/test_inputs.c counts them).
@@ -145,7 +147,7 @@ float ckb_normal(uint64_t seed, uint64_t stream, uint64_t index)
 
 static inline float inputs__uniform(uint64_t key, uint64_t index, float lo, float hi)
 {
-    return lo + (hi - lo) * (float)((double)(ckb_hash64(key, index) >> 11) / 9007199254740992.0);
+    return fmaf(hi - lo, (float)((double)(ckb_hash64(key, index) >> 11) / 9007199254740992.0), lo);
 }
 
 void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
@@ -154,7 +156,16 @@ void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream
     const uint64_t key = inputs__key(seed, stream);
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++)
-        x[i] = ckb_f32_to_bf16(mean + std * inputs__normal(key, (uint64_t)i));
+        x[i] = ckb_f32_to_bf16(fmaf(std, inputs__normal(key, (uint64_t)i), mean));
+}
+
+void ckb_normal_row_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, uint64_t first,
+                         float scale)
+{
+    const uint64_t key = inputs__key(seed, stream);
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ckb_f32_to_bf16(scale * inputs__normal(key, first + (uint64_t)i));
 }
 
 void ckb_fill_uniform_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float lo,
@@ -172,7 +183,7 @@ void ckb_fill_normal_f32(float *x, int64_t n, uint64_t seed, uint64_t stream, fl
     const uint64_t key = inputs__key(seed, stream);
 #pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++)
-        x[i] = mean + std * inputs__normal(key, (uint64_t)i);
+        x[i] = fmaf(std, inputs__normal(key, (uint64_t)i), mean);
 }
 
 void ckb_fill_uniform_f32(float *x, int64_t n, uint64_t seed, uint64_t stream, float lo,

@@ -27,6 +27,11 @@ uint64_t ckb_normal_hash(uint64_t seed, uint64_t stream, uint64_t index);
 
 void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
                           float std);
+/* x[i] = scale * ckb_normal(seed, stream, first + i) in bf16, i < n, on
+ * the calling thread (vectorised): one row of a fill whose rows have
+ * scales of their own, for a workload's parallel loop over its rows. */
+void ckb_normal_row_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, uint64_t first,
+                         float scale);
 void ckb_fill_uniform_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float lo,
                            float hi);
 void ckb_fill_normal_f32(float *x, int64_t n, uint64_t seed, uint64_t stream, float mean,

@@ -26,8 +26,7 @@ static void rmsnorm_create_inputs(const int64_t *d, uint64_t seed, void *const *
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         float rs = sx * exp2f(ckb_normal(seed, STREAM_ROW_SCALE, (uint64_t)r));
-        for (int64_t j = 0; j < n; j++)
-            x[r * n + j] = ckb_f32_to_bf16(rs * ckb_normal(seed, T_X, (uint64_t)(r * n + j)));
+        ckb_normal_row_bf16(x + r * n, n, seed, T_X, (uint64_t)(r * n), rs);
     }
     ckb_fill_normal_bf16(t[T_SCALE], n, seed, T_SCALE, 1.0f, 0.1f);
 }

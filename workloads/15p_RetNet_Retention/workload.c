@@ -34,8 +34,7 @@ static void retention_create_inputs(const int64_t *d, uint64_t seed, void *const
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float norm = exp2f(key_spread * ckb_normal(seed, STREAM_KEY_NORM, (uint64_t)r));
-        for (int64_t c = 0; c < hd; c++)
-            k[r * hd + c] = ckb_f32_to_bf16(norm * ckb_normal(seed, T_K, (uint64_t)(r * hd + c)));
+        ckb_normal_row_bf16(k + r * hd, hd, seed, T_K, (uint64_t)(r * hd), norm);
     }
     ckb_fill_normal_bf16(t[T_V], rows * hd, seed, T_V, 0.0f, 1.0f);
 }

@@ -47,8 +47,7 @@ static void mmlse__create_inputs(const int64_t *d, uint64_t seed, void *const *t
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < d[B]; i++) {
         const float r = sx * (0.3f + 1.4f * ckb_uniform(row_key, (uint64_t)i));
-        for (int64_t k = 0; k < d[IN]; k++)
-            x[i * d[IN] + k] = ckb_f32_to_bf16(r * ckb_normal(seed, T_X, (uint64_t)(i * d[IN] + k)));
+        ckb_normal_row_bf16(x + i * d[IN], d[IN], seed, T_X, (uint64_t)(i * d[IN]), r);
     }
     ckb_fill_normal_bf16(t[T_WEIGHT], d[HIDDEN] * d[IN], seed, T_WEIGHT, 0.0f,
                          0.4f / sqrtf((float)d[IN]));
