@@ -29,6 +29,15 @@ static inline double inputs__exact(uint64_t x)
     return d - 4503599627370496.0;
 }
 
+/* c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1], by Horner's rule. */
+static inline double inputs__horner(double x, const double *c, int n)
+{
+    double p = c[0];
+    for (int i = 1; i < n; i++)
+        p = p * x + c[i];
+    return p;
+}
+
 /* ln u for u in (0, 1]: u = 2^e m with m in [sqrt(1/2), sqrt(2)), and
  * ln m = 2 atanh(s), s = (m - 1)/(m + 1), |s| <= 0.172, by its series to
  * s^23 (the next term is below 1e-18 of the sum). ln 2 in two parts, the
@@ -44,17 +53,10 @@ static inline double inputs__log(double u)
     memcpy(&m, &mb, sizeof m);
     const double e = inputs__exact((b >> 52) + big) - 1023.0;
     const double s = (m - 1.0) / (m + 1.0), s2 = s * s;
-    double p = 1.0 / 23.0;
-    p = p * s2 + 1.0 / 21.0;
-    p = p * s2 + 1.0 / 19.0;
-    p = p * s2 + 1.0 / 17.0;
-    p = p * s2 + 1.0 / 15.0;
-    p = p * s2 + 1.0 / 13.0;
-    p = p * s2 + 1.0 / 11.0;
-    p = p * s2 + 1.0 / 9.0;
-    p = p * s2 + 1.0 / 7.0;
-    p = p * s2 + 1.0 / 5.0;
-    p = p * s2 + 1.0 / 3.0;
+    static const double series[] = {1.0 / 23.0, 1.0 / 21.0, 1.0 / 19.0, 1.0 / 17.0,
+                                    1.0 / 15.0, 1.0 / 13.0, 1.0 / 11.0, 1.0 / 9.0,
+                                    1.0 / 7.0,  1.0 / 5.0,  1.0 / 3.0};
+    const double p = inputs__horner(s2, series, (int)(sizeof series / sizeof *series));
     const double ln_m = 2.0 * s + 2.0 * s * s2 * p;
     return e * 6.93147180369123816490e-01 + (e * 1.90821492927058770002e-10 + ln_m);
 }
@@ -75,24 +77,17 @@ static inline double inputs__cos(double x)
     const double qd = shifted - 6755399441055744.0;
     const double y = (x - qd * 1.57079632673412561417e+00) - qd * 6.07710050650619224932e-11;
     const double y2 = y * y;
-    double c = 1.0 / 20922789888000.0;
-    c = c * y2 - 1.0 / 87178291200.0;
-    c = c * y2 + 1.0 / 479001600.0;
-    c = c * y2 - 1.0 / 3628800.0;
-    c = c * y2 + 1.0 / 40320.0;
-    c = c * y2 - 1.0 / 720.0;
-    c = c * y2 + 1.0 / 24.0;
-    c = c * y2 - 0.5;
-    c = c * y2 + 1.0;
-    double s = 1.0 / 355687428096000.0;
-    s = s * y2 - 1.0 / 1307674368000.0;
-    s = s * y2 + 1.0 / 6227020800.0;
-    s = s * y2 - 1.0 / 39916800.0;
-    s = s * y2 + 1.0 / 362880.0;
-    s = s * y2 - 1.0 / 5040.0;
-    s = s * y2 + 1.0 / 120.0;
-    s = s * y2 - 1.0 / 6.0;
-    s = y + y * y2 * s;
+    static const double cos_series[] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0,
+                                        1.0 / 479001600.0,      -1.0 / 3628800.0,
+                                        1.0 / 40320.0,          -1.0 / 720.0,
+                                        1.0 / 24.0,             -0.5,
+                                        1.0};
+    static const double sin_series[] = {1.0 / 355687428096000.0, -1.0 / 1307674368000.0,
+                                        1.0 / 6227020800.0,      -1.0 / 39916800.0,
+                                        1.0 / 362880.0,          -1.0 / 5040.0,
+                                        1.0 / 120.0,             -1.0 / 6.0};
+    const double c = inputs__horner(y2, cos_series, 9);
+    const double s = y + y * y2 * inputs__horner(y2, sin_series, 8);
     /* quarter turns 0..4: cos y, -sin y, -cos y, sin y, cos y; chosen and
      * negated by bits, no branch (so the loop vectorises on AVX2 too) */
     uint64_t sb, cb;
