@@ -142,7 +142,11 @@ float ckb_normal(uint64_t seed, uint64_t stream, uint64_t index)
 
 static inline float inputs__uniform(uint64_t key, uint64_t index, float lo, float hi)
 {
-    return fmaf(hi - lo, (float)((double)(ckb_hash64(key, index) >> 11) / 9007199254740992.0), lo);
+    /* the top 53 bits as a double (53 bits: exact as two halves), over 2^53 */
+    const uint64_t top = ckb_hash64(key, index) >> 11;
+    const double u = (inputs__exact(top >> 1) * 2.0 + inputs__exact(top & 1)) *
+                     (1.0 / 9007199254740992.0);
+    return fmaf(hi - lo, (float)u, lo);
 }
 
 void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
@@ -167,7 +171,7 @@ void ckb_fill_uniform_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t strea
                            float hi)
 {
     const uint64_t key = inputs__key(seed, stream);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++)
         x[i] = ckb_f32_to_bf16(inputs__uniform(key, (uint64_t)i, lo, hi));
 }
@@ -185,7 +189,7 @@ void ckb_fill_uniform_f32(float *x, int64_t n, uint64_t seed, uint64_t stream, f
                           float hi)
 {
     const uint64_t key = inputs__key(seed, stream);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (int64_t i = 0; i < n; i++)
         x[i] = inputs__uniform(key, (uint64_t)i, lo, hi);
 }
