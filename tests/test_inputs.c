@@ -45,7 +45,7 @@ CKBT_TEST(inputs_normal_is_libms_box_muller, "quick")
     for (int s = 0; s < 3; s++)
         for (uint64_t i = 0; i < (1u << 21) / 3; i++, n++) {
             float got = ckb_normal(seeds[s], 3, i);
-            float want = ckb_box_muller_libm(ckb_normal_hash(seeds[s], 3, i));
+            float want = ckb_box_muller_libm(ckb_input_hash(seeds[s], 3, i));
             sum += got, sum2 += (double)got * got;
             if (got == want)
                 continue;
@@ -91,6 +91,20 @@ CKBT_TEST(inputs_fills_are_the_scalar_samples_at_any_thread_count, "quick")
                         (long long)i, f[0][i], f[1][i], b[0][i], b[1][i], want);
     }
     CKBT_EXPECT(bad == 0, "%lld of %d elements differ", (long long)bad, N);
+    /* the uniform fills: the top 53 bits of the hash over 2^53, then one
+     * rounding of lo + (hi - lo) u */
+    const float lo = -1.5f, hi = 1.7f; /* hi - lo no power of two: the product rounds */
+    ckb_fill_uniform_f32(f[0], N, 77, 7, lo, hi);
+    ckb_fill_uniform_bf16(b[0], N, 77, 7, lo, hi);
+    for (int64_t i = 0; i < N; i++) {
+        const double u = (double)(ckb_input_hash(77, 7, (uint64_t)i) >> 11) / 9007199254740992.0;
+        const float want = fmaf(hi - lo, (float)u, lo);
+        if (f[0][i] != want || b[0][i] != ckb_f32_to_bf16(want)) {
+            CKBT_EXPECT(0, "uniform element %lld: %.9g (bf16 %04x), formula %.9g", (long long)i,
+                        f[0][i], b[0][i], want);
+            break;
+        }
+    }
     /* a row of a row-scaled fill, from index 1000 on */
     ckb_normal_row_bf16(b[0], N, 77, 6, 1000, -0.75f);
     for (int64_t i = 0; i < N; i++)
@@ -125,7 +139,7 @@ CKBT_TEST(widen_inputs_rounds_as_ldexpf, "quick")
     static ckb_bf16 b[N], b0[N];
     for (int i = 0; i < N; i++) {
         /* magnitudes from 2^-149 (the least subnormal) to 2^127 */
-        uint32_t u = (uint32_t)ckb_normal_hash(9, 1, (uint64_t)i);
+        uint32_t u = (uint32_t)ckb_input_hash(9, 1, (uint64_t)i);
         u = (u & 0x807fffffu) | (uint32_t)(i % 256) << 23;
         if ((u & 0x7f800000u) == 0x7f800000u)
             u &= 0xff7fffffu; /* no inf or NaN in */

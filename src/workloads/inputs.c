@@ -130,7 +130,7 @@ float ckb_box_muller_libm(uint64_t h)
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-uint64_t ckb_normal_hash(uint64_t seed, uint64_t stream, uint64_t index)
+uint64_t ckb_input_hash(uint64_t seed, uint64_t stream, uint64_t index)
 {
     return ckb_hash64(inputs__key(seed, stream), index);
 }

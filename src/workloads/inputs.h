@@ -22,8 +22,8 @@ float ckb_normal(uint64_t seed, uint64_t stream, uint64_t index);
  * and ten times slower in a fill. */
 float ckb_box_muller(uint64_t h);
 float ckb_box_muller_libm(uint64_t h);
-/* The hash ckb_normal(seed, stream, index) draws its sample from. */
-uint64_t ckb_normal_hash(uint64_t seed, uint64_t stream, uint64_t index);
+/* The hash every fill of (seed, stream) draws element index from. */
+uint64_t ckb_input_hash(uint64_t seed, uint64_t stream, uint64_t index);
 
 void ckb_fill_normal_bf16(ckb_bf16 *x, int64_t n, uint64_t seed, uint64_t stream, float mean,
                           float std);
