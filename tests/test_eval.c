@@ -211,6 +211,10 @@ CKBT_TEST(eval_every_set_of_a_wide_range_workload_is_wide, "quick")
     CKBT_EXPECT(pos > 50 && neg > 50, "signs not mixed: %d up, %d down", pos, neg);
     CKBT_EXPECT(ckb_widen_exponent(ckb_workload_find("12p"), 5) == 0,
                 "a workload without a wide range was scaled");
+    /* the scale 2^e is a normal float, which ckb_widen_inputs relies on */
+    for (int i = 0; i < ckb_workload_count(); i++)
+        CKBT_EXPECT(ckb_workload_at(i)->wide_range >= 0 && ckb_workload_at(i)->wide_range <= 126,
+                    "%s: wide_range %d", ckb_workload_at(i)->id, ckb_workload_at(i)->wide_range);
 }
 
 /* Every set a kernel sees comes from its workload's own generator, so every

@@ -22,19 +22,11 @@ void ckb_widen_inputs(const ckb_workload *w, const int64_t *dims, void *const *t
             continue;
         int p = nth++ % 2 == 0 ? e : -e;
         int64_t n = ckb_tensor_numel(ts, dims);
-        /* ldexpf by a product: 2^p is a float for |p| <= 126, and x * 2^p
-         * rounds exactly as ldexpf does (both are the exact value, correctly
-         * rounded), in a loop that vectorises */
+        /* ldexpf by a product: 2^p is a normal float (|p| <= wide_range <=
+         * 126, workload.h), and x * 2^p rounds exactly as ldexpf does (both
+         * are the exact value, correctly rounded), in a loop that vectorises */
         const float scale = ldexpf(1.0f, p);
-        if (p < -126 || p > 127) { /* 2^p is no normal float: ldexpf itself */
-            for (int64_t x = 0; x < n; x++) {
-                if (ts->dtype == CKB_F32)
-                    ((float *)t[i])[x] = ldexpf(((float *)t[i])[x], p);
-                else
-                    ((ckb_bf16 *)t[i])[x] =
-                        ckb_f32_to_bf16(ldexpf(ckb_bf16_to_f32(((ckb_bf16 *)t[i])[x]), p));
-            }
-        } else if (ts->dtype == CKB_F32) {
+        if (ts->dtype == CKB_F32) {
             float *v = t[i];
 #pragma omp parallel for simd schedule(static)
             for (int64_t x = 0; x < n; x++)

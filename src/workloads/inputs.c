@@ -13,10 +13,10 @@
  * host's FMA changes a rounding, and -fno-math-errno, so sqrt is one
  * instruction. The affine steps (mean + std x, lo + (hi - lo) u) are one
  * fmaf, rounded once, as the compiler fused them on FMA hosts before, so
- * the inputs of a seed stayed what they were. Both functions are within a few double ulps of libm's, far
- * below a float's ulp: the float a sample rounds to is libm's but for the
- * rare value within that distance of a rounding boundary
- * (tests/test_inputs.c counts them).
+ * the inputs of a seed stayed what they were. log and cos here are within
+ * a few double ulps of libm's, far below a float's ulp: the float a sample
+ * rounds to is libm's but for the rare value within that distance of a
+ * rounding boundary (tests/test_inputs.c bounds how many).
  */
 
 /* x (below 2^52) as a double, exactly: 2^52 + x by its bits, minus 2^52.

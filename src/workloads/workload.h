@@ -125,7 +125,8 @@ typedef struct ckb_workload {
      * a kernel that keeps operands in half precision or fp8, exact on
      * inputs of one magnitude, overflows there. Only for workloads whose
      * output is a product of the two operands, where the scaling changes
-     * no bit of the answer. */
+     * no bit of the answer. At most 126, so that 2^wide_range is a normal
+     * float (tests/test_eval.c holds every workload to it). */
     int wide_range;
 
     /* The dim `ckbench size` scales for this host (DESIGN §6): a batch-like
