@@ -17,8 +17,8 @@
  *   ~1 ulp vector exp, the tile configuration.
  *
  * An expert sets CKB_GEMM8_MR / CKB_GEMM8_NR before including this file
- * (defaults 6 x 16: 12 accumulators, 2 panel vectors and a broadcast fit
- * the 16 ymm registers). Only experts can include it (see README.md).
+ * (defaults below: 6 x 16 in ymm, 6 x 64 for f32 FMA in zmm, 8 x 32 for the
+ * dot). Only experts can include it (see README.md).
  *
  * CKB_GEMM_UNIT chooses the instructions of that driver's micro-kernel, in
  * the experts' MMA encoding: 1 (the default) f32 FMA in ymm, as above; 0
@@ -26,8 +26,7 @@
  * it runs as 1). Which is faster is the CPU's: an AMD Zen 4 runs the dot at
  * twice the FMA rate, an Intel Xeon without AMX at half. With 0 both
  * operands are packed as pairs of consecutive k (the "VNNI" layout, lane j
- * holding column j's pair), NR a multiple of 16 and MR at most 8 (the
- * defaults become 8 x 32: 16 zmm accumulators); the job, the blocking, the
+ * holding column j's pair), NR a multiple of 16 and MR at most 8; the job, the blocking, the
  * epilogues and their f32 tiles are the same, so an expert switches unit by
  * one macro.
  */
@@ -126,11 +125,16 @@ static inline void ckb_gemm_grid_share(ckb_gemm_grid g, int t, int64_t m, int64_
 #define CKB_GEMM_WIDE 0
 #endif
 
+/* The default tile per register file: 6 x 16 in ymm (12 accumulators, 2
+ * panel vectors and a broadcast fill the 16); 8 x 32 for the dot; 6 x 64 for
+ * f32 FMA in zmm, whose 24 accumulators need 10 loads per 24 FMAs where
+ * 8 x 32 needs 10 per 16 (measured on 8p, Xeon without AMX: 6 x 64 7-10%
+ * faster than 6 x 32 or 8 x 32). */
 #ifndef CKB_GEMM8_MR
-#define CKB_GEMM8_MR (CKB_GEMM_WIDE ? 8 : 6)
+#define CKB_GEMM8_MR (CKB_GEMM_WIDE && CKB_GEMM_DOT ? 8 : 6)
 #endif
 #ifndef CKB_GEMM8_NR
-#define CKB_GEMM8_NR (CKB_GEMM_WIDE ? 32 : 16)
+#define CKB_GEMM8_NR (!CKB_GEMM_WIDE ? 16 : CKB_GEMM_DOT ? 32 : 64)
 #endif
 /* f32 FMA in zmm where the target has them and the tile is whole zmm. */
 #define CKB_GEMM_ZMM (!CKB_GEMM_DOT && CKB_GEMM_WIDE && CKB_GEMM8_NR % 16 == 0)

@@ -64,7 +64,9 @@
 #define MR 6
 #endif
 #ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm and the dot 16-64 */
-#ifdef __AVX512F__
+#if defined(__AVX512F__) && (MMA == 1 || !defined(__AVX512BF16__))
+#define NR 64 /* f32 FMA in zmm: 6 x 64, 24 accumulators (the kit's default) */
+#elif defined(__AVX512F__)
 #define NR 32
 #else
 #define NR 16

@@ -61,7 +61,7 @@
 #if GEMM_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
 #ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm 16-64 (of 16) */
 #ifdef __AVX512F__
-#define NR 32
+#define NR 64 /* f32 FMA in zmm: 6 x 64, 24 accumulators (the kit's default) */
 #else
 #define NR 16
 #endif
