@@ -33,9 +33,9 @@
  *   positions as the B tiles loaded straight from xp, tiles stored to a
  *   small buffer for the same epilogue (AMX needs the process's permission
  *   to use tile data, arch_prctl; the harness's oneDNN baseline obtains
- *   it); 1 f32 FMA: the same kernel in f32 (x widened once into f32 planes,
- *   FMA tiles of 16 positions in zmm on AVX-512, 8 in ymm on AVX2; see that
- *   section), which is also where MMA 0 or 2 lands on a target without
+ *   it); 1 f32 FMA: the same kernel in f32 (x widened into f32 planes
+ *   per thread, FMA tiles of 16 positions in zmm on AVX-512, 8 in ymm on
+ *   AVX2; see that section), which is also where MMA 0 or 2 lands on a target without
  *   AVX-512 BF16. Where FMA outruns the dot (an Intel Xeon without AMX)
  *   bench passes MMA=1.
  * - A portable OpenMP path where neither fits (no AVX2, or dims the
@@ -247,7 +247,7 @@ static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *b
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
+    uint32_t *xp = ckb_kit_alloc_huge((size_t)(nz * CMT_PLANE) * 4);
     ckb_bf16 *wa = ckb_kit_alloc64(((size_t)(CMT_TAPS * IC * OC) * 2 + 63) / 64 * 64);
     if (xp && wa) { /* out of memory: no way to report, out stays unwritten */
         cmt__pack_weight(weight, wa);
@@ -328,7 +328,7 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
+    uint32_t *xp = ckb_kit_alloc_huge((size_t)(nz * CMT_PLANE) * 4);
     uint32_t *wb = ckb_kit_alloc64(((size_t)(CMT_TAPS * CMT_ICP * OC) * 4 + 63) / 64 * 64);
     if (xp && wb) { /* out of memory: no way to report, out stays unwritten */
         cmt__pack_weight(weight, wb);
@@ -353,9 +353,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #elif defined(__AVX2__) && defined(__FMA__) && OC % R == 0 && 16 * PV + KW <= 128
 
-/* f32 FMA: the same direct convolution in f32. x is widened once per call
- * into f32 planes xf[n][d][c][CMT_PLANE] (exactly: a bf16 is the top half
- * of an f32), so the input of CMT_VL consecutive positions under one tap is
+/* f32 FMA: the same direct convolution in f32. Each input depth a thread
+ * reads is widened once into f32 planes slice[c][CMT_PLANE] of that thread's
+ * ring of KD depths (exactly: a bf16 is the top half of an f32), so the input of CMT_VL consecutive positions under one tap is
  * one unaligned load. A tile is R output channels x PV vectors of CMT_VL
  * positions (16 in zmm on AVX-512, 8 in ymm on AVX2), computed CMT_RS
  * channels at a time so that the accumulators, the PV inputs and one
@@ -386,6 +386,10 @@ typedef __m256 cmt_vec;
 #define cmt_vfma _mm256_fmadd_ps
 #define cmt_vepilogue cmt__mish_tanh8
 #define cmt_vstore cmt__store8
+#endif
+
+#ifndef CMT_PF /* channels ahead that the tile prefetches its input rows (0: none) */
+#define CMT_PF (CMT_VL == 16 ? 4 : 0) /* ymm: 7% slower with it (Xeon, x86-64-v3 build) */
 #endif
 
 /* the accumulators, PV inputs and one broadcast in the registers */
@@ -463,7 +467,7 @@ static inline void cmt__store8(ckb_bf16 *plane, int64_t s, __m256 y)
 #endif /* CMT_VL == 8 */
 
 /* Output channels [o0, o0+R) x positions [s0, s0 + CMT_VL*PV) of plane (n, od). */
-static inline void cmt__tilev(const float *xf, const float *wf, const ckb_bf16 *bias,
+static inline void cmt__tilev(const float *ring, const float *wf, const ckb_bf16 *bias,
                               ckb_bf16 *out, int64_t s, int64_t od, int64_t o0, int64_t s0)
 {
     for (int64_t oc = o0; oc < o0 + R; oc += CMT_RS) {
@@ -477,10 +481,18 @@ static inline void cmt__tilev(const float *xf, const float *wf, const ckb_bf16 *
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const int64_t t = (kd * KH + kh) * KW + kw;
-                    const float *xb = xf + (s * D + od + kd) * IC * CMT_PLANE + kh * W + kw + s0;
+                    const float *xb = ring + (od + kd) % KD * IC * CMT_PLANE + kh * W + kw + s0;
                     const float *wt = wf + ((oc / CMT_RS) * CMT_TAPS + t) * IC * CMT_RS;
                     for (int64_t c = 0; c < IC; c++) {
                         cmt_vec xv[PV];
+                        /* the same rows CMT_PF channels ahead: planes are
+                         * 16 KiB apart, past what the stride prefetchers
+                         * follow (a prefetch past the buffer's end is
+                         * dropped, never a fault) */
+#pragma GCC unroll 4
+                        for (int v = 0; CMT_PF > 0 && v <= PV; v++)
+                            _mm_prefetch((const char *)(xb + (c + CMT_PF) * CMT_PLANE + CMT_VL * v),
+                                         _MM_HINT_T0);
 #pragma GCC unroll 4
                         for (int v = 0; v < PV; v++)
                             xv[v] = cmt_vload(xb + c * CMT_PLANE + CMT_VL * v);
@@ -505,42 +517,58 @@ static inline void cmt__tilev(const float *xf, const float *wf, const ckb_bf16 *
     }
 }
 
+/* Input depth d of sample n, widened to f32 into slice[c][CMT_PLANE]; the
+ * padding past a plane (read by the last rows' taps, dropped) is zero. */
+static void cmt__widen_depth(const ckb_bf16 *x, int64_t n, int64_t d, float *slice)
+{
+    for (int64_t c = 0; c < IC; c++) {
+        const ckb_bf16 *src = x + ((n * IC + c) * D + d) * CMT_HW;
+        float *dst = slice + c * CMT_PLANE;
+        int64_t j = 0;
+        for (; j + 8 <= CMT_HW; j += 8) {
+            __m128i h = _mm_loadu_si128((const __m128i *)(src + j));
+            _mm256_store_ps(dst + j, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+        }
+        for (; j < CMT_PLANE; j++)
+            dst[j] = j < CMT_HW ? ckb_bf16_to_f32(src[j]) : 0.0f;
+    }
+}
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-    const int64_t nz = N * D * IC;
-    float *xf = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
     float *wf = ckb_kit_alloc64(((size_t)(CMT_TAPS * IC * OC) * 4 + 63) / 64 * 64);
-    if (xf && wf) { /* out of memory: no way to report, out stays unwritten */
-        for (int64_t t = 0; t < CMT_TAPS; t++)
-            for (int64_t c = 0; c < IC; c++)
-                for (int64_t o = 0; o < OC; o++)
-                    wf[((o / CMT_RS * CMT_TAPS + t) * IC + c) * CMT_RS + o % CMT_RS] =
-                        ckb_bf16_to_f32(weight[(o * IC + c) * CMT_TAPS + t]);
+    if (!wf) /* out of memory: no way to report, out stays unwritten */
+        return;
+    for (int64_t t = 0; t < CMT_TAPS; t++)
+        for (int64_t c = 0; c < IC; c++)
+            for (int64_t o = 0; o < OC; o++)
+                wf[((o / CMT_RS * CMT_TAPS + t) * IC + c) * CMT_RS + o % CMT_RS] =
+                    ckb_bf16_to_f32(weight[(o * IC + c) * CMT_TAPS + t]);
 #pragma omp parallel
-        {
-            /* plane z = (n * D + d) * IC + c of xf is channel c of x at (n, d) */
+    {
+        /* Each thread widens the input depths its planes read into a ring of
+         * KD slices (depth d in slice d % KD), each depth once as its planes
+         * (n, od) go up: ~2 MB a thread that stays in cache, where widening
+         * all of x first wrote 35 MB (a fresh mapping every call, 8,500 page
+         * faults) and read it back from L3. */
+        float *ring = ckb_kit_alloc64((size_t)(KD * IC * CMT_PLANE) * 4);
+        int64_t have_n = -1, have_hi = 0; /* the ring holds depths [have_hi - KD, have_hi) of have_n */
 #pragma omp for schedule(static)
-            for (int64_t z = 0; z < nz; z++) {
-                const int64_t c = z % IC, nd = z / IC;
-                const ckb_bf16 *src = x + ((nd / D * IC + c) * D + nd % D) * CMT_HW;
-                float *dst = xf + z * CMT_PLANE;
-                int64_t j = 0;
-                for (; j + 8 <= CMT_HW; j += 8) {
-                    __m128i h = _mm_loadu_si128((const __m128i *)(src + j));
-                    _mm256_store_ps(dst + j, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
-                }
-                for (; j < CMT_PLANE; j++)
-                    dst[j] = j < CMT_HW ? ckb_bf16_to_f32(src[j]) : 0.0f;
-            }
+        for (int64_t i = 0; i < N * OD; i++) {
+            const int64_t n = i / OD, od = i % OD;
+            if (!ring)
+                continue;
+            const int64_t keep = n == have_n && od >= have_hi - KD && od <= have_hi;
+            for (int64_t d = keep ? have_hi : od; d < od + KD; d++)
+                cmt__widen_depth(x, n, d, ring + d % KD * IC * CMT_PLANE);
+            have_n = n, have_hi = od + KD;
             /* positions outer: one block of x rows serves every channel */
-#pragma omp for schedule(static)
-            for (int64_t i = 0; i < N * OD; i++)
-                for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += CMT_VL * PV)
-                    for (int64_t o0 = 0; o0 < OC; o0 += R)
-                        cmt__tilev(xf, wf, bias, out, i / OD, i % OD, o0, s0);
+            for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += CMT_VL * PV)
+                for (int64_t o0 = 0; o0 < OC; o0 += R)
+                    cmt__tilev(ring, wf, bias, out, n, od, o0, s0);
         }
+        free(ring);
     }
-    free(xf);
     free(wf);
 }
 
