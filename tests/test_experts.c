@@ -6,13 +6,18 @@
  * expert's fallback, which is then tested again). */
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/expert.h"
 #include "eval/eval.h"
 #include "eval_util.h"
+#include "core/fsutil.h"
+#include "core/proc.h"
+#include "eval/compile.h"
 #include "machine/isa.h"
 #include "harness.h"
+#include "workloads/workload.h"
 
 static void expect_expert_ok_on(const ckb_workload *w, const char *path, const char *label,
                                 const int64_t *values, const char *threads)
@@ -124,4 +129,77 @@ CKBT_TEST(experts_pass_eval_with_a_team_of_three, "quick")
         if (ckb_expert_path(w, path, sizeof path))
             expect_expert_ok_on(w, path, "untuned, --threads 3", NULL, "3");
     }
+}
+
+/* The expert paths this host cannot run (AMX, AVX-512 BF16 where the CPU
+ * lacks them) still have to build: each expert compiled, not run, for an
+ * AMX target and for a BF16 target without AMX, under each matmul unit,
+ * with the candidate's flags (implicit declarations are errors). A path
+ * that calls a helper renamed since, or an intrinsic its target lacks, then
+ * fails on every host, not only on one that has the unit. A target this
+ * compiler does not know is skipped. */
+static int compile_ok(char *const *argv, char **message)
+{
+    ckb_proc_result r;
+    memset(&r, 0, sizeof r);
+    int ok = ckb_proc_run(argv, 300, 1 << 16, &r) == 0 && r.exited && r.exit_code == 0;
+    if (message)
+        *message = r.output ? strdup(r.output) : NULL;
+    ckb_proc_result_free(&r);
+    return ok;
+}
+
+CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
+{
+    static const char *const targets[] = {"-march=sapphirerapids", "-march=cooperlake"};
+    const char *dir = ckbt_tmpdir();
+    char empty[600], obj[600], dims[600], inc[600], kit[600];
+    snprintf(empty, sizeof empty, "%s/empty.c", dir);
+    snprintf(obj, sizeof obj, "%s/expert.o", dir);
+    snprintf(dims, sizeof dims, "%s/dims.h", dir);
+    snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+    snprintf(kit, sizeof kit, "-I%s/expert-kit", ckb_home());
+    FILE *f = fopen(empty, "w");
+    CKBT_EXPECT(f != NULL, "write %s", empty);
+    if (!f)
+        return;
+    fputs("int ckbt_empty;\n", f);
+    fclose(f);
+    int built = 0;
+    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+        char *probe[] = {(char *)ckb_compiler(), (char *)targets[t], "-c", empty, "-o", obj, NULL};
+        if (!compile_ok(probe, NULL))
+            continue; /* an older compiler */
+        for (int i = 0; i < ckb_workload_count(); i++) {
+            const ckb_workload *w = ckb_workload_at(i);
+            char path[512];
+            if (!ckb_expert_path(w, path, sizeof path))
+                continue;
+            char *header = ckb_workload_candidate_header(w, CKB_SIZE_SMALL);
+            f = fopen(dims, "w");
+            CKBT_EXPECT(f && header, "write %s", dims);
+            if (f) {
+                fputs(header ? header : "", f);
+                fclose(f);
+            }
+            free(header);
+            int has_unit = 0;
+            for (int p = 0; p < w->nparams; p++)
+                has_unit |= w->params[p].fallback == CKB_PARAM_HOST_UNIT;
+            for (int u = has_unit ? 0 : 2; u <= 2; u++) {
+                char unit[16];
+                snprintf(unit, sizeof unit, "-DMMA=%d", u);
+                char *argv[] = {(char *)ckb_compiler(), "-O2", (char *)targets[t], "-fopenmp",
+                                "-fPIC", "-std=gnu11", "-Werror=implicit-function-declaration",
+                                inc, kit, "-include", dims, unit, "-c", path, "-o", obj, NULL};
+                char *message = NULL;
+                int ok = compile_ok(argv, &message);
+                CKBT_EXPECT(ok, "%s expert, %s, %s: %.600s", w->id, targets[t], unit,
+                            message ? message : "");
+                free(message);
+                built += ok;
+            }
+        }
+    }
+    printf("    (%d builds for units this host may lack)\n", built);
 }

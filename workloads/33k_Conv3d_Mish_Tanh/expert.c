@@ -247,7 +247,7 @@ static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *b
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = ckb_kit_alloc_huge((size_t)(nz * CMT_PLANE) * 4);
+    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
     ckb_bf16 *wa = ckb_kit_alloc64(((size_t)(CMT_TAPS * IC * OC) * 2 + 63) / 64 * 64);
     if (xp && wa) { /* out of memory: no way to report, out stays unwritten */
         cmt__pack_weight(weight, wa);
@@ -328,7 +328,7 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = ckb_kit_alloc_huge((size_t)(nz * CMT_PLANE) * 4);
+    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
     uint32_t *wb = ckb_kit_alloc64(((size_t)(CMT_TAPS * CMT_ICP * OC) * 4 + 63) / 64 * 64);
     if (xp && wb) { /* out of memory: no way to report, out stays unwritten */
         cmt__pack_weight(weight, wb);
