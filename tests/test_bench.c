@@ -81,6 +81,18 @@ CKBT_TEST(bench_writes_results_json_and_csv, "full")
      * 3.2 once on a clean-clone run. The README quotes it at size host. */
     double ratio = ckbt_num(noise, "ratio");
     CKBT_EXPECT(noise && isfinite(ratio) && ratio > 0, "noise ratio %g", ratio);
+    /* the host's speed, probed at the start and the end, against the profile's peak */
+    json_object *speed = json_object_object_get(root, "host_speed");
+    const double profile = ckbt_num(json_object_object_get(meta, "machine"), "f32_gflops");
+    CKBT_EXPECT(speed && ckbt_num(speed, "start_gflops") > 0 && ckbt_num(speed, "end_gflops") > 0 &&
+                    ckbt_num(speed, "profile_gflops") == profile,
+                "host_speed: start %g, end %g, profile %g (the profile's %g)",
+                ckbt_num(speed, "start_gflops"), ckbt_num(speed, "end_gflops"),
+                ckbt_num(speed, "profile_gflops"), profile);
+    const double slower = fmin(ckbt_num(speed, "start_gflops"), ckbt_num(speed, "end_gflops"));
+    CKBT_EXPECT(fabs(ckbt_num(speed, "ratio") - slower / profile) < 1e-9,
+                "host_speed ratio %g is the slower probe over the profile's peak (%g)",
+                ckbt_num(speed, "ratio"), slower / profile);
     snprintf(path, sizeof path, "%s/results.csv", out);
     char *csv = ckb_read_file(path, NULL);
     CKBT_EXPECT(csv && strncmp(csv, "name,variant,status,timing_method,median_ms", 43) == 0,
@@ -108,6 +120,10 @@ CKBT_TEST(bench_resume_keeps_finished_workloads, "full")
     unsetenv("CKBENCH_MAX_DISTURBED_PCT");
     CKBT_EXPECT(m1 > 0 && m1 == m2, "the finished workload is kept as it was (%g vs %g)", m1, m2);
     CKBT_EXPECT(entry(second, "8p_GEMM") != NULL, "the missing workload is run");
+    /* the host's speed from the run's first start to this invocation's end */
+    const double s1 = ckbt_num(json_object_object_get(first, "host_speed"), "start_gflops"),
+                 s2 = ckbt_num(json_object_object_get(second, "host_speed"), "start_gflops");
+    CKBT_EXPECT(s1 > 0 && s1 == s2, "the first start's probe is kept (%g vs %g)", s1, s2);
     json_object_put(first);
     json_object_put(second);
 }
@@ -445,7 +461,8 @@ CKBT_TEST(bench_results_match_formats_md, "full")
     if (!root)
         return;
     const char *always[] = {"always", NULL};
-    const char *top[] = {"always", "when every workload has run", NULL};
+    const char *top[] = {"always", "when every workload has run",
+                         "when every workload has run, locally", NULL};
     const char *with_expert[] = {"always", "with an expert", NULL};
     /* The baseline-only evaluation (12p) has no final check of a candidate. */
     const char *timed[] = {"always", "when timed", "with a machine profile",
@@ -461,6 +478,8 @@ CKBT_TEST(bench_results_match_formats_md, "full")
               "metadata.libraries");
     doc_check(d, nd, json_object_object_get(root, "timing_noise"), "timing_noise", NULL, always,
               "timing_noise");
+    doc_check(d, nd, json_object_object_get(root, "host_speed"), "host_speed", NULL, always,
+              "host_speed");
     const char *ids[] = {"12p_RMSNorm", "8p_GEMM"};
     for (int i = 0; i < 2; i++) {
         json_object *e = entry(root, ids[i]);
@@ -656,5 +675,47 @@ CKBT_TEST(bench_baselines_compute_in_f32_without_a_bf16_unit, "quick")
     json_object *b = json_object_object_get(entry(root, "8p_GEMM"), "baseline");
     CKBT_EXPECT(strcmp(ckbt_str(b, "status"), "ok") == 0 && ckbt_num(b, "median_ms") > 0,
                 "8p baseline timed: %s", ckbt_str(b, "status"));
+    json_object_put(root);
+}
+
+/* A host slower than its profile says so: with a profile whose f32 peak is
+ * four times what this host measures, the run's host_speed ratio is about
+ * 0.25 and bench warns that every % of peak reads low. The profile is this
+ * host's own, from a first run, with only its peak raised. */
+CKBT_TEST(bench_says_when_the_host_ran_slower_than_its_profile, "quick")
+{
+    char out[512], path[600], prof[600], *text;
+    snprintf(out, sizeof out, "%s/first", ckbt_tmpdir());
+    int rc = bench_argv(&text, "--size", "small", "--iters", "3", "--warmup", "1", "--workloads",
+                        "12p", "--out", out, NULL);
+    CKBT_EXPECT(rc == 0, "bench exits 0 (got %d): %.2000s", rc, text);
+    free(text);
+    snprintf(path, sizeof path, "%s/results.json", out);
+    json_object *root = json_object_from_file(path);
+    json_object *machine = json_object_object_get(json_object_object_get(root, "metadata"),
+                                                  "machine");
+    const double peak = ckbt_num(machine, "f32_gflops"),
+                 now = ckbt_num(json_object_object_get(root, "host_speed"), "start_gflops");
+    CKBT_EXPECT(peak > 0 && now > 0, "profile peak %g, probed %g", peak, now);
+    json_object_object_add(machine, "f32_gflops", json_object_new_double(4 * now));
+    snprintf(prof, sizeof prof, "%s/fast-profile.json", ckbt_tmpdir());
+    CKBT_EXPECT(json_object_to_file(prof, machine) == 0, "write %s", prof);
+    json_object_put(root);
+
+    snprintf(out, sizeof out, "%s/second", ckbt_tmpdir());
+    rc = bench_argv(&text, "--size", "small", "--iters", "3", "--warmup", "1", "--workloads",
+                    "12p", "--machine", prof, "--out", out, NULL);
+    CKBT_EXPECT(rc == 0, "bench exits 0 (got %d): %.2000s", rc, text);
+    CKBT_EXPECT(strstr(text, "ran slower than when it was profiled") &&
+                    strstr(text, "reads about"),
+                "bench warns: %.2000s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/results.json", out);
+    root = json_object_from_file(path);
+    json_object *speed = json_object_object_get(root, "host_speed");
+    const double ratio = ckbt_num(speed, "ratio");
+    CKBT_EXPECT(ckbt_num(speed, "profile_gflops") == 4 * now && ratio > 0.1 && ratio < 0.5,
+                "host_speed against the raised profile: ratio %g (profile %g)", ratio,
+                ckbt_num(speed, "profile_gflops"));
     json_object_put(root);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench/expert.h"
+#include "bench/host_speed.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
@@ -398,6 +399,10 @@ static void suite__table(json_object *root)
     if (isfinite(ratio))
         printf("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
                ckb_json_str(noise, "workload"), ratio);
+    char speed[512];
+    ckb_host_speed_line(ckb_json_obj(root, "host_speed"), speed, sizeof speed);
+    if (*speed)
+        printf("%s\n", speed);
 }
 
 /* Rounds of re-timing a run spends on its disturbed entries before it ends. */
@@ -597,6 +602,16 @@ int ckb_suite_run(const ckb_suite_opts *o)
     json_object_object_add(root, "workloads", list);
     int tty = isatty(2), rc = 0;
     json_object **pre = NULL;
+    /* The host's speed against its profile, at the start (a resumed run's
+     * first start is kept) and at the end; on this machine only, where the
+     * evaluations run. */
+    const int probe_speed = o->machine && ckb_exec_kind_of(o->exec) == CKB_EXEC_LOCAL;
+    double speed_start = ckb_json_num(ckb_json_obj(old, "host_speed"), "start_gflops");
+    if (probe_speed && !(speed_start > 0)) {
+        if (tty)
+            fprintf(stderr, "\r\033[Khost speed ...");
+        speed_start = ckb_host_speed_probe(o->threads);
+    }
     if (ckb_exec_kind_of(o->exec) == CKB_EXEC_SLURM && o->n > 0) {
         pre = calloc((size_t)o->n, sizeof *pre);
         fprintf(stderr, "ckbench: %d workloads on Slurm nodes ...\n", o->n);
@@ -672,6 +687,10 @@ int ckb_suite_run(const ckb_suite_opts *o)
                 fprintf(stderr, "\r\033[Ktiming noise (%s against itself) ...", nw->id);
             json_object_object_add(root, "timing_noise", suite__noise(o, nw));
         }
+        if (probe_speed)
+            json_object_object_add(root, "host_speed",
+                                   ckb_host_speed_json(o->machine, speed_start,
+                                                       ckb_host_speed_probe(o->threads)));
         rc = suite__write(o, root);
     }
     if (tty)

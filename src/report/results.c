@@ -224,6 +224,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
 {
     memset(s, 0, sizeof *s);
     s->noise_ratio = NAN;
+    s->speed_ratio = NAN;
     snprintf(s->label, sizeof s->label, "%s", label);
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -290,6 +291,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     json_object *noise = ckb_json_obj(s->root, "timing_noise");
     s->noise_workload = ckb_json_str(noise, "workload");
     s->noise_ratio = ckb_json_num(noise, "ratio");
+    s->speed_ratio = ckb_json_num(ckb_json_obj(s->root, "host_speed"), "ratio");
 
     size_t n = json_object_array_length(list);
     s->w = calloc(n ? n : 1, sizeof *s->w);

@@ -57,6 +57,7 @@ typedef struct {
     ckb_machine machine;      /* zero figures when the run recorded none */
     const char *noise_workload;
     double noise_ratio;       /* NAN when absent */
+    double speed_ratio;       /* host_speed: slower probe / profile's f32 peak; NAN when absent */
     ckb_report_workload *w;
     int n;
 } ckb_report_suite;

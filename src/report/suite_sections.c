@@ -58,7 +58,7 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
         snprintf(head, sizeof head, "%s / %s", s[k].label, s[0].label);
         ckb_table_add_col(t, key, head, 1);
     }
-    enum { ROWS = 27 };
+    enum { ROWS = 28 };
     static const char *const rows[ROWS][2] = {
         {"path", "results file"},        {"host", "host"},
         {"cpu", "CPU"},                  {"isa", "ISA"},
@@ -74,6 +74,7 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
         {"noise", "timing noise (baseline / itself)"}, {"workloads", "workloads"},
         {"units", "bf16 dot / AMX GFLOP/s"}, {"cachebw", "L2 / L3 read GB/s"},
         {"level", "ISA level"},
+        {"speed", "host speed (f32 peak in the run / profile's)"},
     };
     for (int r = 0; r < ROWS; r++) {
         int row = ckb_table_row(t, rows[r][0], NULL);
@@ -142,6 +143,7 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
                 ckb_table_set(t, row, col, "%s / %s", a, F(m->l3_gbs > 0 ? m->l3_gbs : NAN, 1));
                 break;
             case 26: ckb_table_set(t, row, col, "%s", sec__s(m->isa_level)); break;
+            case 27: ckb_table_set(t, row, col, "%s", F(x->speed_ratio, 2)); break;
             }
         }
         for (int k = 1; numeric && k < n; k++)
