@@ -399,7 +399,7 @@ static void suite__table(json_object *root)
     if (isfinite(ratio))
         printf("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
                ckb_json_str(noise, "workload"), ratio);
-    char speed[512];
+    char speed[640];
     ckb_host_speed_line(ckb_json_obj(root, "host_speed"), speed, sizeof speed);
     if (*speed)
         printf("%s\n", speed);
@@ -606,11 +606,11 @@ int ckb_suite_run(const ckb_suite_opts *o)
      * first start is kept) and at the end; on this machine only, where the
      * evaluations run. */
     const int probe_speed = o->machine && ckb_exec_kind_of(o->exec) == CKB_EXEC_LOCAL;
-    double speed_start = ckb_json_num(ckb_json_obj(old, "host_speed"), "start_gflops");
-    if (probe_speed && !(speed_start > 0)) {
+    ckb_host_speed speed_start = ckb_host_speed_start_of(ckb_json_obj(old, "host_speed"));
+    if (probe_speed && !(speed_start.f32_gflops > 0)) {
         if (tty)
             fprintf(stderr, "\r\033[Khost speed ...");
-        speed_start = ckb_host_speed_probe(o->threads);
+        speed_start = ckb_host_speed_probe(o->machine, o->threads);
     }
     if (ckb_exec_kind_of(o->exec) == CKB_EXEC_SLURM && o->n > 0) {
         pre = calloc((size_t)o->n, sizeof *pre);
@@ -690,7 +690,8 @@ int ckb_suite_run(const ckb_suite_opts *o)
         if (probe_speed)
             json_object_object_add(root, "host_speed",
                                    ckb_host_speed_json(o->machine, speed_start,
-                                                       ckb_host_speed_probe(o->threads)));
+                                                       ckb_host_speed_probe(o->machine,
+                                                                            o->threads)));
         rc = suite__write(o, root);
     }
     if (tty)

@@ -209,6 +209,12 @@ static int64_t profile__l3_buffer(const ckb_machine *m, int threads)
     return b > 16384 ? b : 16384;
 }
 
+double ckb_machine_l3_read_now(const ckb_machine *m, int threads)
+{
+    const int64_t b = m && threads > 0 ? profile__l3_buffer(m, threads) : 0;
+    return b > 0 ? ckb_machine_read_bandwidth(threads, b) : -1.0;
+}
+
 static int profile__measure_once(int threads, ckb_machine *out)
 {
     int rc = -1;

@@ -120,6 +120,9 @@ double ckb_machine_bandwidth(int threads, int64_t l3);
  * buffer of bytes_per_thread over and over (size it to fit the level to
  * measure); the widest loads the ISA level allows. */
 double ckb_machine_read_bandwidth(int threads, int64_t bytes_per_thread);
+/* The L3 read bandwidth (GB/s) measured now as m's l3_gbs was: the same
+ * buffer size for m's L3 and `threads`; -1 when it failed or m has no L3. */
+double ckb_machine_l3_read_now(const ckb_machine *m, int threads);
 /* Whether bf16 is measured with vdpbf16ps at the ISA level in force. */
 int ckb_machine_has_bf16_kernel(void);
 
