@@ -1040,7 +1040,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 
 /* f32 FMA: the projections on the kit's GEMM (operands widened to f32 when
  * packed, exactly: a bf16 is the top half of an f32; one rounding to bf16
- * at the end; 8 x 32 zmm tiles on AVX-512, 6 x 16 ymm on AVX2) and the
+ * at the end; 6 x 64 zmm tiles on AVX-512, 6 x 16 ymm on AVX2) and the
  * attention on the flash kit's FMA path (expert-kit/ckb_kit_flash.h: zmm
  * where the target has AVX-512 BF16, else ymm) over head-major copies: q
  * with its RoPE applied, k = [k_nope | the shared roped k_rope], and v
