@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "bench/expert.h"
-#include "eval/eval.h"
-#include "eval_util.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "eval/compile.h"
-#include "machine/isa.h"
+#include "eval/eval.h"
+#include "eval_util.h"
 #include "harness.h"
+#include "machine/isa.h"
 #include "workloads/workload.h"
 
 static void expect_expert_ok_on(const ckb_workload *w, const char *path, const char *label,
@@ -159,12 +159,9 @@ CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
     snprintf(dims, sizeof dims, "%s/dims.h", dir);
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
     snprintf(kit, sizeof kit, "-I%s/expert-kit", ckb_home());
-    FILE *f = fopen(empty, "w");
-    CKBT_EXPECT(f != NULL, "write %s", empty);
-    if (!f)
-        return;
-    fputs("int ckbt_empty;\n", f);
-    fclose(f);
+    static const char empty_src[] = "int ckbt_empty;\n";
+    CKBT_EXPECT(ckb_write_file_atomic(empty, empty_src, strlen(empty_src)) == 0, "write %s",
+                empty);
     int built = 0;
     for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
         char *probe[] = {(char *)ckb_compiler(), (char *)targets[t], "-c", empty, "-o", obj, NULL};
@@ -176,12 +173,8 @@ CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
             if (!ckb_expert_path(w, path, sizeof path))
                 continue;
             char *header = ckb_workload_candidate_header(w, CKB_SIZE_SMALL);
-            f = fopen(dims, "w");
-            CKBT_EXPECT(f && header, "write %s", dims);
-            if (f) {
-                fputs(header ? header : "", f);
-                fclose(f);
-            }
+            CKBT_EXPECT(header && ckb_write_file_atomic(dims, header, strlen(header)) == 0,
+                        "write %s", dims);
             free(header);
             int has_unit = 0;
             for (int p = 0; p < w->nparams; p++)

@@ -35,9 +35,9 @@
  *   to use tile data, arch_prctl; the harness's oneDNN baseline obtains
  *   it); 1 f32 FMA: the same kernel in f32 (x widened into f32 planes
  *   per thread, FMA tiles of 16 positions in zmm on AVX-512, 8 in ymm on
- *   AVX2; see that section), which is also where MMA 0 or 2 lands on a target without
- *   AVX-512 BF16. Where FMA outruns the dot (an Intel Xeon without AMX)
- *   bench passes MMA=1.
+ *   AVX2; see that section), which is also where MMA 0 or 2 lands on a
+ *   target without AVX-512 BF16. Where FMA outruns the dot (an Intel Xeon
+ *   without AMX) bench passes MMA=1.
  * - A portable OpenMP path where neither fits (no AVX2, or dims the
  *   kernels do not cover: odd IC, OC not a multiple of R).
  * exp is a vector one within ~1 ulp of expf. No state is kept between
@@ -354,9 +354,10 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 #elif defined(__AVX2__) && defined(__FMA__) && OC % R == 0 && 16 * PV + KW <= 128
 
 /* f32 FMA: the same direct convolution in f32. Each input depth a thread
- * reads is widened once into f32 planes slice[c][CMT_PLANE] of that thread's
- * ring of KD depths (exactly: a bf16 is the top half of an f32), so the input of CMT_VL consecutive positions under one tap is
- * one unaligned load. A tile is R output channels x PV vectors of CMT_VL
+ * reads is widened once into f32 planes slice[c][CMT_PLANE] of that
+ * thread's ring of KD depths (exactly: a bf16 is the top half of an f32),
+ * so the input of CMT_VL consecutive positions under one tap is one
+ * unaligned load. A tile is R output channels x PV vectors of CMT_VL
  * positions (16 in zmm on AVX-512, 8 in ymm on AVX2), computed CMT_RS
  * channels at a time so that the accumulators, the PV inputs and one
  * broadcast fit the register file; the weights are f32
