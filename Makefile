@@ -11,7 +11,7 @@ BUILD   ?= $(if $(SAN),build-san,build)
 CFLAGS_PROJECT = -std=gnu11 -O2 -g -march=native -fopenmp -Wall -Wextra -Werror \
                  -D_GNU_SOURCE -Iinclude -Isrc -MMD -MP
 # libatomic is loaded up front: a candidate's sandbox cannot open it later.
-LDLIBS  = -ldnnl -ljson-c -lseccomp -lcurl -lcrypto -lm -ldl -Wl,--no-as-needed -latomic -Wl,--as-needed
+LDLIBS  = -ldnnl -ljson-c -lseccomp -lcurl -lcrypto -lmicrohttpd -lsqlite3 -lm -ldl -Wl,--no-as-needed -latomic -Wl,--as-needed
 LDFLAGS = -fopenmp
 ifeq ($(SAN),1)
   CFLAGS_PROJECT += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

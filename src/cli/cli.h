@@ -158,6 +158,6 @@ int ckb_cli_executor(const ckb_cli_args *a, ckb_exec_config *c);
 /* The commands (one file each). */
 extern const ckb_cli_cmd ckb_cmd_list, ckb_cmd_describe, ckb_cmd_machine, ckb_cmd_eval,
     ckb_cmd_bench, ckb_cmd_tune, ckb_cmd_report, ckb_cmd_score, ckb_cmd_generate, ckb_cmd_prompt,
-    ckb_cmd_retime, ckb_cmd_plan, ckb_cmd_size;
+    ckb_cmd_retime, ckb_cmd_plan, ckb_cmd_size, ckb_cmd_serve;
 
 #endif /* CKB_CLI_H */

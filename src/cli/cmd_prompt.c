@@ -15,18 +15,6 @@
 #include "cli/cli.h"
 #include "gen/gen.h"
 
-static void prompt__print(const ckb_gen_prompt *p, const char *title)
-{
-    char *text = ckb_gen_prompt_render(p);
-    long chars = ckb_gen_prompt_chars(p);
-    if (title)
-        printf("##### %s\n", title);
-    fputs(text, stdout);
-    free(text);
-    fprintf(stderr, "%s%s%ld chars, ~%ld tokens\n", title ? title : "", title ? ": " : "",
-            chars, chars / 4);
-}
-
 /* The feedback text of a recorded evaluation of w, on stdout. */
 static int prompt__feedback(const ckb_workload *w, const char *path, int threads)
 {
@@ -85,28 +73,16 @@ static int prompt__run(const ckb_cli_args *a)
     if (size == CKB_SIZE_HOST && (ckb_cli_machine(threads, NULL, &hm) != 0 ||
                                   ckb_cli_host_sizes(size, &hm, threads, &w, 1) != 0))
         return 1;
-    ckb_gen_task t;
     char err[512];
-    if (ckb_gen_task_load(w, size, threads, docs || ckb_gen_method_uses_docs(m), target, &t, err,
-                          sizeof err) != 0) {
+    char *text = ckb_gen_prompt_text(w, m, docs, size, threads, target, err, sizeof err);
+    if (!text) {
         fprintf(stderr, "ckbench: %s\n", err);
         return 1;
     }
-    ckb_gen_prompt p;
-    if (m == CKB_GEN_BEAM) {
-        ckb_gen_prev root = {0};
-        ckb_gen_prompt_plan(&t, &root, "translate", 1, 4, &p);
-        prompt__print(&p, "plan request");
-        ckb_gen_prompt_free(&p);
-        ckb_gen_prompt_implement(&t, &root, "<the plan the model replied>", &p);
-        printf("\n");
-        prompt__print(&p, "implementation request");
-    } else {
-        ckb_gen_prompt_oneshot(&t, &p);
-        prompt__print(&p, NULL);
-    }
-    ckb_gen_prompt_free(&p);
-    ckb_gen_task_free(&t);
+    fputs(text, stdout);
+    /* the size on stderr, as a model's budget counts it (~4 chars a token) */
+    fprintf(stderr, "%zu chars, ~%zu tokens\n", strlen(text), strlen(text) / 4);
+    free(text);
     return 0;
 }
 

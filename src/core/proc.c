@@ -137,6 +137,12 @@ pid_t ckb_proc_spawn_kept(const char *path, char *const argv[], char *const envp
 
 int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_proc_result *out)
 {
+    return ckb_proc_run_cancellable(argv, timeout_s, max_output, NULL, out);
+}
+
+int ckb_proc_run_cancellable(char *const argv[], double timeout_s, size_t max_output,
+                             const int *cancel, ckb_proc_result *out)
+{
     memset(out, 0, sizeof *out);
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
@@ -156,14 +162,14 @@ int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_pr
         return -1;
     }
     double t0 = ckb_now();
-    if (ckb_proc_collect(pipefd[0], t0, timeout_s, max_output, out) != 0) {
+    if (ckb_proc_collect_cancellable(pipefd[0], t0, timeout_s, max_output, cancel, out) != 0) {
         ckb_proc_kill_group(pid);
         waitpid(pid, NULL, 0);
         close(pipefd[0]);
         return -1;
     }
     close(pipefd[0]);
-    if (out->timed_out)
+    if (out->timed_out || out->cancelled)
         ckb_proc_kill_group(pid);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -178,6 +184,12 @@ int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_pr
 int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
                      ckb_proc_result *out)
 {
+    return ckb_proc_collect_cancellable(fd, t0, timeout_s, max_output, NULL, out);
+}
+
+int ckb_proc_collect_cancellable(int fd, double t0, double timeout_s, size_t max_output,
+                                 const int *cancel, ckb_proc_result *out)
+{
     out->output = malloc(max_output + 1);
     if (!out->output)
         return -1;
@@ -187,6 +199,12 @@ int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
             out->timed_out = 1;
             break;
         }
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) {
+            out->cancelled = 1;
+            break;
+        }
+        if (cancel && left > 0.1)
+            left = 0.1;
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
             continue; /* EINTR, or the deadline, which the check above sees */

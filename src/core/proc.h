@@ -18,12 +18,18 @@ typedef struct {
     char *output;      /* stdout and stderr interleaved, NUL-terminated; caller frees */
     size_t output_len; /* capped at the capture limit; `truncated` says if cut */
     int truncated;
+    int cancelled;     /* 1: killed by us because the caller cancelled it */
 } ckb_proc_result;
 
 /* Runs argv (argv[0] looked up in PATH) with stdin from /dev/null, waits at
  * most timeout_s, keeps at most max_output bytes of output. 0 when the
  * command ran (whatever its exit status), -1 when it could not be started. */
 int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_proc_result *out);
+/* The same, and the whole group is killed as soon as *cancel (read
+ * atomically, checked at least every 0.1 s) is non-zero: then
+ * out->cancelled = 1. cancel may be NULL. */
+int ckb_proc_run_cancellable(char *const argv[], double timeout_s, size_t max_output,
+                             const int *cancel, ckb_proc_result *out);
 void ckb_proc_result_free(ckb_proc_result *r);
 /* Reads fd into out->output (allocated here, NUL-terminated, the first
  * max_output bytes kept: out->truncated past them) until EOF or until
@@ -31,6 +37,10 @@ void ckb_proc_result_free(ckb_proc_result *r);
  * out of memory. */
 int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
                      ckb_proc_result *out);
+/* The same, stopping early with out->cancelled when *cancel becomes
+ * non-zero (cancel may be NULL). */
+int ckb_proc_collect_cancellable(int fd, double t0, double timeout_s, size_t max_output,
+                                 const int *cancel, ckb_proc_result *out);
 /* out's exited / exit_code / signal from a wait status. */
 void ckb_proc_set_status(ckb_proc_result *out, int status);
 

@@ -108,6 +108,11 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
         ssize_t n = readlink("/proc/self/exe", x->self, sizeof x->self - 1);
         x->self[n > 0 ? n : 0] = 0;
     }
+    if ((c->kind == CKB_EXEC_SLURM || c->isolate) && !x->self[0]) {
+        snprintf(err, errlen, "cannot tell where this ckbench binary is (/proc/self/exe)");
+        ckb_exec_close(x);
+        return NULL;
+    }
     if (c->kind == CKB_EXEC_SLURM) {
         exec__setting(c->partition, "CKB_SLURM_PARTITION", x->partition, sizeof x->partition);
         exec__setting(c->account, "CKB_SLURM_ACCOUNT", x->account, sizeof x->account);
@@ -132,11 +137,6 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
                                 "partition's nodes; --slurm-max-jobs to change)\n",
                         x->c.max_jobs);
         }
-        if (!x->self[0]) {
-            snprintf(err, errlen, "cannot tell where this ckbench binary is (/proc/self/exe)");
-            ckb_exec_close(x);
-            return NULL;
-        }
     }
     return x;
 }
@@ -151,6 +151,8 @@ void ckb_exec_close(ckb_exec *x)
 }
 
 ckb_exec_kind ckb_exec_kind_of(const ckb_exec *x) { return x ? x->c.kind : CKB_EXEC_LOCAL; }
+
+int ckb_exec_slots(const ckb_exec *x) { return x->c.max_jobs > 0 ? x->c.max_jobs : 1; }
 
 void exec__note_node(ckb_exec *x, json_object *json)
 {
@@ -239,7 +241,7 @@ int ckb_exec_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, json
                   char *err, size_t errlen)
 {
     *json = NULL;
-    if (x->c.kind == CKB_EXEC_SLURM)
-        return exec__slurm_eval(x, job, r, json, err, errlen);
+    if (x->c.kind == CKB_EXEC_SLURM || x->c.isolate)
+        return exec__job_eval(x, job, r, json, err, errlen);
     return exec__local_eval(x, job, r, json, err, errlen);
 }

@@ -225,7 +225,11 @@ int ckb_exec_node_main(int argc, char **argv)
         goto done;
     }
     json_object *res = ckb_eval_result_json(w, &eo, r), *e = json_object_new_object();
-    json_object_object_add(e, "name", json_object_new_string("slurm"));
+    /* as `ckbench eval` prints it: the roofs its figures divide by */
+    json_object_object_add(res, "roof", ckb_roof_to_json(&roof));
+    /* the same program serves an isolated local evaluation (no Slurm job) */
+    json_object_object_add(e, "name", json_object_new_string(getenv("SLURM_JOB_ID") ? "slurm"
+                                                                                    : "local"));
     json_object_object_add(e, "node", json_object_new_string(node));
     json_object_object_add(e, "cpu", json_object_new_string(m.cpu));
     const char *jobid = getenv("SLURM_JOB_ID");

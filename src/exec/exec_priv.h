@@ -52,8 +52,9 @@ int exec__read_result(const ckb_exec_job *job, const char *fp, ckb_eval_result *
 /* Records the node of a result, warns once per new CPU model. */
 void exec__note_node(ckb_exec *x, struct json_object *json);
 
-/* slurm: runs the job on a node (exec_slurm.c); same contract as ckb_exec_eval. */
-int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r,
+/* slurm, and local with isolate: runs the job in `ckbench __exec JOBFILE`,
+ * through srun for slurm (exec_slurm.c); same contract as ckb_exec_eval. */
+int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r,
                      struct json_object **json, char *err, size_t errlen);
 
 #endif /* CKB_EXEC_PRIV_H */

@@ -107,9 +107,61 @@ static void slurm__finish(ckb_exec *x, json_object *json, int attempts, int reus
     exec__note_node(x, json);
 }
 
-int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, json_object **json,
-                     char *err, size_t errlen)
+static int slurm__cancelled(const ckb_exec_job *job)
 {
+    return job->cancel && __atomic_load_n(job->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* The command of one attempt: srun's options, then `ckbench __exec JOBFILE`
+ * (alone for an isolated local evaluation). strs holds the built options
+ * and extra the split extra arguments, both owned by the caller. */
+static void slurm__argv(ckb_exec *x, const char *jobname, const char *jobfile, char *argv[64],
+                        char strs[3][160], char *extra)
+{
+    int n = 0;
+    char *save = NULL;
+    if (x->c.kind == CKB_EXEC_SLURM) {
+        argv[n++] = x->srun;
+        argv[n++] = "--exclusive";
+        argv[n++] = "-N1";
+        argv[n++] = "-n1";
+        argv[n++] = "--quiet";
+        snprintf(strs[0], 160, "--job-name=%s", jobname);
+        argv[n++] = strs[0];
+        if (x->partition[0]) {
+            snprintf(strs[1], 160, "--partition=%s", x->partition);
+            argv[n++] = strs[1];
+        }
+        if (x->account[0]) {
+            snprintf(strs[2], 160, "--account=%s", x->account);
+            argv[n++] = strs[2];
+        }
+        for (char *t = extra ? strtok_r(extra, " ", &save) : NULL; t && n < 58;
+             t = strtok_r(NULL, " ", &save))
+            argv[n++] = t;
+    }
+    argv[n++] = x->self;
+    argv[n++] = "__exec";
+    argv[n++] = (char *)jobfile;
+    argv[n] = NULL;
+}
+
+/* A cancelled Slurm job: srun killed is not enough, since the job's step
+ * may outlive its srun for a while. */
+static void slurm__scancel(const char *jobname)
+{
+    char name[96];
+    snprintf(name, sizeof name, "--name=%s", jobname);
+    char *argv[] = {"scancel", name, NULL};
+    ckb_proc_result pr;
+    if (ckb_proc_run(argv, 60, 4096, &pr) == 0)
+        ckb_proc_result_free(&pr);
+}
+
+int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, json_object **json,
+                   char *err, size_t errlen)
+{
+    int slurm = x->c.kind == CKB_EXEC_SLURM;
     char fp[17], jobfile[1400], harness[1400], jobname[64];
     if (ckb_mkdirs(job->dir) != 0) {
         snprintf(err, errlen, "cannot make %s: %s", job->dir, strerror(errno));
@@ -135,7 +187,7 @@ int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, j
     char *old = ckb_read_file(jobfile, NULL);
     int submitted_before = old && strcmp(old, text) == 0;
     free(old);
-    if (submitted_before) {
+    if (slurm && submitted_before) {
         slurm__wait_named(jobname);
         if (exec__read_result(job, fp, r, json)) {
             free(text);
@@ -150,67 +202,65 @@ int exec__slurm_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, j
         return -1;
     }
     char last[512] = "";
-    int tries = x->c.retries + 1;
+    /* A local child that ends without an answer is no node lost: not retried. */
+    int tries = slurm ? x->c.retries + 1 : 1;
     for (int attempt = 1; attempt <= tries; attempt++) {
+        if (slurm__cancelled(job)) {
+            snprintf(err, errlen, "cancelled");
+            return -1;
+        }
         unlink(harness);
-        char *argv[64], part[160], acct[160], name[96], *extra = strdup(x->extra), *save = NULL;
-        int n = 0;
-        argv[n++] = x->srun;
-        argv[n++] = "--exclusive";
-        argv[n++] = "-N1";
-        argv[n++] = "-n1";
-        argv[n++] = "--quiet";
-        snprintf(name, sizeof name, "--job-name=%s", jobname);
-        argv[n++] = name;
-        if (x->partition[0]) {
-            snprintf(part, sizeof part, "--partition=%s", x->partition);
-            argv[n++] = part;
-        }
-        if (x->account[0]) {
-            snprintf(acct, sizeof acct, "--account=%s", x->account);
-            argv[n++] = acct;
-        }
-        for (char *t = extra ? strtok_r(extra, " ", &save) : NULL; t && n < 58;
-             t = strtok_r(NULL, " ", &save))
-            argv[n++] = t;
-        argv[n++] = x->self;
-        argv[n++] = "__exec";
-        argv[n++] = jobfile;
-        argv[n] = NULL;
+        char *argv[64], strs[3][160], *extra = strdup(x->extra);
+        slurm__argv(x, jobname, jobfile, argv, strs, extra);
         ckb_proc_result pr;
-        slurm__acquire(x);
-        int started = ckb_proc_run(argv, SLURM__TIMEOUT_S, 64 * 1024, &pr);
-        slurm__release(x);
+        if (slurm)
+            slurm__acquire(x);
+        int started = ckb_proc_run_cancellable(argv, SLURM__TIMEOUT_S, 64 * 1024, job->cancel,
+                                               &pr);
+        if (slurm)
+            slurm__release(x);
         free(extra);
         if (started != 0) {
-            snprintf(err, errlen, "cannot run %s: %s", x->srun, strerror(errno));
+            snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(errno));
             return -1;
         }
         slurm__append_log(job, attempt, &pr);
+        if (pr.cancelled) {
+            if (slurm)
+                slurm__scancel(jobname);
+            ckb_proc_result_free(&pr);
+            snprintf(err, errlen, "cancelled");
+            return -1;
+        }
         if (exec__read_result(job, fp, r, json)) {
             ckb_proc_result_free(&pr);
-            slurm__finish(x, *json, attempt, 0, pr.wall_s);
+            slurm__finish(x, *json, attempt, 0, slurm ? pr.wall_s : 0);
             return 0;
         }
         char *why = ckb_read_file(harness, NULL);
         if (why) {
             /* The node ran the evaluation and the harness failed there: not
              * Slurm's doing, and the same on any node. */
-            snprintf(err, errlen, "on the node: %.400s", why);
+            snprintf(err, errlen, "%s%.400s", slurm ? "on the node: " : "", why);
             free(why);
             ckb_proc_result_free(&pr);
             return -1;
         }
         slurm__last_line(pr.output ? pr.output : "", last, sizeof last);
-        if (!x->c.quiet || attempt == tries)
+        if (slurm && (!x->c.quiet || attempt == tries))
             fprintf(stderr,
                     "ckbench: [%s] the Slurm job ended without a result (srun %s %d: %s)%s\n",
                     job->name, pr.exited ? "exit" : "signal",
                     pr.exited ? pr.exit_code : pr.signal, last[0] ? last : "no message",
                     attempt < tries ? "; submitting it again" : "");
+        if (!slurm)
+            snprintf(err, errlen, "the evaluation's process ended without a result (%s %d: %s)",
+                     pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
+                     last[0] ? last : "no message");
         ckb_proc_result_free(&pr);
     }
-    snprintf(err, errlen, "%s: Slurm failed the evaluation %d time%s (last: %.300s)", job->name,
-             tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
+    if (slurm)
+        snprintf(err, errlen, "%s: Slurm failed the evaluation %d time%s (last: %.300s)",
+                 job->name, tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
     return -1;
 }

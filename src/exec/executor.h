@@ -42,6 +42,10 @@ typedef struct {
     const char *extra_args;  /* more srun options, split on spaces ($CKB_SLURM_ARGS) */
     const char *ckbench;     /* the binary the nodes run (NULL: this one, on a shared path) */
     int quiet;
+    int isolate;             /* local: each evaluation in a child `ckbench __exec JOBFILE`
+                                (as a node runs it) instead of in this process, so that a
+                                long-lived caller (serve) can cancel it and outlives its
+                                crashes; needs job->dir and job->name */
 } ckb_exec_config;
 
 void ckb_exec_config_default(ckb_exec_config *c);
@@ -56,6 +60,8 @@ typedef struct ckb_exec ckb_exec;
 ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen);
 void ckb_exec_close(ckb_exec *x);
 ckb_exec_kind ckb_exec_kind_of(const ckb_exec *x);
+/* How many evaluations it runs at once (slurm: the sruns in flight). */
+int ckb_exec_slots(const ckb_exec *x);
 
 /* One evaluation to run. */
 typedef struct {
@@ -64,6 +70,10 @@ typedef struct {
     const ckb_eval_opts *eo;
     const char *dir;          /* slurm: the shared folder for the job's files */
     const char *name;         /* names its files and the Slurm job, e.g. "8p_GEMM-3" */
+    const int *cancel;        /* NULL, or a flag (read atomically) that, once non-zero,
+                                 stops the evaluation: its processes are killed (and its
+                                 Slurm job cancelled) and ckb_exec_eval returns -1 with
+                                 "cancelled"; slurm and isolated local only */
 } ckb_exec_job;
 
 /* Runs the evaluation. 0 when it ran, whatever its verdict: *json (the

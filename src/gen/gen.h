@@ -61,6 +61,13 @@ int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int wit
                       const char *docs_target, ckb_gen_task *t, char *err, size_t errlen);
 void ckb_gen_task_free(ckb_gen_task *t);
 
+/* Exactly what `ckbench prompt` prints for w (what a model gets for the
+ * method's first sample, with role headers; for beam the plan request,
+ * then the implementation request with a placeholder for the plan), for
+ * the CLI and the server alike. Caller frees; NULL with err. */
+char *ckb_gen_prompt_text(const ckb_workload *w, ckb_gen_method m, int docs, ckb_size size,
+                          int threads, const char *docs_target, char *err, size_t errlen);
+
 /* The refine shape for a budget: chains x turns >= budget (turns fixed,
  * chains rounded up, the last chain cut at the budget). */
 void ckb_gen_refine_shape(const ckb_gen_opts *o, int *chains, int *turns);

@@ -1,0 +1,165 @@
+/* `ckbench serve`: start, serve until a signal, stop (see serve.h). */
+#include <errno.h>
+#include <json-c/json.h>
+#include <omp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/host_speed.h"
+#include "cli/cli.h"
+#include "core/excl.h"
+#include "core/fsutil.h"
+#include "core/jsonget.h"
+#include "serve/serve_priv.h"
+
+void ckb_serve_config_default(ckb_serve_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->listen = "127.0.0.1:8714";
+    c->db = "ckbench-serve.db";
+    ckb_exec_config_default(&c->exec);
+    c->threads = omp_get_num_procs();
+    c->max_queue = 10000;
+    c->max_body = 64L << 20;
+    c->http_threads = 4;
+    c->idle_timeout_s = 30;
+    c->timeout_scale = 1.0;
+    c->host_speed = 1;
+}
+
+/* An evaluation ended: its long-polls answer, its figures count. */
+static void serve__on_end(void *ctx, const ckb_store_row *row, const char *result)
+{
+    ckb_server *s = ctx;
+    if (row->started_at > 0 && row->finished_at > 0) {
+        json_object *j = result ? json_tokener_parse(result) : NULL;
+        double compile_s = -1;
+        json_object *v;
+        if (j && json_object_object_get_ex(j, "compile_s", &v))
+            compile_s = json_object_get_double(v);
+        ckb_metrics_observe_eval(s->metrics, row->finished_at - row->started_at, compile_s);
+        json_object_put(j);
+    }
+    ckb_http_wake(s);
+}
+
+/* The host speed check at the start, under the timing lock (no timed call
+ * of anyone's runs meanwhile), before any evaluation of ours. */
+static void serve__host_speed(ckb_server *s)
+{
+    ckb_machine m;
+    if (ckb_cli_machine(s->c.threads, NULL, &m) != 0)
+        return;
+    ckb_excl_lock();
+    ckb_host_speed now = ckb_host_speed_probe(&m, s->c.threads);
+    ckb_excl_unlock();
+    json_object *j = ckb_host_speed_json(&m, now, now), *v;
+    double fma = json_object_object_get_ex(j, "ratio", &v) && v ? json_object_get_double(v) : -1;
+    double l3 = json_object_object_get_ex(j, "l3_ratio", &v) && v ? json_object_get_double(v) : -1;
+    ckb_metrics_set_host_speed(s->metrics, fma, l3);
+    char line[512];
+    ckb_host_speed_line(j, line, sizeof line);
+    if (line[0])
+        fprintf(stderr, "ckbench serve: %s\n", line);
+    json_object_put(j);
+}
+
+/* At size host, every workload's host size (searched now when missing). */
+static int serve__host_sizes(ckb_server *s)
+{
+    ckb_machine m;
+    int n = ckb_workload_count();
+    const ckb_workload **ws = calloc((size_t)n, sizeof *ws);
+    if (!ws)
+        return -1;
+    for (int i = 0; i < n; i++)
+        ws[i] = ckb_workload_at(i);
+    int rc = ckb_cli_machine(s->c.threads, NULL, &m) != 0 ||
+                     ckb_cli_host_sizes(CKB_SIZE_HOST, &m, s->c.threads, ws, n) != 0
+                 ? -1
+                 : 0;
+    free(ws);
+    return rc;
+}
+
+int ckb_serve_run(const ckb_serve_config *c)
+{
+    ckb_server s;
+    memset(&s, 0, sizeof s);
+    s.c = *c;
+    s.c.exec.isolate = 1;
+    s.c.exec.quiet = 1;
+    s.max_threads = c->exec.kind == CKB_EXEC_SLURM ? 1024 : omp_get_num_procs();
+    if (s.c.threads > s.max_threads)
+        s.c.threads = s.max_threads;
+    pthread_mutex_init(&s.wait_mu, NULL);
+    pthread_cond_init(&s.wait_cv, NULL);
+    int rc = 1;
+    char err[1024];
+    /* Signals are taken by sigwait below, in this thread alone: every
+     * thread made from here on inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (c->tokens && ckb_tokens_load(c->tokens, &s.tokens, err, sizeof err) != 0) {
+        fprintf(stderr, "ckbench serve: %s\n", err);
+        goto done;
+    }
+    snprintf(s.work_dir, sizeof s.work_dir, "%s.d/evals", c->db);
+    if (ckb_mkdirs(s.work_dir) != 0) {
+        fprintf(stderr, "ckbench serve: cannot make %s: %s\n", s.work_dir, strerror(errno));
+        goto done;
+    }
+    if (!(s.store = ckb_store_open(c->db, err, sizeof err))) {
+        fprintf(stderr, "ckbench serve: %s\n", err);
+        goto done;
+    }
+    int requeued = ckb_store_recover(s.store);
+    if (requeued)
+        fprintf(stderr, "ckbench serve: %d evaluation%s left running by the last server queued "
+                        "again\n", requeued, requeued == 1 ? "" : "s");
+    if (c->host_size && serve__host_sizes(&s) != 0)
+        goto done;
+    if (!(s.exec = ckb_exec_open(&s.c.exec, err, sizeof err))) {
+        fprintf(stderr, "ckbench serve: %s\n", err);
+        goto done;
+    }
+    if (!(s.metrics = ckb_metrics_new()))
+        goto done;
+    if (c->host_speed && c->exec.kind == CKB_EXEC_LOCAL)
+        serve__host_speed(&s);
+    ckb_runner_config rc_ = {.store = s.store, .exec = s.exec, .work_dir = s.work_dir,
+                             .workers = ckb_exec_slots(s.exec),
+                             .timeout_scale = c->timeout_scale, .on_end = serve__on_end,
+                             .ctx = &s};
+    if (!(s.runner = ckb_runner_start(&rc_))) {
+        fprintf(stderr, "ckbench serve: cannot start the workers\n");
+        goto done;
+    }
+    if (ckb_http_start(&s) != 0)
+        goto done;
+    int sig = 0;
+    while (sigwait(&sigs, &sig) != 0) {
+    }
+    fprintf(stderr, "ckbench serve: %s: stopping (running evaluations go back to the queue)\n",
+            strsignal(sig));
+    rc = 0;
+done:
+    __atomic_store_n(&s.stopping, 1, __ATOMIC_RELEASE);
+    ckb_http_stop(&s);
+    ckb_runner_stop(s.runner);
+    ckb_exec_close(s.exec);
+    ckb_store_close(s.store);
+    ckb_metrics_free(s.metrics);
+    ckb_tokens_free(&s.tokens);
+    pthread_mutex_destroy(&s.wait_mu);
+    pthread_cond_destroy(&s.wait_cv);
+    return rc;
+}
