@@ -19,6 +19,7 @@ static int serve__add_token(const ckb_cli_args *a, const char *name)
     }
     /* the token itself exists only here: the file keeps its hash */
     printf("%s\n", token);
+    fflush(stdout);
     fprintf(stderr, "ckbench serve: token '%s' added to %s; it is printed once, above: give it "
                     "to the client as 'Authorization: Bearer TOKEN'\n", name, file);
     return 0;
@@ -45,6 +46,10 @@ static int serve__run(const ckb_cli_args *a)
     c.host_size = ckb_cli_given(a, "host-size") > 0;
     c.host_speed = ckb_cli_given(a, "no-host-speed") == 0;
     c.port_file = ckb_cli_str(a, "port-file", NULL);
+    c.tls_cert = ckb_cli_str(a, "tls-cert", NULL);
+    c.tls_key = ckb_cli_str(a, "tls-key", NULL);
+    if (!c.tls_cert != !c.tls_key)
+        return ckb_cli_usage_error(a, "--tls-cert and --tls-key go together");
     return ckb_serve_run(&c) == 0 ? 0 : 1;
 }
 
@@ -79,6 +84,10 @@ static const ckb_cli_opt serve__opts[] = {
      "serve size \"host\" too: this host's sizes are loaded, or searched, at the start", NULL},
     {"no-host-speed", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
      "skip the host speed check at the start (its figures in /metrics)", NULL},
+    {"tls-cert", 0, CKB_CLI_STR, "PEM", 0, 0, 0,
+     "serve HTTPS with this certificate (and --tls-key); else plain HTTP, e.g. behind a "
+     "TLS proxy", NULL},
+    {"tls-key", 0, CKB_CLI_STR, "PEM", 0, 0, 0, "the certificate's private key", NULL},
     {"port-file", 0, CKB_CLI_STR, "FILE", 0, 0, 0,
      "write the port listened on to FILE once the server is up", NULL},
 };

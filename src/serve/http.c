@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "core/fsutil.h"
 #include "core/proc.h"
 #include "serve/serve_priv.h"
 
@@ -300,19 +301,38 @@ int ckb_http_start(ckb_server *s)
                 s->c.listen);
         return -1;
     }
+    char *cert = NULL, *key = NULL;
+    if (s->c.tls_cert || s->c.tls_key) {
+        cert = s->c.tls_cert ? ckb_read_file(s->c.tls_cert, NULL) : NULL;
+        key = s->c.tls_key ? ckb_read_file(s->c.tls_key, NULL) : NULL;
+        if (!cert || !key) {
+            fprintf(stderr, "ckbench serve: HTTPS needs both --tls-cert and --tls-key, readable "
+                            "PEM files (%s)\n", !cert ? "no certificate" : "no key");
+            free(cert);
+            free(key);
+            return -1;
+        }
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (cert)
+        flags |= MHD_USE_TLS;
+    /* the key and certificate go last: MHD_OPTION_END ends the list early without TLS */
     s->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, http__handler, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->c.http_threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->c.idle_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, 1000u, MHD_OPTION_NOTIFY_COMPLETED, http__completed, s,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+        cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
+        MHD_OPTION_END);
+    free(cert);
+    free(key);
     if (!s->daemon) {
-        fprintf(stderr, "ckbench serve: cannot listen on %s (in use, or not an address of this "
-                        "host)\n", s->c.listen);
+        fprintf(stderr, "ckbench serve: cannot listen on %s (in use, not an address of this "
+                        "host, or a certificate and key that do not load)\n", s->c.listen);
         return -1;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -324,8 +344,8 @@ int ckb_http_start(ckb_server *s)
             fclose(f);
         }
     }
-    fprintf(stderr, "ckbench serve: listening on port %u (%s), executor %s\n", port, s->c.listen,
-            ckb_exec_kind_name(s->c.exec.kind));
+    fprintf(stderr, "ckbench serve: listening on port %u (%s, %s), executor %s\n", port,
+            s->c.listen, s->c.tls_cert ? "HTTPS" : "HTTP", ckb_exec_kind_name(s->c.exec.kind));
     http__waker_stop = 0;
     pthread_create(&http__waker_th, NULL, http__waker, s);
     return 0;

@@ -35,10 +35,9 @@ static void serve__on_end(void *ctx, const ckb_store_row *row, const char *resul
 {
     ckb_server *s = ctx;
     if (row->started_at > 0 && row->finished_at > 0) {
-        json_object *j = result ? json_tokener_parse(result) : NULL;
+        json_object *j = result ? json_tokener_parse(result) : NULL, *v;
         double compile_s = -1;
-        json_object *v;
-        if (j && json_object_object_get_ex(j, "compile_s", &v))
+        if (json_object_object_get_ex(ckb_json_obj(j, "stage_seconds"), "compile", &v))
             compile_s = json_object_get_double(v);
         ckb_metrics_observe_eval(s->metrics, row->finished_at - row->started_at, compile_s);
         json_object_put(j);

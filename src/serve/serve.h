@@ -33,6 +33,8 @@ typedef struct {
     int host_size;           /* 1: accept size "host" (its sizes loaded at start) */
     int host_speed;          /* 1: the host speed check at the start (local; default) */
     const char *port_file;   /* NULL, or where to write the port bound (for --listen :0) */
+    const char *tls_cert, *tls_key; /* PEM files: HTTPS by libmicrohttpd itself (both, or
+                                       neither: then plain HTTP, e.g. behind a proxy) */
 } ckb_serve_config;
 
 void ckb_serve_config_default(ckb_serve_config *c);
