@@ -218,7 +218,7 @@ CKBT_TEST(serve_rejects_bad_input, "quick")
         {"GET", "/v1/evaluations/ev_0123456789abcdef", NULL, 404, "not_found", "no evaluation"},
         {"GET", "/v1/evaluations/ev_0123456789abcdef?wait=nope", NULL, 400, "invalid_parameter",
          "wait"},
-        {"GET", "/v1/evaluations/ev_0123456789abcdef?wait=601", NULL, 400, "invalid_parameter",
+        {"GET", "/v1/evaluations/ev_0123456789abcdef?wait=61", NULL, 400, "invalid_parameter",
          "wait"},
         {"DELETE", "/v1/evaluations/x/../../y", NULL, 404, "not_found", ""},
         {"GET", "/v1/workloads/nope", NULL, 404, "unknown_workload", "'nope'"},

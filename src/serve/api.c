@@ -19,7 +19,9 @@
 #include "serve/serve_priv.h"
 
 #define API__MAX_BATCH 1000
-#define API__MAX_WAIT_S 600.0
+/* a long-poll's longest wait: past a minute, proxies and clients time out idle
+ * connections; a client polls again */
+#define API__MAX_WAIT_S 60.0
 
 static void api__json(ckb_api_response *r, int status, json_object *j)
 {
@@ -272,8 +274,7 @@ static void api__post_batch(ckb_server *s, const ckb_api_request *q, ckb_api_res
         char msg[128];
         snprintf(msg, sizeof msg, "a batch holds 1 to %d evaluations (this one %d)",
                  API__MAX_BATCH, n);
-        ckb_api_error_response(r, n < 1 ? 400 : 413, n < 1 ? "invalid_body" : "batch_too_large",
-                               msg);
+        ckb_api_error_response(r, 400, n < 1 ? "invalid_body" : "batch_too_large", msg);
         json_object_put(j);
         return;
     }
@@ -325,7 +326,7 @@ static void api__get_evaluation(ckb_server *s, ckb_api_request *q, const char *i
         wait = strtod(w, &end);
         if (end == w || *end || !isfinite(wait) || wait < 0 || wait > API__MAX_WAIT_S) {
             ckb_api_error_response(r, 400, "invalid_parameter",
-                                   "wait is a number of seconds, 0 to 600");
+                                   "wait is a number of seconds, 0 to 60");
             return;
         }
     }

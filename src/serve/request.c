@@ -2,6 +2,7 @@
 #include "serve/request.h"
 
 #include <json-c/json.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,11 +33,16 @@ static int request__int(json_object *o, const char *where, const char *key, int 
         *out = dflt;
         return 0;
     }
-    if (!json_object_is_type(v, json_type_int)) {
+    /* 46.0 is the integer 46 in JSON Schema's reading too */
+    double d = json_object_get_double(v);
+    int integral = json_object_is_type(v, json_type_int) ||
+                   (json_object_is_type(v, json_type_double) && d == (double)(int64_t)d &&
+                    fabs(d) < 1e15);
+    if (!integral) {
         ckb_api_error_set(e, 400, "invalid_field", "%s%s must be an integer", where, key);
         return -1;
     }
-    int64_t x = json_object_get_int64(v);
+    int64_t x = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : (int64_t)d;
     if (x < lo || x > hi) {
         ckb_api_error_set(e, 400, "invalid_field", "%s%s must be in %d..%d (got %lld)", where,
                           key, lo, hi, (long long)x);

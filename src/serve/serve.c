@@ -91,9 +91,8 @@ int ckb_serve_run(const ckb_serve_config *c)
     s.c = *c;
     s.c.exec.isolate = 1;
     s.c.exec.quiet = 1;
-    s.max_threads = c->exec.kind == CKB_EXEC_SLURM ? 1024 : omp_get_num_procs();
-    if (s.c.threads > s.max_threads)
-        s.c.threads = s.max_threads;
+    /* as `ckbench eval --threads`: a budget past the cores is the caller's to ask */
+    s.max_threads = 1024;
     pthread_mutex_init(&s.wait_mu, NULL);
     pthread_cond_init(&s.wait_cv, NULL);
     int rc = 1;

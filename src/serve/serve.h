@@ -1,6 +1,6 @@
 /*
  * serve.h — `ckbench serve`: the evaluator as an HTTP/1.1 JSON service for
- * training loops and agents (DESIGN §10; the API is docs/openapi.yaml).
+ * training loops and agents (docs/SERVE.md; the API is docs/openapi.yaml).
  *
  * A thin door onto the same engine as the CLI: every evaluation runs
  * through the executor (exec/executor.h) exactly as `ckbench eval` or a

@@ -1,6 +1,6 @@
 /*
  * store.h — the server's durable queue: every accepted evaluation request
- * and its result, in one SQLite database in WAL mode (DESIGN §10).
+ * and its result, in one SQLite database in WAL mode (docs/SERVE.md).
  *
  * An evaluation moves queued -> running -> done | failed, or to cancelled
  * from either of the first two. A request is answered 202 only after its

@@ -29,7 +29,7 @@ BATCH_LIMIT = 1000
 MAX_POLL_S = 60.0
 
 #: The API's upper bound on ``wait=``, in seconds.
-MAX_WAIT_S = 600.0
+MAX_WAIT_S = 60.0
 
 #: An unfinished answer to a long-poll that comes back sooner than this (a server or a
 #: proxy that does not hold the request) is followed by a pause up to this many seconds
@@ -197,7 +197,7 @@ class Client:
     def get(self, evaluation: EvaluationRef, wait: float = 0) -> Dict[str, Any]:
         """Returns the evaluation object of ``evaluation`` (an id, or an object with ``id``).
 
-        With ``wait`` > 0 (seconds, at most 600) the server holds the request until the
+        With ``wait`` > 0 (seconds, at most 60) the server holds the request until the
         evaluation has finished or ``wait`` seconds passed, and answers either way.
         Raises ``CkbenchError`` (404) for an unknown id or one of another token.
         """
