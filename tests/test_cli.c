@@ -63,6 +63,8 @@ static const struct {
     {"retime", {"--tries", "--quiet", NULL}},
     {"plan", {"--method", "--budget", "--workloads", "--eval-seconds", "--from", "--overhead",
               "--nodes", "--no-expert", NULL}},
+    {"serve", {"--listen", "--db", "--tokens", "--add-token", "--executor", "--max-queue",
+               "--max-body", "--tls-cert", "--tls-key", NULL}},
 };
 
 CKBT_TEST(cli_help_for_every_command, "quick")
