@@ -174,10 +174,10 @@ static void api__limits(ckb_server *s, const ckb_api_request *q, ckb_request_lim
 }
 
 /* Without a token file the caller is the host's own user: the server's
- * queue limit is the only one. */
-static int64_t api__owner_limit(ckb_server *s, const ckb_api_request *q)
+ * queue limit is the only one (0: no bound of its own). */
+static int64_t api__owner_limit(const ckb_api_request *q)
 {
-    return q->token ? q->token->max_queued : s->c.max_queue;
+    return q->token ? q->token->max_queued : 0;
 }
 
 /* Queues n parsed requests and answers with their evaluation objects. */
@@ -195,7 +195,7 @@ static void api__submit(ckb_server *s, const ckb_api_request *q, const ckb_reque
     for (int i = 0; i < n; i++)
         qs[i] = reqs[i].q;
     int bad = -1;
-    ckb_store_rc rc = ckb_store_submit(s->store, q->owner, qs, n, api__owner_limit(s, q),
+    ckb_store_rc rc = ckb_store_submit(s->store, q->owner, qs, n, api__owner_limit(q),
                                        s->c.max_queue, rows, &bad);
     char msg[700];
     switch (rc) {
