@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <openssl/evp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -346,6 +347,16 @@ CKBT_TEST(serve_tokens_keep_clients_apart, "quick")
     CKBT_EXPECT(file && !strstr(file, tok[0]) && !strstr(file, tok[1]),
                 "the file holds hashes, never the tokens");
     free(file);
+    /* carol's limits: one evaluation queued, 64 bytes of source */
+    unsigned char hash[32];
+    unsigned hlen = 0;
+    EVP_Digest("carol-secret", 12, hash, &hlen, EVP_sha256(), NULL);
+    FILE *tf = fopen(tokens, "a");
+    fprintf(tf, "carol sha256:");
+    for (int i = 0; i < 32; i++)
+        fprintf(tf, "%02x", hash[i]);
+    fprintf(tf, " queued=1 source_bytes=64\n");
+    fclose(tf);
     /* no token file, not loopback: refused */
     snprintf(out, sizeof out, "%s/refused", dir);
     char *argv[] = {(char *)ckbt_bin(), "serve", "--listen", "0.0.0.0:0", "--db", out, NULL};
@@ -390,6 +401,20 @@ CKBT_TEST(serve_tokens_keep_clients_apart, "quick")
     servet_submit(&s, k, tok[0], NULL, ida);
     servet_submit(&s, k, tok[1], NULL, idb);
     CKBT_EXPECT(ida[0] && idb[0] && strcmp(ida, idb) != 0, "%s %s", ida, idb);
+    /* a token's own limits */
+    char big[256];
+    snprintf(big, sizeof big, "{\"workload\":\"12p\",\"source\":\"%0100d\"}", 0);
+    ckbt_http_call(&s, "POST", "/v1/evaluations", big, strlen(big), "carol-secret", &h);
+    CKBT_EXPECT(h.status == 413 && !strcmp(servet_err_code(&h), "source_too_large"), "%ld %s",
+                h.status, h.body);
+    ckbt_http_free(&h);
+    const char *two = "{\"evaluations\":[{\"workload\":\"12p\",\"source\":\"int a;\"},"
+                      "{\"workload\":\"12p\",\"source\":\"int b;\"}]}";
+    ckbt_http_call(&s, "POST", "/v1/evaluations/batch", two, strlen(two), "carol-secret", &h);
+    CKBT_EXPECT(h.status == 429 && !strcmp(servet_err_code(&h), "token_queue_full") &&
+                    atoi(h.retry_after) > 0,
+                "%ld %s", h.status, h.body);
+    ckbt_http_free(&h);
     ckbt_serve_stop(&s, SIGTERM);
 }
 
