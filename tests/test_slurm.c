@@ -7,8 +7,15 @@
  * running any finished evaluation again. The daemons are stopped on every
  * path. A cluster that does not start fails the test with the daemons'
  * logs: it never skips (scripts/deps.sh installs the packages).
+ *
+ * Then two nodes (scripts/slurm_cluster.sh --nodes 2: each slurmd in a
+ * network namespace of its own, with its own address): evaluations through
+ * ckb_exec_eval run on both, and one whose node dies under it (kill-node)
+ * finishes on the other. That test skips where it cannot make namespaces
+ * (not root, no veth), saying why.
  */
 #include <json-c/json.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "exec/executor.h"
+#include "gen/extract.h"
 #include "gen_replies.h"
 #include "harness.h"
 
@@ -385,4 +395,302 @@ done:
     unsetenv("SLURM_CONF");
     unsetenv("CKB_SLURM_PARTITION");
     unsetenv("CKBENCH_MAX_DISTURBED_PCT");
+}
+
+/* ---- two nodes: each slurmd in a network namespace of its own ----------- */
+
+/* One evaluation through the slurm executor, in a thread of its own. */
+typedef struct {
+    ckb_exec *x;
+    ckb_exec_job job;
+    ckb_eval_opts eo;
+    char name[64];
+    int rc;
+    json_object *j;
+    char err[1024];
+    int *done; /* counts the finished threads */
+} slurmt_eval;
+
+static void *slurmt_eval_thread(void *arg)
+{
+    slurmt_eval *e = arg;
+    e->rc = ckb_exec_eval(e->x, &e->job, NULL, &e->j, e->err, sizeof e->err);
+    __atomic_add_fetch(e->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void slurmt_eval_init(slurmt_eval *e, ckb_exec *x, const char *workload, const char *src,
+                             const char *dir, const char *name, unsigned seed, int *done)
+{
+    memset(e, 0, sizeof *e);
+    e->x = x;
+    ckb_eval_opts_default(&e->eo);
+    e->eo.size = CKB_SIZE_SMALL;
+    e->eo.threads = 2;
+    e->eo.warmup = 1;
+    e->eo.iters = 3;
+    e->eo.seed = seed;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->job = (ckb_exec_job){.w = ckb_workload_find(workload), .src = src, .eo = &e->eo,
+                            .dir = dir, .name = e->name};
+    e->rc = -1;
+    e->done = done;
+}
+
+/* The executor block's field of an evaluation's result ("" when absent). */
+static const char *slurmt_ex(const slurmt_eval *e, const char *field)
+{
+    const char *s = ckb_json_str(ckb_json_obj(e->j, "executor"), field);
+    return s ? s : "";
+}
+
+/* The ledger's lines (NAME JOBID NODE) for name, or all of them for NULL:
+ * how many, with the first max job ids and nodes in order. */
+static int slurmt_ledger(const char *path, const char *name, char jobs[][32], char nodes[][64],
+                         int max)
+{
+    char *t = ckb_read_file(path, NULL);
+    int n = 0;
+    for (char *l = t, *nl; l && *l; l = nl + 1) {
+        if (!(nl = strchr(l, '\n')))
+            break;
+        *nl = 0;
+        char who[128], job[32], node[64];
+        if (sscanf(l, "%127s %31s %63s", who, job, node) != 3 || (name && strcmp(who, name)))
+            continue;
+        if (n < max) {
+            snprintf(jobs[n], sizeof jobs[n], "%s", job);
+            snprintf(nodes[n], sizeof nodes[n], "%s", node);
+        }
+        n++;
+    }
+    free(t);
+    return n;
+}
+
+/* Until the ledger holds want lines for name (NULL: any), at most ms. */
+static int slurmt_wait_ledger(const char *path, const char *name, int want, long ms)
+{
+    char jobs[1][32], nodes[1][64];
+    for (long waited = 0; waited < ms; waited += 10) {
+        if (slurmt_ledger(path, name, jobs, nodes, 1) >= want)
+            return 1;
+        slurmt_sleep_ms(10);
+    }
+    return 0;
+}
+
+/* The evaluations of threads[0..n) are over: joined. Where the cluster
+ * broke, their jobs are cancelled until Slurm's failures end them (each
+ * cancel counts as one of the executor's retries). */
+static void slurmt_join(pthread_t *threads, int n, const int *done)
+{
+    for (int waited = 0; waited < 600 && __atomic_load_n(done, __ATOMIC_SEQ_CST) < n; waited++) {
+        if (waited >= 300)
+            slurmt_sh("scancel --partition=ckb", NULL, 0);
+        slurmt_sleep_ms(1000);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(threads[i], NULL);
+}
+
+CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
+{
+    if (geteuid() != 0) {
+        printf("    (skipped: not root: the two-node cluster makes network namespaces)\n");
+        return;
+    }
+    char cluster[600], out[16384], cmd[1600], dir[600], evals[700], ledger[800], k12[700],
+        k8[700], err[1024];
+    const char *tmp = ckbt_tmpdir();
+    snprintf(cluster, sizeof cluster, "%s/cluster", tmp);
+    snprintf(dir, sizeof dir, "%s/run", tmp);
+    snprintf(evals, sizeof evals, "%s/evals", dir);
+    snprintf(ledger, sizeof ledger, "%s/exec.ledger", evals);
+    snprintf(k12, sizeof k12, "%s/rmsnorm.c", dir);
+    snprintf(k8, sizeof k8, "%s/tests/candidates/gemm_plain.c", ckb_home());
+    char *code = ckb_gen_extract(ckbt_gen_correct, "workload");
+    CKBT_EXPECT(code && ckb_mkdirs(dir) == 0 && ckb_write_file_atomic(k12, code, strlen(code)) == 0,
+                "the kernel is written");
+    free(code);
+
+    char owner[32];
+    snprintf(owner, sizeof owner, "%d", (int)getpid());
+    setenv("CKB_SLURM_OWNER_PID", owner, 1);
+    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh start %s --nodes 2", ckb_home(),
+             cluster);
+    int rc = slurmt_sh(cmd, out, sizeof out);
+    unsetenv("CKB_SLURM_OWNER_PID");
+    if (rc == 3) {
+        out[strcspn(out, "\n")] = 0;
+        printf("    (skipped: %s)\n", out);
+        return;
+    }
+    CKBT_EXPECT(rc == 0, "the two-node Slurm cluster did not start (exit %d):\n%s", rc, out);
+    /* The links the cluster made: none may be left after its stop. */
+    char linksf[700];
+    snprintf(linksf, sizeof linksf, "%s/links", cluster);
+    char *links = ckb_read_file(linksf, NULL);
+    ckb_exec *x = NULL;
+    enum { N1 = 4 };
+    slurmt_eval e1[N1], lost;
+    pthread_t threads[N1];
+    int done = 0, started = 0, locked = 0;
+    memset(e1, 0, sizeof e1);
+    memset(&lost, 0, sizeof lost);
+    if (rc != 0)
+        goto done;
+    char conf[700];
+    snprintf(conf, sizeof conf, "%s/slurm.conf", cluster);
+    setenv("SLURM_CONF", conf, 1);
+    setenv("CKB_SLURM_PARTITION", "ckb", 1);
+
+    ckb_exec_config c;
+    ckb_exec_config_default(&c);
+    c.kind = CKB_EXEC_SLURM;
+    c.ckbench = ckbt_bin();
+    c.max_jobs = 0; /* the partition's nodes: 2 */
+    c.submit_gap_s = 0;
+    c.quiet = 1;
+    x = ckb_exec_open(&c, err, sizeof err);
+    CKBT_EXPECT(x, "the executor opens: %s", err);
+    if (!x)
+        goto done;
+
+    /* Several evaluations, two in flight. While this process holds the
+     * machine's timing lock (core/excl.h) no node can finish one: the first
+     * two have started (the ledger) on two different nodes at once. */
+    ckb_excl_lock();
+    locked = 1;
+    for (int i = 0; i < N1; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s-%d", i % 2 ? "8p_GEMM" : "12p_RMSNorm", i);
+        slurmt_eval_init(&e1[i], x, i % 2 ? "8p" : "12p", i % 2 ? k8 : k12, evals, name,
+                         (unsigned)(21 + i), &done);
+    }
+    for (; started < N1; started++)
+        if (pthread_create(&threads[started], NULL, slurmt_eval_thread, &e1[started]) != 0)
+            break;
+    CKBT_EXPECT(started == N1, "%d of %d threads started", started, N1);
+    int both = slurmt_wait_ledger(ledger, NULL, 2, 120000);
+    char jobs[8][32], nodes[8][64];
+    int nl = slurmt_ledger(ledger, NULL, jobs, nodes, 8);
+    CKBT_EXPECT(both && nl == 2 && strcmp(nodes[0], nodes[1]) != 0,
+                "two evaluations start at once, on two nodes: %d ledger lines (%s, %s)", nl,
+                nl > 0 ? nodes[0] : "-", nl > 1 ? nodes[1] : "-");
+    ckb_excl_unlock();
+    locked = 0;
+    slurmt_join(threads, started, &done);
+    started = 0;
+    int on1 = 0, on2 = 0;
+    for (int i = 0; i < N1; i++) {
+        CKBT_EXPECT(e1[i].rc == 0 &&
+                        strcmp(ckb_json_str(e1[i].j, "status") ? ckb_json_str(e1[i].j, "status")
+                                                               : "",
+                               "ok") == 0 &&
+                        strcmp(slurmt_ex(&e1[i], "name"), "slurm") == 0,
+                    "%s ran on the cluster: rc %d, status %s (%s)", e1[i].name, e1[i].rc,
+                    ckb_json_str(e1[i].j, "status") ? ckb_json_str(e1[i].j, "status") : "-",
+                    e1[i].rc ? e1[i].err : "");
+        on1 += strcmp(slurmt_ex(&e1[i], "node"), "ckbnode1") == 0;
+        on2 += strcmp(slurmt_ex(&e1[i], "node"), "ckbnode2") == 0;
+    }
+    CKBT_EXPECT(on1 > 0 && on2 > 0 && on1 + on2 == N1,
+                "both nodes ran evaluations, and only they: ckbnode1 %d, ckbnode2 %d of %d", on1,
+                on2, N1);
+    json_object *seen = ckb_exec_nodes_json(x), *mixed;
+    CKBT_EXPECT(ckb_json_obj(ckb_json_obj(seen, "nodes"), "ckbnode1") &&
+                    ckb_json_obj(ckb_json_obj(seen, "nodes"), "ckbnode2") &&
+                    json_object_object_get_ex(seen, "mixed_cpus", &mixed) &&
+                    !json_object_get_boolean(mixed),
+                "the executor saw both nodes, of one CPU: %s", json_object_to_json_string(seen));
+    json_object_put(seen);
+
+    /* A node lost mid-evaluation: its host dies (kill-node: slurmd, the job
+     * step and the node's address at once) after the evaluation started
+     * there and before it could finish (the lock again). Slurm fails the job
+     * once it misses the node (SlurmdTimeout); the executor submits it
+     * again, and the other node runs it. */
+    ckb_excl_lock();
+    locked = 1;
+    slurmt_eval_init(&lost, x, "8p", k8, evals, "8p_GEMM-lost", 31, &done);
+    done = 0;
+    if (pthread_create(&threads[0], NULL, slurmt_eval_thread, &lost) == 0)
+        started = 1;
+    char ljobs[8][32], lnodes[8][64];
+    int first = slurmt_wait_ledger(ledger, lost.name, 1, 120000);
+    int nlost = slurmt_ledger(ledger, lost.name, ljobs, lnodes, 8);
+    CKBT_EXPECT(started && first && nlost == 1, "the evaluation starts on a node: %d lines",
+                nlost);
+    char victim[64] = "";
+    if (nlost == 1) {
+        snprintf(victim, sizeof victim, "%s", lnodes[0]);
+        snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh kill-node %s %s", ckb_home(),
+                 cluster, victim);
+        rc = slurmt_sh(cmd, out, sizeof out);
+        CKBT_EXPECT(rc == 0, "kill-node %s (exit %d): %s", victim, rc, out);
+    }
+    ckb_excl_unlock();
+    locked = 0;
+    slurmt_join(threads, started, &done);
+    started = 0;
+    nlost = slurmt_ledger(ledger, lost.name, ljobs, lnodes, 8);
+    long attempts = ckb_json_long(ckb_json_obj(lost.j, "executor"), "attempts");
+    const char *node = slurmt_ex(&lost, "node");
+    CKBT_EXPECT(lost.rc == 0 &&
+                    strcmp(ckb_json_str(lost.j, "status") ? ckb_json_str(lost.j, "status") : "",
+                           "ok") == 0,
+                "the evaluation of the lost node finishes: rc %d, status %s (%s)", lost.rc,
+                ckb_json_str(lost.j, "status") ? ckb_json_str(lost.j, "status") : "-",
+                lost.rc ? lost.err : "");
+    CKBT_EXPECT(attempts >= 2 && node[0] && strcmp(node, victim) != 0 &&
+                    (strcmp(node, "ckbnode1") == 0 || strcmp(node, "ckbnode2") == 0),
+                "it was submitted again and ran on the other node: %ld attempts, on %s (%s "
+                "was killed)",
+                attempts, node[0] ? node : "-", victim);
+    /* The ledger: one start per attempt, the first on the killed node; the
+     * result is the last attempt's (its job id), the only one that finished. */
+    int last = nlost < 8 ? nlost - 1 : 7;
+    CKBT_EXPECT(nlost == attempts && nlost >= 2 && nlost <= 8 &&
+                    strcmp(lnodes[0], victim) == 0 && strcmp(lnodes[last], node) == 0 &&
+                    strcmp(ljobs[last], slurmt_ex(&lost, "job_id")) == 0,
+                "ledger: %d starts for %ld attempts, first on %s, last on %s as job %s; the "
+                "result is job %s's",
+                nlost, attempts, last >= 0 ? lnodes[0] : "-", last >= 0 ? lnodes[last] : "-",
+                last >= 0 ? ljobs[last] : "-", slurmt_ex(&lost, "job_id"));
+    char logf[800];
+    snprintf(logf, sizeof logf, "%s/%s.log", evals, lost.name);
+    char *log = ckb_read_file(logf, NULL);
+    int tries = 0;
+    for (const char *p = log; p && (p = strstr(p, "== attempt ")); p++)
+        tries++;
+    CKBT_EXPECT(tries == attempts, "the job's log holds %d sruns for %ld attempts:\n%s", tries,
+                attempts, log ? log : "(none)");
+    free(log);
+
+done:
+    if (locked)
+        ckb_excl_unlock();
+    if (started)
+        slurmt_join(threads, started, &done);
+    for (int i = 0; i < N1; i++)
+        json_object_put(e1[i].j);
+    json_object_put(lost.j);
+    ckb_exec_close(x);
+    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh stop %s", ckb_home(), cluster);
+    rc = slurmt_sh(cmd, out, sizeof out);
+    CKBT_EXPECT(rc == 0, "the cluster stops: %s", out);
+    /* Nothing left: no process of the cluster, none of its links. */
+    for (char *p = links; p && *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    snprintf(cmd, sizeof cmd,
+             "grep -lzxF 'CKB_SLURM_CLUSTER=%s' /proc/[0-9]*/environ 2>/dev/null; "
+             "for l in %s; do ip link show \"$l\" >/dev/null 2>&1 && echo \"link $l\"; done; true",
+             cluster, links ? links : "");
+    slurmt_sh(cmd, out, sizeof out);
+    CKBT_EXPECT(!out[0], "the cluster left nothing behind:\n%s", out);
+    free(links);
+    unsetenv("SLURM_CONF");
+    unsetenv("CKB_SLURM_PARTITION");
 }
