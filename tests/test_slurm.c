@@ -31,6 +31,7 @@
 #include "gen/extract.h"
 #include "gen_replies.h"
 #include "harness.h"
+#include "serve_util.h"
 
 /* Runs a shell command; its output (stdout and stderr, at most n bytes)
  * into buf; returns its exit status (-1: not run). */
@@ -691,6 +692,117 @@ done:
     slurmt_sh(cmd, out, sizeof out);
     CKBT_EXPECT(!out[0], "the cluster left nothing behind:\n%s", out);
     free(links);
+    unsetenv("SLURM_CONF");
+    unsetenv("CKB_SLURM_PARTITION");
+}
+
+/* The first line of an evaluation's exec.ledger under the server's folder:
+ * "eval JOBID NODE"; the node into node (empty when none yet). */
+static void slurmt_server_node(const char *evals, const char *id, char *node, size_t n)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s/exec.ledger", evals, id);
+    char *t = ckb_read_file(path, NULL);
+    char name[64] = "", job[64] = "", nd[128] = "";
+    node[0] = 0;
+    if (t && sscanf(t, "%63s %63s %127s", name, job, nd) == 3)
+        snprintf(node, n, "%s", nd);
+    free(t);
+}
+
+/* `ckbench serve --executor slurm` feeding a two-node cluster: both nodes
+ * take evaluations at once; a node killed under a running evaluation costs
+ * nothing (Slurm's failure is submitted again, on the other node), and every
+ * evaluation the server accepted is answered. */
+CKBT_TEST(slurm_server_feeds_two_nodes_and_survives_a_lost_node, "full")
+{
+    if (geteuid() != 0) {
+        printf("    (skipped: not root: the two-node cluster makes network namespaces)\n");
+        return;
+    }
+    char cluster[600], out[16384], cmd[1600], sdir[600], evals[700], conf[700];
+    const char *tmp = ckbt_tmpdir();
+    snprintf(cluster, sizeof cluster, "%s/scluster", tmp);
+    snprintf(sdir, sizeof sdir, "%s/server", tmp);
+    snprintf(evals, sizeof evals, "%s/db.sqlite.d/evals", sdir);
+    char owner[32];
+    snprintf(owner, sizeof owner, "%d", (int)getpid());
+    setenv("CKB_SLURM_OWNER_PID", owner, 1);
+    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh start %s --nodes 2", ckb_home(),
+             cluster);
+    int rc = slurmt_sh(cmd, out, sizeof out);
+    unsetenv("CKB_SLURM_OWNER_PID");
+    if (rc == 3) {
+        out[strcspn(out, "\n")] = 0;
+        printf("    (skipped: %s)\n", out);
+        return;
+    }
+    CKBT_EXPECT(rc == 0, "the two-node Slurm cluster did not start (exit %d):\n%s", rc, out);
+    snprintf(conf, sizeof conf, "%s/slurm.conf", cluster);
+    setenv("SLURM_CONF", conf, 1);
+    setenv("CKB_SLURM_PARTITION", "ckb", 1);
+    ckbt_server s = {.pid = -1};
+    enum { N = 4 };
+    char ids[N][32];
+    int locked = 0;
+    const char *extra[] = {"--executor", "slurm", NULL};
+    if (rc != 0 || ckbt_serve_start(&s, sdir, extra) != 0)
+        goto done;
+    /* No node finishes while this process holds the timing lock: two start. */
+    ckb_excl_lock();
+    locked = 1;
+    for (int i = 0; i < N; i++) {
+        /* distinct evaluations: another number of timed calls each */
+        char more[64];
+        snprintf(more, sizeof more, ",\"iters\":%d", 3 + i);
+        char *body = ckbt_serve_request("8p", "gemm_plain.c", more);
+        ckbt_http h;
+        ckbt_http_call(&s, "POST", "/v1/evaluations", body, strlen(body), NULL, &h);
+        snprintf(ids[i], sizeof ids[i], "%s", ckb_json_str(h.json, "id") ? ckb_json_str(h.json, "id") : "");
+        CKBT_EXPECT(h.status == 202, "submit %d: %ld %s", i, h.status, h.body);
+        ckbt_http_free(&h);
+        free(body);
+    }
+    char node0[128] = "", node1[128] = "";
+    for (int t = 0; t < 1200 && (!node0[0] || !node1[0]); t++) {
+        slurmt_server_node(evals, ids[0], node0, sizeof node0);
+        slurmt_server_node(evals, ids[1], node1, sizeof node1);
+        slurmt_sleep_ms(100);
+    }
+    CKBT_EXPECT(node0[0] && node1[0] && strcmp(node0, node1) != 0,
+                "two evaluations run at once, on two nodes: '%s' and '%s'", node0, node1);
+    /* the node under the first evaluation dies */
+    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh kill-node %s %s", ckb_home(), cluster,
+             node0[0] ? node0 : "ckbnode1");
+    rc = slurmt_sh(cmd, out, sizeof out);
+    CKBT_EXPECT(rc == 0, "kill-node %s (exit %d): %s", node0, rc, out);
+    ckb_excl_unlock();
+    locked = 0;
+    for (int i = 0; i < N; i++) {
+        json_object *ev = ckbt_serve_wait(&s, ids[i], NULL, 300);
+        json_object *res = ckb_json_obj(ev, "result"), *ex = ckb_json_obj(res, "executor");
+        const char *st = ckb_json_str(res, "status"), *nd = ckb_json_str(ex, "node");
+        CKBT_EXPECT(ev && !strcmp(ckb_json_str(ev, "state"), "done") && st && !strcmp(st, "ok") &&
+                        nd && !strcmp(ckb_json_str(ex, "name"), "slurm"),
+                    "evaluation %d ends ok on a node: %s", i,
+                    ev ? json_object_to_json_string(ev) : "(no answer)");
+        if (i == 0)
+            CKBT_EXPECT(ckb_json_long(ex, "attempts") >= 2 && nd && strcmp(nd, node0) != 0,
+                        "the lost node's evaluation ran again on the other node: %ld attempts, "
+                        "on %s (%s was killed)",
+                        ckb_json_long(ex, "attempts"), nd ? nd : "-", node0);
+        json_object_put(ev);
+    }
+done:
+    if (locked)
+        ckb_excl_unlock();
+    if (s.pid > 0) {
+        int st = ckbt_serve_stop(&s, SIGTERM);
+        CKBT_EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server stops cleanly (%d)", st);
+    }
+    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh stop %s", ckb_home(), cluster);
+    rc = slurmt_sh(cmd, out, sizeof out);
+    CKBT_EXPECT(rc == 0, "the cluster stops: %s", out);
     unsetenv("SLURM_CONF");
     unsetenv("CKB_SLURM_PARTITION");
 }
