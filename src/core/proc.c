@@ -156,7 +156,7 @@ int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_pr
         return -1;
     }
     double t0 = ckb_now();
-    if (ckb_proc_collect(pipefd[0], t0, timeout_s, max_output, out) != 0) {
+    if (ckb_proc_collect(pipefd[0], t0, timeout_s, max_output, 0, out) != 0) {
         ckb_proc_kill_group(pid);
         waitpid(pid, NULL, 0);
         close(pipefd[0]);
@@ -175,7 +175,7 @@ int ckb_proc_run(char *const argv[], double timeout_s, size_t max_output, ckb_pr
     return 0;
 }
 
-int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
+int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output, int stop_when_full,
                      ckb_proc_result *out)
 {
     out->output = malloc(max_output + 1);
@@ -203,6 +203,8 @@ int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
         }
         memcpy(out->output + out->output_len, buf, keep);
         out->output_len += keep;
+        if (out->truncated && stop_when_full)
+            break;
     }
     out->output[out->output_len] = '\0';
     return 0;
