@@ -459,8 +459,10 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     rc = ckb_confined_cc(argv, dir, expert_kit, inputs, "candidate.so", &r, out->error,
                          sizeof out->error);
     compile__own_again(work, out->so_path);
-    if (rc != 0)
+    if (rc != 0) {
+        unlink(out->so_path); /* a copy that failed half-way */
         return -1;
+    }
     /* The confinement's own exits (sandbox.c, compile__child) with nothing
      * said: the compiler never started. */
     if (r.proc.exited && r.proc.exit_code >= 120 && r.proc.exit_code <= 127 &&

@@ -162,8 +162,8 @@ static void compile__close_except(const int *keep_in, int nkeep)
 
 /* Copies file `from` (relative to from_dir) to `to` (relative to to_dir):
  * at most max bytes, else EFBIG. The copy is left behind on failure: it
- * lies in a tmpfs that goes with the compile, or is the output the caller
- * removes. */
+ * lies in a tmpfs that goes with the compile, or is the object, which
+ * ckb_compile_candidate removes. */
 static int compile__copy(int from_dir, const char *from, int to_dir, const char *to, mode_t mode,
                          unsigned long long max)
 {
