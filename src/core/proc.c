@@ -162,7 +162,7 @@ int ckb_proc_run_cancellable(char *const argv[], double timeout_s, size_t max_ou
         return -1;
     }
     double t0 = ckb_now();
-    if (ckb_proc_collect_cancellable(pipefd[0], t0, timeout_s, max_output, cancel, out) != 0) {
+    if (ckb_proc_collect_cancellable(pipefd[0], t0, timeout_s, max_output, 0, cancel, out) != 0) {
         ckb_proc_kill_group(pid);
         waitpid(pid, NULL, 0);
         close(pipefd[0]);
@@ -181,14 +181,14 @@ int ckb_proc_run_cancellable(char *const argv[], double timeout_s, size_t max_ou
     return 0;
 }
 
-int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
+int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output, int stop_when_full,
                      ckb_proc_result *out)
 {
-    return ckb_proc_collect_cancellable(fd, t0, timeout_s, max_output, NULL, out);
+    return ckb_proc_collect_cancellable(fd, t0, timeout_s, max_output, stop_when_full, NULL, out);
 }
 
 int ckb_proc_collect_cancellable(int fd, double t0, double timeout_s, size_t max_output,
-                                 const int *cancel, ckb_proc_result *out)
+                                 int stop_when_full, const int *cancel, ckb_proc_result *out)
 {
     out->output = malloc(max_output + 1);
     if (!out->output)
@@ -221,6 +221,8 @@ int ckb_proc_collect_cancellable(int fd, double t0, double timeout_s, size_t max
         }
         memcpy(out->output + out->output_len, buf, keep);
         out->output_len += keep;
+        if (out->truncated && stop_when_full)
+            break;
     }
     out->output[out->output_len] = '\0';
     return 0;

@@ -33,14 +33,16 @@ int ckb_proc_run_cancellable(char *const argv[], double timeout_s, size_t max_ou
 void ckb_proc_result_free(ckb_proc_result *r);
 /* Reads fd into out->output (allocated here, NUL-terminated, the first
  * max_output bytes kept: out->truncated past them) until EOF or until
- * timeout_s after t0 (ckb_now()'s clock; out->timed_out). 0, or -1 when
- * out of memory. */
-int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output,
+ * timeout_s after t0 (ckb_now()'s clock; out->timed_out). With
+ * stop_when_full it returns at the first byte past max_output instead of
+ * draining the rest (the caller then ends the writer). 0, or -1 when out
+ * of memory. */
+int ckb_proc_collect(int fd, double t0, double timeout_s, size_t max_output, int stop_when_full,
                      ckb_proc_result *out);
 /* The same, stopping early with out->cancelled when *cancel becomes
  * non-zero (cancel may be NULL). */
 int ckb_proc_collect_cancellable(int fd, double t0, double timeout_s, size_t max_output,
-                                 const int *cancel, ckb_proc_result *out);
+                                 int stop_when_full, const int *cancel, ckb_proc_result *out);
 /* out's exited / exit_code / signal from a wait status. */
 void ckb_proc_set_status(ckb_proc_result *out, int status);
 

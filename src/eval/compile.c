@@ -87,6 +87,133 @@ static const char *compile__classify(const char *msg)
     return "other";
 }
 
+/* ---- the limits ------------------------------------------------------ */
+
+/* Does a line of the toolchain's own say `what`? Not a diagnostic about
+ * a line of the source, whose location has a line number (`x.c:5:3:`),
+ * nor a quoted source line, which starts with blanks; such a line starts
+ * with the report (`virtual memory exhausted: ...`) or with the name of a
+ * program or file (`cc1: out of memory allocating ...`, `/usr/bin/ld: final
+ * link failed: No space left on device`, `cc: internal compiler error: File
+ * size limit exceeded signal terminated program as`). */
+static int compile__tool_says(const char *out, const char *what)
+{
+    for (const char *line = out; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        size_t first = strcspn(line, " \t\n");
+        int located = 0;
+        for (size_t i = 0; i + 1 < first; i++)
+            located |= line[i] == ':' && line[i + 1] >= '0' && line[i + 1] <= '9';
+        const char *hit = strstr(line, what);
+        if (hit && hit < line + len && first > 0 && !located)
+            return 1;
+        line = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+static int compile__says_any(const char *out, const char *const *what)
+{
+    for (int i = 0; what[i]; i++)
+        if (compile__tool_says(out, what[i]))
+            return 1;
+    return 0;
+}
+
+/* "2 GiB", "256 MiB", "1 MiB". */
+static void compile__bytes(char *buf, size_t n, unsigned long long v)
+{
+    if (v >= (1ull << 30) && v % (1ull << 30) == 0)
+        snprintf(buf, n, "%llu GiB", v >> 30);
+    else if (v >= (1ull << 20) && v % (1ull << 20) == 0)
+        snprintf(buf, n, "%llu MiB", v >> 20);
+    else
+        snprintf(buf, n, "%llu bytes", v);
+}
+
+/* Which limit ended a failed compile, told by its mechanism, or NULL.
+ * Ours: the output cap and the wall clock (we stopped it). The rlimits:
+ * RLIMIT_CPU kills a process that used its seconds, so the compile's
+ * processes used at least that many together (nearly: the limit counts
+ * the tick-sampled time, wait4 the precise one, which came out 1% lower
+ * for an assembler stopped at 30 s; hence 90%); RLIMIT_AS makes an
+ * allocation fail, which the tools report in fixed words (libiberty's
+ * "out of memory allocating", gcc's "virtual memory exhausted", ld's
+ * "memory exhausted", strerror(ENOMEM)); the full tmpfs and RLIMIT_FSIZE
+ * fail a write with ENOSPC or EFBIG, or kill with SIGXFSZ, which the
+ * driver and collect2 name. Those words are English: under a translated
+ * locale such a failure stays "other". */
+static const char *compile__limit_kind(const ckb_confined_result *r)
+{
+    static const char *const memory[] = {"out of memory", "memory exhausted",
+                                         "Cannot allocate memory", NULL};
+    static const char *const disk[] = {"No space left on device", "File too large",
+                                       "File size limit exceeded", NULL};
+    if (r->output_limit)
+        return "output_limit";
+    if (r->proc.timed_out)
+        return "timeout";
+    if (compile__says_any(r->proc.output, memory))
+        return "memory_limit";
+    if (compile__says_any(r->proc.output, disk))
+        return "disk_limit";
+    if (r->cpu_s >= 0.9 * CKB_CONFINED_CPU_S)
+        return "cpu_limit";
+    return NULL;
+}
+
+/* The line that opens the message of a compile a limit ended: the limit,
+ * and what to change. */
+static void compile__limit_line(const char *kind, char *buf, size_t n)
+{
+    char v[32];
+    if (strcmp(kind, "memory_limit") == 0) {
+        compile__bytes(v, sizeof v, CKB_CONFINED_MEM_BYTES);
+        snprintf(buf, n,
+                 "the compile went past its memory limit (%s of address space per compiler "
+                 "process) and failed: the source makes the compiler build something huge "
+                 "(a large initialiser, a deep macro expansion); compute such tables at run "
+                 "time instead",
+                 v);
+    } else if (strcmp(kind, "disk_limit") == 0) {
+        compile__bytes(v, sizeof v, CKB_CONFINED_DISK_BYTES);
+        snprintf(buf, n,
+                 "the compile went past its disk limit (%s for the source's copy, the "
+                 "object, the assembler's output and every temporary file together) and "
+                 "failed: the source makes a huge object (large initialisers or data "
+                 "directives), or is huge itself; compute such data at run time instead",
+                 v);
+    } else if (strcmp(kind, "cpu_limit") == 0) {
+        snprintf(buf, n,
+                 "the compile went past its CPU-time limit (%d s per compiler process) and was "
+                 "stopped: the source makes the compiler or the assembler spin (deep macro "
+                 "expansions, huge unrolled code, assembler loops); make it simpler",
+                 CKB_CONFINED_CPU_S);
+    } else if (strcmp(kind, "output_limit") == 0) {
+        compile__bytes(v, sizeof v, CKB_CONFINED_OUTPUT_BYTES);
+        snprintf(buf, n,
+                 "the compiler's messages went past their limit (%s) and the compile was "
+                 "stopped; the first of them follow: fix those",
+                 v);
+    } else {
+        snprintf(buf, n,
+                 "the compile went past its time limit (%d s, wall clock) and was stopped: "
+                 "the source makes the compiler spin; make it simpler",
+                 CKB_CONFINED_TIMEOUT_S);
+    }
+}
+
+/* The message fed back: the limit's line, then the compiler's first lines. */
+static char *compile__limit_message(const char *kind, const char *trimmed)
+{
+    char line[512];
+    compile__limit_line(kind, line, sizeof line);
+    ckb_strbuf sb = {0};
+    ckb_strbuf_printf(&sb, "%s%s%s", line, trimmed[0] ? "\n" : "", trimmed);
+    return ckb_strbuf_take(&sb);
+}
+
 /* ---- the compile folder ---------------------------------------------- */
 
 static int compile__write(const char *path, const char *data, size_t len)
@@ -147,10 +274,11 @@ static int compile__copy_tree(const char *from, const char *to, int levels)
     return rc;
 }
 
-/* workdir/compile: work/ (all the compiler may write: the source, dims.h,
- * candidate.so), and copies of include/ and, for an expert, expert-kit/.
- * While the compiler runs, work/ belongs to the compile's user (`nobody`
- * when ckbench is root), then to us again. */
+/* workdir/compile: work/ (the source, dims.h, and candidate.so, which the
+ * compile's first process copies there from the compiler's tmpfs), and
+ * copies of include/ and, for an expert, expert-kit/. While the compiler
+ * runs, work/ belongs to the compile's user (`nobody` when ckbench is
+ * root), then to us again. */
 static int compile__make_dir(const char *workdir, int expert_kit, char *dir, size_t n)
 {
     char work[PATH_MAX], sub[PATH_MAX], from[PATH_MAX];
@@ -244,6 +372,17 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
         snprintf(out->error, sizeof out->error, "more than %d defines", COMPILE_MAX_DEFINES);
         return -1;
     }
+    /* A source past the disk limit cannot fit in the compile's tmpfs:
+     * refused before we copy it (nor read it, whatever its size). */
+    struct stat st;
+    if (stat(src, &st) == 0 && S_ISREG(st.st_mode) &&
+        (unsigned long long)st.st_size > CKB_CONFINED_DISK_BYTES) {
+        char said[128];
+        snprintf(said, sizeof said, "ckbench: the source is %lld bytes\n", (long long)st.st_size);
+        out->kind = "disk_limit";
+        out->message = compile__limit_message(out->kind, said);
+        return 0;
+    }
     char dir[PATH_MAX], work[PATH_MAX + 8], dims_path[PATH_MAX + 16], rel[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/include/ckbench.h", ckb_home());
     if (access(dir, R_OK) != 0) {
@@ -309,30 +448,47 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     argv[n++] = "-latomic";
     argv[n] = NULL;
 
-    ckb_proc_result r;
-    rc = ckb_confined_cc(argv, dir, expert_kit, &r, out->error, sizeof out->error);
-    compile__own_again(work, out->so_path);
-    if (rc != 0)
-        return -1;
-    /* The confinement's own exits (sandbox.c, compile__child) with nothing
-     * said: the compiler never started. */
-    if (r.exited && r.exit_code >= 120 && r.exit_code <= 127 && r.output_len == 0) {
-        snprintf(out->error, sizeof out->error,
-                 "the compiler's sandbox ended before the compiler started (exit %d)",
-                 r.exit_code);
-        ckb_proc_result_free(&r);
+    /* The object of an earlier compile in a kept folder is not this one's. */
+    if (unlink(out->so_path) != 0 && errno != ENOENT) {
+        snprintf(out->error, sizeof out->error, "cannot remove %.400s: %s", out->so_path,
+                 strerror(errno));
         return -1;
     }
-    out->seconds = r.wall_s;
-    out->message = compile__trim(r.output, workdir);
-    if (r.timed_out) {
-        out->kind = "timeout";
-    } else if (!r.exited || r.exit_code != 0) {
-        out->kind = compile__classify(r.output);
+    const char *inputs[] = {"dims.h", rel, NULL};
+    ckb_confined_result r;
+    rc = ckb_confined_cc(argv, dir, expert_kit, inputs, "candidate.so", &r, out->error,
+                         sizeof out->error);
+    compile__own_again(work, out->so_path);
+    if (rc != 0) {
+        unlink(out->so_path); /* a copy that failed half-way */
+        return -1;
+    }
+    /* The confinement's own exits (sandbox.c, compile__child) with nothing
+     * said: the compiler never started. */
+    if (r.proc.exited && r.proc.exit_code >= 120 && r.proc.exit_code <= 127 &&
+        r.proc.output_len == 0) {
+        snprintf(out->error, sizeof out->error,
+                 "the compiler's sandbox ended before the compiler started (exit %d)",
+                 r.proc.exit_code);
+        ckb_proc_result_free(&r.proc);
+        return -1;
+    }
+    out->seconds = r.proc.wall_s;
+    out->message = compile__trim(r.proc.output, workdir);
+    const char *limit = NULL;
+    if (r.output_limit || r.proc.timed_out || !r.proc.exited || r.proc.exit_code != 0)
+        limit = compile__limit_kind(&r);
+    if (limit) {
+        char *msg = compile__limit_message(limit, out->message);
+        free(out->message);
+        out->message = msg;
+        out->kind = limit;
+    } else if (!r.proc.exited || r.proc.exit_code != 0) {
+        out->kind = compile__classify(r.proc.output);
     } else {
         out->ok = 1;
     }
-    ckb_proc_result_free(&r);
+    ckb_proc_result_free(&r.proc);
     return 0;
 }
 

@@ -15,7 +15,10 @@ typedef struct {
     char so_path[PATH_MAX];
     char *message;    /* trimmed compiler output (may be ""); caller frees */
     const char *kind; /* NULL when ok; else "syntax", "unknown_intrinsic",
-                         "wrong_signature", "undeclared", "link", "timeout", "other" */
+                         "wrong_signature", "undeclared", "link", "other", or the
+                         limit that ended it: "timeout" (wall clock), "cpu_limit",
+                         "memory_limit", "disk_limit", "output_limit"
+                         (eval/confine.h); the message then opens naming it */
     double seconds;
     char error[768];  /* why the compiler could not run, when -1 is returned */
 } ckb_compile_result;
@@ -23,9 +26,11 @@ typedef struct {
 /* Compiles src for workload w at size s in workdir/compile/work (made
  * here; workdir must exist): copies src there unless it lies there already,
  * writes dims.h and candidate.so (out->so_path) there. The compiler runs
- * confined (eval/confine.h): it sees only the system's toolchain and
- * headers, that folder, ckbench's include/ and, when expert_kit = 1 (experts
- * only), expert-kit/ (both copied into workdir/compile).
+ * confined and bounded (eval/confine.h): it sees only the system's
+ * toolchain and headers, copies of the source and dims.h in a tmpfs of its
+ * own (the object is copied back from there), ckbench's include/ and, when
+ * expert_kit = 1 (experts only), expert-kit/ (both copied into
+ * workdir/compile).
  * defines are extra "NAME=VALUE" macros (an expert's tunables), may be
  * NULL. Returns 0 when the compiler ran (see out->ok), -1 with out->error
  * when it or its confinement could not be started (no user namespaces). */
