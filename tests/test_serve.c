@@ -748,3 +748,35 @@ CKBT_TEST(serve_full_disk_is_503_and_the_store_survives, "full")
     sqlite3_close(hd);
     umount2(mnt, MNT_DETACH);
 }
+
+/* The compile bomb (a 35-line initialiser the preprocessor expands to 2^27
+ * elements): through the server it ends compile_error naming the memory
+ * limit, and the server, whose host the OOM killer would otherwise pick
+ * from, goes on answering. */
+CKBT_TEST(serve_compile_bomb_leaves_the_server_standing, "full")
+{
+    char dir[600];
+    servet_dir(dir, sizeof dir, "bomb");
+    ckbt_server s;
+    if (ckbt_serve_start(&s, dir, NULL) != 0)
+        return;
+    char *body = ckbt_serve_request("8p", "attack_compile_memory_bomb.c", "");
+    char id[32];
+    long st;
+    servet_submit(&s, body, NULL, &st, id);
+    free(body);
+    json_object *ev = ckbt_serve_wait(&s, id, NULL, 180);
+    json_object *res = ckb_json_obj(ev, "result");
+    const char *detail = ckb_json_str(res, "detail");
+    CKBT_EXPECT(ev && !strcmp(ckb_json_str(res, "status"), "compile_error") && detail &&
+                    (!strcmp(detail, "memory_limit") || !strcmp(detail, "cpu_limit")) &&
+                    strstr(ckb_json_str(res, "message"), "limit"),
+                "%s", ev ? json_object_to_json_string(ev) : "(no answer)");
+    json_object_put(ev);
+    ckbt_http h;
+    ckbt_http_call(&s, "GET", "/healthz", NULL, 0, NULL, &h);
+    CKBT_EXPECT(h.status == 200, "the server still answers: %ld", h.status);
+    ckbt_http_free(&h);
+    int rc = ckbt_serve_stop(&s, SIGTERM);
+    CKBT_EXPECT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "and stops cleanly (%d)", rc);
+}
