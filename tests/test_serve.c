@@ -68,6 +68,14 @@ static void servet_dir(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", ckbt_tmpdir(), name);
 }
 
+/* A server of its own for a test, in the test folder's NAME. */
+static int servet_start(ckbt_server *s, const char *name, const char *const *extra)
+{
+    char dir[600];
+    servet_dir(dir, sizeof dir, name);
+    return ckbt_serve_start(s, dir, extra);
+}
+
 /* The keys of a JSON object, sorted, as one string. */
 static void servet_keys(json_object *j, const char *skip, char *buf, size_t n)
 {
@@ -93,10 +101,8 @@ static void servet_keys(json_object *j, const char *skip, char *buf, size_t n)
 
 CKBT_TEST(serve_routes_and_a_real_evaluation, "quick")
 {
-    char dir[600];
-    servet_dir(dir, sizeof dir, "routes");
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (servet_start(&s, "routes", NULL) != 0)
         return;
     ckbt_http h;
     ckbt_http_call(&s, "GET", "/healthz", NULL, 0, NULL, &h);
@@ -174,11 +180,9 @@ CKBT_TEST(serve_routes_and_a_real_evaluation, "quick")
 
 CKBT_TEST(serve_rejects_bad_input, "quick")
 {
-    char dir[600];
-    servet_dir(dir, sizeof dir, "bad");
-    ckbt_server s;
     const char *extra[] = {"--max-body", "4096", "--max-queue", "2", "--idle-timeout", "2", NULL};
-    if (ckbt_serve_start(&s, dir, extra) != 0)
+    ckbt_server s;
+    if (servet_start(&s, "bad", extra) != 0)
         return;
     struct {
         const char *method, *path, *body;
@@ -286,10 +290,8 @@ CKBT_TEST(serve_rejects_bad_input, "quick")
 
 CKBT_TEST(serve_client_key_is_idempotent, "quick")
 {
-    char dir[600];
-    servet_dir(dir, sizeof dir, "keys");
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (servet_start(&s, "keys", NULL) != 0)
         return;
     const char *a = "{\"workload\":\"12p\",\"source\":\"int x;\",\"size\":\"small\",\"client_key\":"
                     "\"k-1\"}";
@@ -479,10 +481,8 @@ static int servet_ckbench_procs(pid_t except)
 
 CKBT_TEST(serve_cancel_leaves_no_process, "quick")
 {
-    char dir[600];
-    servet_dir(dir, sizeof dir, "cancel");
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (servet_start(&s, "cancel", NULL) != 0)
         return;
     char *body = ckbt_serve_request("8p", "gemm_infinite_loop.c", "");
     char id[32], path[128];
@@ -607,10 +607,8 @@ CKBT_TEST(serve_kill9_and_restart_loses_nothing, "full")
 
 CKBT_TEST(serve_500_queued_all_answered_in_order, "full")
 {
-    char dir[600];
-    servet_dir(dir, sizeof dir, "many");
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (servet_start(&s, "many", NULL) != 0)
         return;
     enum { N = 500, PER = 250 };
     static char ids[N][32];
@@ -755,10 +753,8 @@ CKBT_TEST(serve_full_disk_is_503_and_the_store_survives, "full")
  * from, goes on answering. */
 CKBT_TEST(serve_compile_bomb_leaves_the_server_standing, "full")
 {
-    char dir[600];
-    servet_dir(dir, sizeof dir, "bomb");
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (servet_start(&s, "bomb", NULL) != 0)
         return;
     char *body = ckbt_serve_request("8p", "attack_compile_memory_bomb.c", "");
     char id[32];

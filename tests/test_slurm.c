@@ -495,6 +495,27 @@ static void slurmt_join(pthread_t *threads, int n, const int *done)
         pthread_join(threads[i], NULL);
 }
 
+/* Starts the two-node cluster in folder cluster (stopped with the test
+ * process at the latest); its exit status: 3 (said "skipped") when this host
+ * cannot make namespaces, another non-zero one fails the test. */
+static int slurmt_two_nodes(const char *cluster, char *out, size_t n)
+{
+    char owner[32], cmd[1600];
+    snprintf(owner, sizeof owner, "%d", (int)getpid());
+    setenv("CKB_SLURM_OWNER_PID", owner, 1);
+    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh start %s --nodes 2", ckb_home(),
+             cluster);
+    int rc = slurmt_sh(cmd, out, n);
+    unsetenv("CKB_SLURM_OWNER_PID");
+    if (rc == 3) {
+        out[strcspn(out, "\n")] = 0;
+        printf("    (skipped: %s)\n", out);
+    } else {
+        CKBT_EXPECT(rc == 0, "the two-node Slurm cluster did not start (exit %d):\n%s", rc, out);
+    }
+    return rc;
+}
+
 CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
 {
     if (geteuid() != 0) {
@@ -515,19 +536,9 @@ CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
                 "the kernel is written");
     free(code);
 
-    char owner[32];
-    snprintf(owner, sizeof owner, "%d", (int)getpid());
-    setenv("CKB_SLURM_OWNER_PID", owner, 1);
-    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh start %s --nodes 2", ckb_home(),
-             cluster);
-    int rc = slurmt_sh(cmd, out, sizeof out);
-    unsetenv("CKB_SLURM_OWNER_PID");
-    if (rc == 3) {
-        out[strcspn(out, "\n")] = 0;
-        printf("    (skipped: %s)\n", out);
+    int rc = slurmt_two_nodes(cluster, out, sizeof out);
+    if (rc == 3)
         return;
-    }
-    CKBT_EXPECT(rc == 0, "the two-node Slurm cluster did not start (exit %d):\n%s", rc, out);
     /* The links the cluster made: none may be left after its stop. */
     char linksf[700];
     snprintf(linksf, sizeof linksf, "%s/links", cluster);
@@ -725,19 +736,9 @@ CKBT_TEST(slurm_server_feeds_two_nodes_and_survives_a_lost_node, "full")
     snprintf(cluster, sizeof cluster, "%s/scluster", tmp);
     snprintf(sdir, sizeof sdir, "%s/server", tmp);
     snprintf(evals, sizeof evals, "%s/db.sqlite.d/evals", sdir);
-    char owner[32];
-    snprintf(owner, sizeof owner, "%d", (int)getpid());
-    setenv("CKB_SLURM_OWNER_PID", owner, 1);
-    snprintf(cmd, sizeof cmd, "%s/scripts/slurm_cluster.sh start %s --nodes 2", ckb_home(),
-             cluster);
-    int rc = slurmt_sh(cmd, out, sizeof out);
-    unsetenv("CKB_SLURM_OWNER_PID");
-    if (rc == 3) {
-        out[strcspn(out, "\n")] = 0;
-        printf("    (skipped: %s)\n", out);
+    int rc = slurmt_two_nodes(cluster, out, sizeof out);
+    if (rc == 3)
         return;
-    }
-    CKBT_EXPECT(rc == 0, "the two-node Slurm cluster did not start (exit %d):\n%s", rc, out);
     snprintf(conf, sizeof conf, "%s/slurm.conf", cluster);
     setenv("SLURM_CONF", conf, 1);
     setenv("CKB_SLURM_PARTITION", "ckb", 1);

@@ -48,16 +48,6 @@ static json_object *suite__variant(const char *status, const ckb_stats *s, doubl
     return v;
 }
 
-static json_object *suite__dims(const ckb_workload *w, ckb_size s)
-{
-    json_object *d = json_object_new_object();
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_dims(w, s, dims);
-    for (int i = 0; i < w->ndims; i++)
-        json_object_object_add(d, w->dims[i].name, json_object_new_int64(dims[i]));
-    return d;
-}
-
 static void suite__shape(const ckb_workload *w, ckb_size s, char *buf, size_t n)
 {
     const ckb_tensor *t = NULL;
@@ -168,7 +158,7 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     json_object_object_add(e, "model", json_object_new_string(w->model));
     json_object_object_add(e, "operator", json_object_new_string(w->op));
     json_object_object_add(e, "tags", json_object_new_string(w->tags));
-    json_object_object_add(e, "dims", suite__dims(w, o->size));
+    json_object_object_add(e, "dims", ckb_workload_dims_json(w, o->size));
     json_object_object_add(e, "flops", json_object_new_double(r.flops));
     json_object_object_add(e, "bytes", json_object_new_double(r.bytes));
     char shape[128];

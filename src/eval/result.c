@@ -38,12 +38,7 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     json_object_object_add(j, "workload", json_object_new_string(w->id));
     json_object_object_add(j, "size", json_object_new_string(ckb_size_name(o->size)));
     json_object_object_add(j, "threads", json_object_new_int(o->threads));
-    json_object *dims = json_object_new_object();
-    int64_t d[CKB_MAX_DIMS];
-    ckb_workload_dims(w, o->size, d);
-    for (int i = 0; i < w->ndims; i++)
-        json_object_object_add(dims, w->dims[i].name, json_object_new_int64(d[i]));
-    json_object_object_add(j, "dims", dims);
+    json_object_object_add(j, "dims", ckb_workload_dims_json(w, o->size));
     json_object_object_add(j, "status", json_object_new_string(ckb_status_name(r->status)));
     json_object_object_add(j, "stage", json_object_new_string(ckb_stage_name(r->stage)));
     if (r->detail[0])

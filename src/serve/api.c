@@ -384,16 +384,6 @@ static void api__delete_evaluation(ckb_server *s, const ckb_api_request *q, cons
 
 /* ---- workloads ---------------------------------------------------------- */
 
-static json_object *api__dims(const ckb_workload *w, ckb_size s)
-{
-    json_object *d = json_object_new_object();
-    int64_t v[CKB_MAX_DIMS];
-    ckb_workload_dims(w, s, v);
-    for (int i = 0; i < w->ndims; i++)
-        json_object_object_add(d, w->dims[i].name, json_object_new_int64(v[i]));
-    return d;
-}
-
 static json_object *api__workload_brief(const ckb_workload *w)
 {
     json_object *j = json_object_new_object(), *dims = json_object_new_object(),
@@ -409,7 +399,7 @@ static json_object *api__workload_brief(const ckb_workload *w)
     for (int s = 0; s < CKB_SIZE_HOST; s++) {
         int64_t d[CKB_MAX_DIMS];
         ckb_workload_dims(w, (ckb_size)s, d);
-        json_object_object_add(dims, ckb_size_name((ckb_size)s), api__dims(w, (ckb_size)s));
+        json_object_object_add(dims, ckb_size_name((ckb_size)s), ckb_workload_dims_json(w, (ckb_size)s));
         json_object_object_add(gf, ckb_size_name((ckb_size)s),
                                json_object_new_double(w->flops(d) / 1e9));
     }

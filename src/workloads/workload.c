@@ -1,6 +1,7 @@
 /* Facts derived from a workload's declaration: sizes, dtypes, the generated
  * candidate header and signature. */
 #include "workloads/workload.h"
+#include <json-c/json.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,16 @@ int ckb_workload_set_host_scale(const ckb_workload *w, int64_t value)
         return -1;
     workload__host_scale[i] = value;
     return 0;
+}
+
+json_object *ckb_workload_dims_json(const ckb_workload *w, ckb_size s)
+{
+    json_object *j = json_object_new_object();
+    int64_t d[CKB_MAX_DIMS];
+    ckb_workload_dims(w, s, d);
+    for (int i = 0; i < w->ndims; i++)
+        json_object_object_add(j, w->dims[i].name, json_object_new_int64(d[i]));
+    return j;
 }
 
 int64_t ckb_workload_host_scale(const ckb_workload *w)

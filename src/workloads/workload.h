@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct json_object;
+
 #include "ckbench.h"
 
 #define CKB_MAX_DIMS 16
@@ -166,6 +168,8 @@ int ckb_workload_scale_dim(const ckb_workload *w);
  * scale dim. */
 int ckb_workload_set_host_scale(const ckb_workload *w, int64_t value);
 int64_t ckb_workload_host_scale(const ckb_workload *w);
+/* w's dims at size s as a JSON object {"B": 1, ...} (the caller owns it). */
+struct json_object *ckb_workload_dims_json(const ckb_workload *w, ckb_size s);
 /* What names a size of w exactly: "default", or "host(B=512)". */
 void ckb_size_label(const ckb_workload *w, ckb_size s, char *buf, size_t n);
 int64_t ckb_tensor_numel(const ckb_tensor *t, const int64_t *dims);
