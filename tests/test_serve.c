@@ -378,6 +378,14 @@ CKBT_TEST(serve_tokens_keep_clients_apart, "quick")
     ckbt_http_call(&s, "GET", "/v1/workloads", NULL, 0, "0123", &h);
     CKBT_EXPECT(h.status == 401, "a wrong token: %ld", h.status);
     ckbt_http_free(&h);
+    /* refused from its headers: no body byte of a stranger is held */
+    size_t blen = 3u << 20;
+    char *junk = malloc(blen);
+    memset(junk, 'x', blen);
+    ckbt_http_call(&s, "POST", "/v1/evaluations", junk, blen, NULL, &h);
+    CKBT_EXPECT(h.status == 401, "a body without a token: %ld", h.status);
+    ckbt_http_free(&h);
+    free(junk);
     ckbt_http_call(&s, "GET", "/healthz", NULL, 0, NULL, &h);
     CKBT_EXPECT(h.status == 200, "health needs no token: %ld", h.status);
     ckbt_http_free(&h);

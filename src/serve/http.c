@@ -23,8 +23,15 @@
  * most this long: a client that sends a byte now and then is cut off. */
 #define HTTP__RECEIVE_S 60.0
 
+/* Bytes of request bodies held at once, every connection's together: past
+ * it a body is refused (503) rather than the server's memory taken. */
+#define HTTP__BODIES_MAX (256L << 20)
+static long http__bodies; /* held now (atomic) */
+
 typedef struct http__req {
     double t0;
+    const ckb_token *tok;      /* who calls, checked before any body byte is read */
+    int too_busy;
     char *body;
     size_t len, cap;
     int too_large;
@@ -134,6 +141,15 @@ static enum MHD_Result http__handler(void *cls, struct MHD_Connection *c, const 
         h->t0 = ckb_now();
         h->conn = c;
         *con_cls = h;
+        /* Who calls and how much they send are known from the headers: a
+         * refusal needs no body byte read. */
+        enum MHD_Result ret = MHD_NO;
+        if (strcmp(url, "/healthz") != 0 && http__auth(s, c, h, &h->tok, &ret) != 0)
+            return ret;
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoll(cl, NULL, 10) > s->c.max_body)
+            h->too_large = 1;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -141,14 +157,24 @@ static enum MHD_Result http__handler(void *cls, struct MHD_Connection *c, const 
             return MHD_NO; /* too slow a sender: the connection is closed */
         if (!h->too_large && h->len + *upload_size > (size_t)s->c.max_body) {
             h->too_large = 1;
-        } else if (!h->too_large) {
+        } else if (!h->too_large && !h->too_busy) {
             if (h->len + *upload_size + 1 > h->cap) {
                 size_t cap = (h->len + *upload_size + 1) * 2;
                 if (cap > (size_t)s->c.max_body + 1)
                     cap = (size_t)s->c.max_body + 1;
+                long grow = (long)(cap - h->cap);
+                if (__atomic_add_fetch(&http__bodies, grow, __ATOMIC_RELAXED) >
+                    HTTP__BODIES_MAX) {
+                    __atomic_sub_fetch(&http__bodies, grow, __ATOMIC_RELAXED);
+                    h->too_busy = 1;
+                    *upload_size = 0;
+                    return MHD_YES;
+                }
                 char *b = realloc(h->body, cap);
-                if (!b)
+                if (!b) {
+                    __atomic_sub_fetch(&http__bodies, grow, __ATOMIC_RELAXED);
                     return MHD_NO;
+                }
                 h->body = b;
                 h->cap = cap;
             }
@@ -166,10 +192,16 @@ static enum MHD_Result http__handler(void *cls, struct MHD_Connection *c, const 
                  s->c.max_body);
         return http__error(s, c, h, 413, "body_too_large", msg);
     }
-    enum MHD_Result ret = MHD_NO;
-    const ckb_token *tok = NULL;
-    if (strcmp(url, "/healthz") != 0 && http__auth(s, c, h, &tok, &ret) != 0)
-        return ret;
+    if (h->too_busy) {
+        ckb_api_response r;
+        memset(&r, 0, sizeof r);
+        ckb_api_error_response(&r, 503, "busy",
+                               "the server holds as many request bodies as it takes at once; "
+                               "send again shortly");
+        r.retry_after = 5;
+        return http__send(s, c, h, &r);
+    }
+    const ckb_token *tok = h->tok;
     ckb_api_request q = {.method = method, .path = url, .arg = http__arg, .arg_ctx = c,
                          .body = h->body, .body_len = h->len, .token = tok,
                          .owner = tok ? tok->name : "local", .deadline = h->deadline};
@@ -206,6 +238,7 @@ static void http__completed(void *cls, struct MHD_Connection *c, void **con_cls,
             break;
         }
     pthread_mutex_unlock(&s->wait_mu);
+    __atomic_sub_fetch(&http__bodies, (long)h->cap, __ATOMIC_RELAXED);
     free(h->body);
     free(h);
     *con_cls = NULL;
