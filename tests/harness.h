@@ -16,6 +16,10 @@ typedef void (*ckbt_fn)(void);
 void ckbt_register(const char *name, const char *tier, const char *file, ckbt_fn fn);
 void ckbt_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The test cannot check its claim on this host (no root, no such unit, a
+ * sanitizer build): it says why, and the runner counts it as skipped, never
+ * as passed. A failure recorded as well still fails it. */
+void ckbt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The path of the ckbench binary under test ($CKBENCH_BIN or build/ckbench). */
 const char *ckbt_bin(void);
 /* A fresh temporary directory for this test; removed at exit unless it failed. */

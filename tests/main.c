@@ -14,7 +14,7 @@ static struct {
     const char *name, *tier, *file;
     ckbt_fn fn;
 } tests[MAX_TESTS];
-static int ntests, current_failures;
+static int ntests, current_failures, current_skipped;
 static char tmpdir[256];
 
 void ckbt_register(const char *name, const char *tier, const char *file, ckbt_fn fn)
@@ -40,6 +40,18 @@ void ckbt_fail(const char *file, int line, const char *fmt, ...)
     fputc('\n', stdout);
     fflush(stdout);
     current_failures++;
+}
+
+void ckbt_skip(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("    (skipped: ", stdout);
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputs(")\n", stdout);
+    fflush(stdout);
+    current_skipped = 1;
 }
 
 const char *ckbt_bin(void)
@@ -93,7 +105,7 @@ int main(int argc, char **argv)
         tier = argv[2];
         first = 3;
     }
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, skipped = 0;
     for (int i = 0; i < ntests; i++) {
         if (strcmp(tier, "quick") == 0 && strcmp(tests[i].tier, "quick") != 0)
             continue;
@@ -102,18 +114,23 @@ int main(int argc, char **argv)
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         current_failures = 0;
+        current_skipped = 0;
         tmpdir[0] = '\0';
         printf("  %-48s ...\n", tests[i].name);
         fflush(stdout);
         tests[i].fn();
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-        printf("%s %-48s %.2fs\n", current_failures ? "FAIL" : "ok  ", tests[i].name, s);
+        printf("%s %-48s %.2fs\n",
+               current_failures ? "FAIL" : current_skipped ? "skip" : "ok  ", tests[i].name, s);
         fflush(stdout);
         if (current_failures) {
             failed++;
         } else {
-            passed++;
+            if (current_skipped)
+                skipped++;
+            else
+                passed++;
             if (tmpdir[0]) {
                 char cmd[300];
                 snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
@@ -122,6 +139,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

@@ -438,7 +438,7 @@ CKBT_TEST(serve_https_with_its_own_tls, "quick")
              "-days 1 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
              dir, dir);
     if (system(cmd) != 0) {
-        printf("    (skipped: openssl cannot make a test certificate here)\n");
+        ckbt_skip("openssl cannot make a test certificate here");
         return;
     }
     char cert[700], key[700];
@@ -674,7 +674,7 @@ CKBT_TEST(serve_500_queued_all_answered_in_order, "full")
 CKBT_TEST(serve_full_disk_is_503_and_the_store_survives, "full")
 {
     if (geteuid() != 0) {
-        printf("    (skipped: mounting a small tmpfs for the full disk needs root)\n");
+        ckbt_skip("mounting a small tmpfs for the full disk needs root");
         return;
     }
     char dir[600], mnt[700], db[800], fill[800];
@@ -682,7 +682,7 @@ CKBT_TEST(serve_full_disk_is_503_and_the_store_survives, "full")
     snprintf(mnt, sizeof mnt, "%s/mnt", dir);
     ckb_mkdirs(mnt);
     if (mount("ckbt-full", mnt, "tmpfs", 0, "size=2m") != 0) {
-        printf("    (skipped: cannot mount a tmpfs here: %s)\n", strerror(errno));
+        ckbt_skip("cannot mount a tmpfs here: %s", strerror(errno));
         return;
     }
     snprintf(db, sizeof db, "%s/srv", mnt);

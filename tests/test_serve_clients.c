@@ -66,7 +66,7 @@ static int servect_venv(void)
     if (rc != 0) {
         if (strstr(out, "NewConnectionError") || strstr(out, "Temporary failure") ||
             strstr(out, "No matching distribution") || strstr(out, "Network is unreachable"))
-            printf("    (skipped: PyPI cannot be reached for " SERVECT_SCHEMATHESIS ": %.200s)\n",
+            ckbt_skip("PyPI cannot be reached for " SERVECT_SCHEMATHESIS ": %.200s",
                    servect_tail(out, 200));
         else
             ckbt_fail(__FILE__, __LINE__, "pip install failed: %s", servect_tail(out, 1500));

@@ -509,7 +509,7 @@ static int slurmt_two_nodes(const char *cluster, char *out, size_t n)
     unsetenv("CKB_SLURM_OWNER_PID");
     if (rc == 3) {
         out[strcspn(out, "\n")] = 0;
-        printf("    (skipped: %s)\n", out);
+        ckbt_skip("%s", out);
     } else {
         CKBT_EXPECT(rc == 0, "the two-node Slurm cluster did not start (exit %d):\n%s", rc, out);
     }
@@ -519,7 +519,7 @@ static int slurmt_two_nodes(const char *cluster, char *out, size_t n)
 CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
 {
     if (geteuid() != 0) {
-        printf("    (skipped: not root: the two-node cluster makes network namespaces)\n");
+        ckbt_skip("not root: the two-node cluster makes network namespaces");
         return;
     }
     char cluster[600], out[16384], cmd[1600], dir[600], evals[700], ledger[800], k12[700],
@@ -728,7 +728,7 @@ static void slurmt_server_node(const char *evals, const char *id, char *node, si
 CKBT_TEST(slurm_server_feeds_two_nodes_and_survives_a_lost_node, "full")
 {
     if (geteuid() != 0) {
-        printf("    (skipped: not root: the two-node cluster makes network namespaces)\n");
+        ckbt_skip("not root: the two-node cluster makes network namespaces");
         return;
     }
     char cluster[600], out[16384], cmd[1600], sdir[600], evals[700], conf[700];
