@@ -794,6 +794,40 @@ CKBT_TEST(slurm_server_feeds_two_nodes_and_survives_a_lost_node, "full")
                         ckb_json_long(ex, "attempts"), nd ? nd : "-", node0);
         json_object_put(ev);
     }
+    /* The server killed with -9 while its Slurm job runs: restarted, it
+     * finds the evaluation again (its job by name, or its result) and
+     * answers it; nothing accepted is lost. */
+    ckb_excl_lock();
+    locked = 1;
+    char *body = ckbt_serve_request("8p", "gemm_plain.c", ",\"iters\":9");
+    ckbt_http h;
+    ckbt_http_call(&s, "POST", "/v1/evaluations", body, strlen(body), NULL, &h);
+    char late[32];
+    snprintf(late, sizeof late, "%s", ckb_json_str(h.json, "id") ? ckb_json_str(h.json, "id") : "");
+    ckbt_http_free(&h);
+    free(body);
+    char lnode[128] = "";
+    for (int t = 0; t < 1200 && !lnode[0]; t++) {
+        slurmt_server_node(evals, late, lnode, sizeof lnode);
+        slurmt_sleep_ms(100);
+    }
+    CKBT_EXPECT(lnode[0], "the last evaluation started on a node");
+    ckbt_serve_stop(&s, SIGKILL);
+    ckb_excl_unlock();
+    locked = 0;
+    if (ckbt_serve_start(&s, sdir, extra) == 0) {
+        json_object *ev = ckbt_serve_wait(&s, late, NULL, 300);
+        json_object *res = ckb_json_obj(ev, "result");
+        CKBT_EXPECT(ev && !strcmp(ckb_json_str(ev, "state"), "done") &&
+                        ckb_json_str(res, "status") && !strcmp(ckb_json_str(res, "status"), "ok"),
+                    "after a kill -9 and a restart the evaluation is answered: %s",
+                    ev ? json_object_to_json_string(ev) : "(no answer)");
+        char *log = ckbt_serve_log(&s);
+        CKBT_EXPECT(strstr(log, "1 evaluation left running by the last server queued again"),
+                    "the restart found it running: %.800s", log);
+        free(log);
+        json_object_put(ev);
+    }
 done:
     if (locked)
         ckb_excl_unlock();
