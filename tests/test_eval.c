@@ -81,6 +81,8 @@ CKBT_TEST(eval_compile_errors_are_classified, "quick")
     expect_status("gemm_syntax_error.c", "compile_error", "syntax", "compile");
     expect_status("gemm_wrong_signature.c", "compile_error", "wrong_signature", "compile");
     expect_status("gemm_unknown_intrinsic.c", "compile_error", "unknown_intrinsic", "compile");
+    expect_status("gemm_undeclared.c", "compile_error", "undeclared", "compile");
+    expect_status("gemm_link_error.c", "compile_error", "link", "compile");
     expect_status("gemm_no_workload.c", "compile_error", "no_workload", "symcheck");
 }
 
