@@ -4,14 +4,17 @@
  * blocks name exists in the compiler's headers; the functions the rules
  * call allowed or forbidden agree with the static check; selection gives
  * each workload the blocks its tags ask for and never its own example;
- * the hardware block is filled; the cache is reused and invalidated.
+ * the hardware block is filled; the cache is reused and invalidated. And
+ * docs/DESIGN.md: every section the code and the documents cite exists.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/fsutil.h"
@@ -694,4 +697,126 @@ CKBT_TEST(docs_truncation_claim_matches_eval, "full")
                     "%s states what the evaluator does with truncation", file);
         free(rules);
     }
+}
+
+/* ---- docs/DESIGN.md: every "DESIGN §N" citation names one of its sections ---- */
+
+/* Where citations may be: the tree a clone has, less build outputs. */
+static const char *const design_roots[] = {"src",       "tests",      "docs",    "README.md",
+                                           "workloads", "expert-kit", "include", "scripts"};
+
+typedef struct {
+    const char *design; /* docs/DESIGN.md's text */
+    int cited;          /* citations seen */
+    int files;          /* files read */
+} design_scan;
+
+/* 1 when DESIGN.md has a heading "## <id>." at the start of a line. */
+static int design_has_section(const char *design, const char *id)
+{
+    char head[32];
+    int n = snprintf(head, sizeof head, "## %s.", id);
+    for (const char *p = design; (p = strstr(p, head)) != NULL; p += n)
+        if (p == design || p[-1] == '\n')
+            return 1;
+    return 0;
+}
+
+/* Checks each "DESIGN §N" (and the ", §M" that follow it, as in "DESIGN
+ * §4, §5") in one file's text. The id is the number and, as in §6b, one
+ * lower-case letter right after it that no other letter follows. */
+static void design_check_text(design_scan *s, const char *path, const char *text, size_t len)
+{
+    static const char needle[] = "DESIGN §";
+    const size_t nl = sizeof needle - 1;
+    const char *end = text + len;
+    for (const char *p = text; (p = memmem(p, (size_t)(end - p), needle, nl)) != NULL;) {
+        const char *q = p + nl;
+        for (;;) {
+            if (q >= end || !isdigit((unsigned char)*q))
+                break; /* "§N" in prose about citations, not one */
+            char id[16];
+            size_t k = 0;
+            while (q < end && isdigit((unsigned char)*q) && k < sizeof id - 2)
+                id[k++] = *q++;
+            if (q < end && islower((unsigned char)*q) &&
+                (q + 1 >= end || !isalpha((unsigned char)q[1])))
+                id[k++] = *q++;
+            id[k] = '\0';
+            s->cited++;
+            if (!design_has_section(s->design, id)) {
+                int line = 1;
+                for (const char *c = text; c < p; c++)
+                    line += *c == '\n';
+                CKBT_EXPECT(0, "%s:%d cites DESIGN §%s, which docs/DESIGN.md has no \"## %s.\" "
+                               "heading for",
+                            path, line, id, id);
+            }
+            if ((size_t)(end - q) >= 4 && memcmp(q, ", §", 4) == 0)
+                q += 4;
+            else
+                break;
+        }
+        p = q > p + nl ? q : p + nl;
+    }
+}
+
+static void design_walk(design_scan *s, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        CKBT_EXPECT(0, "cannot read %s (the tests run from the repository's root)", path);
+        return;
+    }
+    if (S_ISREG(st.st_mode)) {
+        size_t len = 0;
+        char *text = ckb_read_file(path, &len);
+        CKBT_EXPECT(text != NULL, "cannot read %s", path);
+        if (text) {
+            s->files++;
+            design_check_text(s, path, text, len);
+        }
+        free(text);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return;
+    DIR *d = opendir(path);
+    CKBT_EXPECT(d != NULL, "cannot open %s", path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[4096];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+            design_walk(s, sub);
+    }
+    closedir(d);
+}
+
+CKBT_TEST(docs_design_citations_resolve, "quick")
+{
+    char *design = ckb_read_file("docs/DESIGN.md", NULL);
+    CKBT_EXPECT(design != NULL, "docs/DESIGN.md is missing: the citations have nothing to resolve "
+                                "against");
+    if (!design)
+        return;
+    /* the scanner's own checks: a heading found, a missing one not */
+    CKBT_EXPECT(design_has_section(design, "4") && design_has_section(design, "6b") &&
+                    !design_has_section(design, "42"),
+                "DESIGN.md's headings read as \"## N. Title\"");
+    design_scan s = {.design = design};
+    static const char sample[] = "DESIGN §4, §6b; DESIGN §8's; DESIGN §N";
+    design_check_text(&s, "(self-test)", sample, strlen(sample));
+    CKBT_EXPECT(s.cited == 3, "the scanner reads 3 citations in \"%s\" (read %d)", sample,
+                s.cited);
+    s.cited = 0;
+    for (size_t i = 0; i < sizeof design_roots / sizeof *design_roots; i++)
+        design_walk(&s, design_roots[i]);
+    /* some 50 citations today: far fewer means the walk missed the tree */
+    CKBT_EXPECT(s.files > 100 && s.cited >= 20, "read %d files and %d citations", s.files,
+                s.cited);
+    free(design);
 }
