@@ -200,16 +200,19 @@ static void keep_signal_case(int sig, const char *name)
     pid_t pid = keep_start_generate(&k, 2, 2);
     /* Wait for the model's tree and for an evaluation under way. */
     long pids[8];
-    int npids = 0, evaluating = 0;
-    for (int t = 0; t < 1500 && !(npids >= 2 && evaluating); t++) {
+    int npids = 0, spids[8], ns = 0;
+    /* the evaluation is under way once its sandbox (`ckbench __sandbox`, a
+     * child of generate) runs the kernel that never returns */
+    for (int t = 0; t < 3000 && !(npids >= 2 && ns > 0); t++) {
         keep_sleep_ms(20);
         npids = keep_read_pids(&k, pids, 8);
-        evaluating = keep_count_workdirs(k.tmp) > 0;
+        ns = ckbt_sandbox_pids(pid, spids, 8);
     }
-    CKBT_EXPECT(npids >= 2 && evaluating, "%s: the model runs (%d pids) and a sample is being "
-                                          "evaluated (%d)", name, npids, evaluating);
-    /* The sandbox had a moment to start. */
-    keep_sleep_ms(300);
+    CKBT_EXPECT(npids >= 2 && ns > 0, "%s: the model runs (%d pids) and a sample is being "
+                                      "evaluated (%d sandboxes)", name, npids, ns);
+    long sandboxes[8];
+    for (int i = 0; i < ns && i < 8; i++)
+        sandboxes[i] = spids[i];
     kill(pid, sig);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -217,7 +220,9 @@ static void keep_signal_case(int sig, const char *name)
                 name, st);
     CKBT_EXPECT(keep_wait_gone(pids, npids, 3000) == 0,
                 "%s: the model command, its shell and its background child are gone", name);
-    CKBT_EXPECT(keep_count_cmdline(k.tmp) == 0, "%s: no sandbox of the evaluation is left",
+    CKBT_EXPECT(ns > 0 && keep_wait_gone(sandboxes, ns < 8 ? ns : 8, 3000) == 0,
+                "%s: every sandbox of the evaluation (%d) is gone", name, ns);
+    CKBT_EXPECT(keep_count_cmdline(k.tmp) == 0, "%s: no process naming its TMPDIR is left",
                 name);
     CKBT_EXPECT(keep_count_workdirs(k.tmp) == 0, "%s: no ckbench-* work folder is left in %s",
                 name, k.tmp);

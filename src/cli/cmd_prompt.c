@@ -74,15 +74,18 @@ static int prompt__run(const ckb_cli_args *a)
                                   ckb_cli_host_sizes(size, &hm, threads, &w, 1) != 0))
         return 1;
     char err[512];
-    char *text = ckb_gen_prompt_text(w, m, docs, size, threads, target, err, sizeof err);
+    char *sizes = NULL;
+    char *text = ckb_gen_prompt_text(w, m, docs, size, threads, target, &sizes, err, sizeof err);
     if (!text) {
         fprintf(stderr, "ckbench: %s\n", err);
         return 1;
     }
     fputs(text, stdout);
+    fflush(stdout);
     /* the size on stderr, as a model's budget counts it (~4 chars a token) */
-    fprintf(stderr, "%zu chars, ~%zu tokens\n", strlen(text), strlen(text) / 4);
+    fputs(sizes, stderr);
     free(text);
+    free(sizes);
     return 0;
 }
 

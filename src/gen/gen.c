@@ -91,38 +91,47 @@ void ckb_gen_task_free(ckb_gen_task *t)
     memset(t, 0, sizeof *t);
 }
 
-static void gen__prompt_append(ckb_strbuf *sb, const ckb_gen_prompt *p, const char *title)
+static void gen__prompt_append(ckb_strbuf *sb, ckb_strbuf *sizes, const ckb_gen_prompt *p,
+                               const char *title)
 {
     char *text = ckb_gen_prompt_render(p);
     if (title)
         ckb_strbuf_printf(sb, "##### %s\n", title);
     ckb_strbuf_append(sb, text, strlen(text));
     free(text);
+    long chars = ckb_gen_prompt_chars(p);
+    ckb_strbuf_printf(sizes, "%s%s%ld chars, ~%ld tokens\n", title ? title : "", title ? ": " : "",
+                      chars, chars / 4);
 }
 
 char *ckb_gen_prompt_text(const ckb_workload *w, ckb_gen_method m, int docs, ckb_size size,
-                          int threads, const char *docs_target, char *err, size_t errlen)
+                          int threads, const char *docs_target, char **sizes, char *err,
+                          size_t errlen)
 {
     ckb_gen_task t;
     if (ckb_gen_task_load(w, size, threads, docs || ckb_gen_method_uses_docs(m), docs_target, &t,
                           err, errlen) != 0)
         return NULL;
-    ckb_strbuf sb = {0};
+    ckb_strbuf sb = {0}, sz = {0};
     ckb_gen_prompt p;
     if (m == CKB_GEN_BEAM) {
         ckb_gen_prev root = {0};
         ckb_gen_prompt_plan(&t, &root, "translate", 1, 4, &p);
-        gen__prompt_append(&sb, &p, "plan request");
+        gen__prompt_append(&sb, &sz, &p, "plan request");
         ckb_gen_prompt_free(&p);
         ckb_gen_prompt_implement(&t, &root, "<the plan the model replied>", &p);
         ckb_strbuf_append(&sb, "\n", 1);
-        gen__prompt_append(&sb, &p, "implementation request");
+        gen__prompt_append(&sb, &sz, &p, "implementation request");
     } else {
         ckb_gen_prompt_oneshot(&t, &p);
-        gen__prompt_append(&sb, &p, NULL);
+        gen__prompt_append(&sb, &sz, &p, NULL);
     }
     ckb_gen_prompt_free(&p);
     ckb_gen_task_free(&t);
+    if (sizes)
+        *sizes = ckb_strbuf_take(&sz);
+    else
+        ckb_strbuf_free(&sz);
     return ckb_strbuf_take(&sb);
 }
 

@@ -64,9 +64,13 @@ void ckb_gen_task_free(ckb_gen_task *t);
 /* Exactly what `ckbench prompt` prints for w (what a model gets for the
  * method's first sample, with role headers; for beam the plan request,
  * then the implementation request with a placeholder for the plan), for
- * the CLI and the server alike. Caller frees; NULL with err. */
+ * the CLI and the server alike. sizes (may be NULL) gets a line per
+ * request with the size a model's budget counts, its messages' contents:
+ * "N chars, ~T tokens" (beam: "plan request: ..."). Caller frees both;
+ * NULL with err. */
 char *ckb_gen_prompt_text(const ckb_workload *w, ckb_gen_method m, int docs, ckb_size size,
-                          int threads, const char *docs_target, char *err, size_t errlen);
+                          int threads, const char *docs_target, char **sizes, char *err,
+                          size_t errlen);
 
 /* The refine shape for a budget: chains x turns >= budget (turns fixed,
  * chains rounded up, the last chain cut at the budget). */
