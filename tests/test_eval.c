@@ -4,6 +4,7 @@
  * status, and the harness itself always exits 0 with one JSON object.
  */
 #include <json-c/json.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,4 +375,41 @@ CKBT_TEST(eval_compile_fails_closed_without_user_namespaces, "quick")
                 ckbt_str(j, "message"));
     json_object_put(j);
     ckb_proc_result_free(&r);
+}
+
+/* The headline figures are what their definitions say of the medians and
+ * the workload's declared work, not merely positive (issue 34). */
+CKBT_TEST(eval_headline_figures_follow_from_the_medians, "quick")
+{
+    int code = -1;
+    json_object *j = ckbt_eval("8p", "gemm_plain.c", &code, "--seeds", "1", "--warmup", "2",
+                               "--iters", "9", NULL);
+    CKBT_EXPECT(j && !strcmp(ckbt_str(j, "status"), "ok"), "gemm_plain is ok: %s",
+                ckbt_str(j, "message"));
+    json_object *cand = NULL, *base = NULL, *dims = NULL;
+    json_object_object_get_ex(j, "candidate", &cand);
+    json_object_object_get_ex(j, "baseline", &base);
+    json_object_object_get_ex(j, "dims", &dims);
+    double cm = ckbt_num(cand, "median_ms"), bm = ckbt_num(base, "median_ms");
+    double flops = ckbt_num(j, "flops"), bytes = ckbt_num(j, "bytes");
+    double m = ckbt_num(dims, "M"), n = ckbt_num(dims, "N"), k = ckbt_num(dims, "K");
+#define CLOSE(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-12)
+    CKBT_EXPECT(cm > 0 && bm > 0, "medians %g %g", cm, bm);
+    CKBT_EXPECT(ckbt_num(cand, "n") == 9 && ckbt_num(base, "n") == 9, "every timed call counted: "
+                "%g and %g of 9", ckbt_num(cand, "n"), ckbt_num(base, "n"));
+    CKBT_EXPECT(CLOSE(flops, 2 * m * n * k), "8p declares 2MNK flops: %g, M N K %g %g %g", flops, m,
+                n, k);
+    CKBT_EXPECT(CLOSE(ckbt_num(j, "speedup"), bm / cm), "speedup %g = baseline %g / candidate %g",
+                ckbt_num(j, "speedup"), bm, cm);
+    CKBT_EXPECT(CLOSE(ckbt_num(j, "gflops"), flops / (cm * 1e6)), "gflops %g = flops / median",
+                ckbt_num(j, "gflops"));
+    CKBT_EXPECT(CLOSE(ckbt_num(j, "baseline_gflops"), flops / (bm * 1e6)),
+                "baseline gflops %g", ckbt_num(j, "baseline_gflops"));
+    CKBT_EXPECT(CLOSE(ckbt_num(j, "pct_of_peak"), 100 * ckbt_num(j, "gflops") /
+                                                       ckbt_num(j, "peak_gflops")),
+                "%% of peak %g", ckbt_num(j, "pct_of_peak"));
+    CKBT_EXPECT(CLOSE(ckbt_num(j, "arithmetic_intensity"), flops / bytes),
+                "arithmetic intensity %g", ckbt_num(j, "arithmetic_intensity"));
+#undef CLOSE
+    json_object_put(j);
 }
