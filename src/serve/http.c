@@ -258,7 +258,6 @@ static void http__resume_all(void)
 void ckb_http_wake(ckb_server *s)
 {
     pthread_mutex_lock(&s->wait_mu);
-    s->ended++;
     pthread_cond_broadcast(&s->wait_cv);
     pthread_mutex_unlock(&s->wait_mu);
 }

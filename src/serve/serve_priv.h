@@ -29,7 +29,6 @@ typedef struct {
     /* long-polls: woken when an evaluation ends, and once a second */
     pthread_mutex_t wait_mu;
     pthread_cond_t wait_cv;
-    unsigned long ended;    /* evaluations ended since the start */
     int stopping;           /* set (atomically) when the server stops */
 } ckb_server;
 
