@@ -44,12 +44,28 @@ static int serve__run(const ckb_cli_args *a)
     c.idle_timeout_s = (int)ckb_cli_int(a, "idle-timeout", c.idle_timeout_s);
     c.timeout_scale = ckb_cli_num(a, "timeout-scale", c.timeout_scale);
     c.host_size = ckb_cli_given(a, "host-size") > 0;
-    c.host_speed = ckb_cli_given(a, "no-host-speed") == 0;
+    c.version = ckb_cli_version();
+    c.commit = ckb_cli_build_commit();
     c.port_file = ckb_cli_str(a, "port-file", NULL);
     c.tls_cert = ckb_cli_str(a, "tls-cert", NULL);
     c.tls_key = ckb_cli_str(a, "tls-key", NULL);
     if (!c.tls_cert != !c.tls_key)
         return ckb_cli_usage_error(a, "--tls-cert and --tls-key go together");
+    /* this host's profile: the host speed check, and the host sizes */
+    ckb_machine m;
+    int speed = !ckb_cli_given(a, "no-host-speed") && c.exec.kind == CKB_EXEC_LOCAL;
+    if ((speed || c.host_size) && ckb_cli_machine(c.threads, NULL, &m) != 0)
+        return 1;
+    if (speed)
+        c.machine = &m;
+    if (c.host_size) {
+        int n = ckb_workload_count();
+        const ckb_workload *ws[256];
+        for (int i = 0; i < n && i < 256; i++)
+            ws[i] = ckb_workload_at(i);
+        if (ckb_cli_host_sizes(CKB_SIZE_HOST, &m, c.threads, ws, n < 256 ? n : 256) != 0)
+            return 1;
+    }
     return ckb_serve_run(&c) == 0 ? 0 : 1;
 }
 

@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "bench/expert.h"
-#include "cli/cli.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
@@ -562,8 +561,8 @@ static void api__health(ckb_server *s, ckb_api_response *r)
     json_object *j = json_object_new_object();
     json_object_object_add(j, "status", json_object_new_string(rc == CKB_STORE_OK ? "ok"
                                                                                   : "degraded"));
-    json_object_object_add(j, "version", json_object_new_string(ckb_cli_version()));
-    json_object_object_add(j, "commit", json_object_new_string(ckb_cli_build_commit()));
+    json_object_object_add(j, "version", json_object_new_string(s->c.version));
+    json_object_object_add(j, "commit", json_object_new_string(s->c.commit));
     json_object_object_add(j, "executor",
                            json_object_new_string(ckb_exec_kind_name(s->c.exec.kind)));
     json_object_object_add(j, "queue_depth", json_object_new_int64(c.by_state[CKB_EV_QUEUED]));

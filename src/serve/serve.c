@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "bench/host_speed.h"
-#include "cli/cli.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
@@ -27,7 +26,7 @@ void ckb_serve_config_default(ckb_serve_config *c)
     c->http_threads = 4;
     c->idle_timeout_s = 30;
     c->timeout_scale = 1.0;
-    c->host_speed = 1;
+    c->version = c->commit = "unknown";
 }
 
 /* An evaluation ended: its long-polls answer, its figures count. */
@@ -47,41 +46,23 @@ static void serve__on_end(void *ctx, const ckb_store_row *row, const char *resul
 
 /* The host speed check at the start, under the timing lock (no timed call
  * of anyone's runs meanwhile), before any evaluation of ours. */
-static void serve__host_speed(ckb_server *s)
+static void serve__host_speed(ckb_server *s, const ckb_machine *m)
 {
-    ckb_machine m;
-    if (ckb_cli_machine(s->c.threads, NULL, &m) != 0)
-        return;
     ckb_excl_lock();
-    ckb_host_speed now = ckb_host_speed_probe(&m, s->c.threads);
+    ckb_host_speed now = ckb_host_speed_probe(m, s->c.threads);
     ckb_excl_unlock();
-    json_object *j = ckb_host_speed_json(&m, now, now), *v;
+    json_object *j = ckb_host_speed_json(m, now, now), *v;
     double fma = json_object_object_get_ex(j, "ratio", &v) && v ? json_object_get_double(v) : -1;
     double l3 = json_object_object_get_ex(j, "l3_ratio", &v) && v ? json_object_get_double(v) : -1;
     ckb_metrics_set_host_speed(s->metrics, fma, l3);
-    char line[512];
-    ckb_host_speed_line(j, line, sizeof line);
-    if (line[0])
-        fprintf(stderr, "ckbench serve: %s\n", line);
+    fprintf(stderr,
+            "ckbench serve: host speed at the start: f32 FMA %.2f and L3 read %.2f of the "
+            "machine profile's%s\n",
+            fma, l3,
+            (fma > 0 && fma < CKB_HOST_SPEED_SLOW) || (l3 > 0 && l3 < CKB_HOST_SPEED_SLOW)
+                ? ": slower than when profiled, so % of peak reads low (speedups hold)"
+                : "");
     json_object_put(j);
-}
-
-/* At size host, every workload's host size (searched now when missing). */
-static int serve__host_sizes(ckb_server *s)
-{
-    ckb_machine m;
-    int n = ckb_workload_count();
-    const ckb_workload **ws = calloc((size_t)n, sizeof *ws);
-    if (!ws)
-        return -1;
-    for (int i = 0; i < n; i++)
-        ws[i] = ckb_workload_at(i);
-    int rc = ckb_cli_machine(s->c.threads, NULL, &m) != 0 ||
-                     ckb_cli_host_sizes(CKB_SIZE_HOST, &m, s->c.threads, ws, n) != 0
-                 ? -1
-                 : 0;
-    free(ws);
-    return rc;
 }
 
 int ckb_serve_run(const ckb_serve_config *c)
@@ -123,16 +104,14 @@ int ckb_serve_run(const ckb_serve_config *c)
     if (requeued)
         fprintf(stderr, "ckbench serve: %d evaluation%s left running by the last server queued "
                         "again\n", requeued, requeued == 1 ? "" : "s");
-    if (c->host_size && serve__host_sizes(&s) != 0)
-        goto done;
     if (!(s.exec = ckb_exec_open(&s.c.exec, err, sizeof err))) {
         fprintf(stderr, "ckbench serve: %s\n", err);
         goto done;
     }
     if (!(s.metrics = ckb_metrics_new()))
         goto done;
-    if (c->host_speed && c->exec.kind == CKB_EXEC_LOCAL)
-        serve__host_speed(&s);
+    if (c->machine && c->exec.kind == CKB_EXEC_LOCAL)
+        serve__host_speed(&s, c->machine);
     ckb_runner_config rc_ = {.store = s.store, .exec = s.exec, .work_dir = s.work_dir,
                              .workers = ckb_exec_slots(s.exec),
                              .timeout_scale = c->timeout_scale, .on_end = serve__on_end,

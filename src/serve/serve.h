@@ -18,6 +18,7 @@
 #define CKB_SERVE_SERVE_H
 
 #include "exec/executor.h"
+#include "machine/profile.h"
 
 typedef struct {
     const char *listen;      /* "ADDR:PORT" ("[v6]:PORT"); default 127.0.0.1:8714 */
@@ -30,8 +31,11 @@ typedef struct {
     int http_threads;        /* the HTTP thread pool (default 4) */
     int idle_timeout_s;      /* a connection idle this long is closed (default 30) */
     double timeout_scale;    /* of every evaluation's time limits (default 1) */
-    int host_size;           /* 1: accept size "host" (its sizes loaded at start) */
-    int host_speed;          /* 1: the host speed check at the start (local; default) */
+    int host_size;           /* 1: accept size "host": the caller has made every workload's
+                                host size this host's (cli/cli.h, ckb_cli_host_sizes) */
+    const ckb_machine *machine; /* this host's profile for the host speed check at the
+                                   start (local), or NULL: none */
+    const char *version, *commit; /* what /healthz says of the build */
     const char *port_file;   /* NULL, or where to write the port bound (for --listen :0) */
     const char *tls_cert, *tls_key; /* PEM files: HTTPS by libmicrohttpd itself (both, or
                                        neither: then plain HTTP, e.g. behind a proxy) */
