@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -783,4 +784,64 @@ CKBT_TEST(serve_compile_bomb_leaves_the_server_standing, "full")
     ckbt_http_free(&h);
     int rc = ckbt_serve_stop(&s, SIGTERM);
     CKBT_EXPECT(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "and stops cleanly (%d)", rc);
+}
+
+typedef struct {
+    const ckbt_server *s;
+    const char *path;
+    long status;
+    char state[16];
+} servet_poll;
+
+static void *servet_poll_thread(void *arg)
+{
+    servet_poll *p = arg;
+    ckbt_http h;
+    ckbt_http_call(p->s, "GET", p->path, NULL, 0, NULL, &h);
+    p->status = h.status;
+    snprintf(p->state, sizeof p->state, "%s",
+             ckb_json_str(h.json, "state") ? ckb_json_str(h.json, "state") : "");
+    ckbt_http_free(&h);
+    return NULL;
+}
+
+/* 200 long-polls at once on an evaluation that runs for seconds: a
+ * suspended connection holds no thread, so all of them wait, the server
+ * goes on answering others meanwhile, and every one is answered "done". */
+CKBT_TEST(serve_200_long_polls_wait_without_holding_threads, "full")
+{
+    const char *extra[] = {"--timeout-scale", "0.05", NULL};
+    ckbt_server s;
+    if (servet_start(&s, "polls", extra) != 0)
+        return;
+    char *body = ckbt_serve_request("8p", "gemm_infinite_loop.c", "");
+    char id[32], path[128];
+    long st;
+    servet_submit(&s, body, NULL, &st, id);
+    free(body);
+    snprintf(path, sizeof path, "/v1/evaluations/%s?wait=60", id);
+    enum { N = 200 };
+    static servet_poll polls[N];
+    pthread_t th[N];
+    int started = 0;
+    for (int i = 0; i < N; i++) {
+        polls[i] = (servet_poll){.s = &s, .path = path};
+        started += pthread_create(&th[i], NULL, servet_poll_thread, &polls[i]) == 0;
+    }
+    /* while they wait, the server answers: 4 HTTP threads, 200 waiting */
+    servet_sleep_ms(500);
+    double t0 = ckb_now();
+    ckbt_http h;
+    ckbt_http_call(&s, "GET", "/healthz", NULL, 0, NULL, &h);
+    double took = ckb_now() - t0;
+    CKBT_EXPECT(h.status == 200 && took < 2, "health answered in %.2f s beside %d long-polls",
+                took, started);
+    ckbt_http_free(&h);
+    int done = 0;
+    for (int i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        done += polls[i].status == 200 && !strcmp(polls[i].state, "done");
+    }
+    CKBT_EXPECT(started == N && done == N, "%d of %d long-polls answered done", done, N);
+    ckbt_serve_stop(&s, SIGTERM);
 }
