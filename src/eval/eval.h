@@ -65,7 +65,7 @@ typedef struct {
     /* Inside timing_s (warm-up and timed calls of every timing run): */
     double kernel_calls_s;     /* the two kernels' calls, the sum of their per-call times */
     double inputs_s;           /* drawing each call's input set */
-    double checks_s;           /* poisoning, copying and checking the outputs */
+    double checks_s;           /* poisoning the outputs, checking canaries and values */
     double switch_s;           /* letting a sandbox run and stopping it again, around its
                                   calls (the call's wall time less its per-call time) */
     double steal_pct;          /* of the kept timing run: the hypervisor's share */
