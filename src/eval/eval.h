@@ -62,6 +62,12 @@ typedef struct {
     double compile_s, correctness_s, timing_s, total_s;
     double setup_s;            /* inputs, oracles, the sandbox's start (after compile) */
     double final_check_s;
+    /* Inside timing_s (warm-up and timed calls of every timing run): */
+    double kernel_calls_s;     /* the two kernels' calls, the sum of their per-call times */
+    double inputs_s;           /* drawing each call's input set */
+    double checks_s;           /* poisoning the outputs, checking canaries and values */
+    double switch_s;           /* letting a sandbox run and stopping it again, around its
+                                  calls (the call's wall time less its per-call time) */
     double steal_pct;          /* of the kept timing run: the hypervisor's share */
     double others_pct;         /* ... and other processes' share of the CPU time */
     double harness_pct;        /* ... and ours (the trusted side's threads) inside the

@@ -108,6 +108,13 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     json_object_object_add(st, "final_check", result__num(r->final_check_s));
     json_object_object_add(st, "timing", result__num(r->timing_s));
     json_object_object_add(st, "total", result__num(r->total_s));
+    /* The timing stage split: the kernels' own calls, and what the harness
+     * spends around them (issue 29: a reward loop pays it per sample). */
+    json_object_object_add(st, "kernel_calls", result__num(r->kernel_calls_s));
+    json_object_object_add(st, "harness", result__num(r->timing_s - r->kernel_calls_s));
+    json_object_object_add(st, "harness_inputs", result__num(r->inputs_s));
+    json_object_object_add(st, "harness_checks", result__num(r->checks_s));
+    json_object_object_add(st, "harness_switch", result__num(r->switch_s));
     json_object_object_add(j, "stage_seconds", st);
     json_object_object_add(j, "message", json_object_new_string(r->message));
     return j;
