@@ -34,51 +34,28 @@ static inline double check__pass(double g, double w, double atol, double rtol)
 }
 
 /* Each pass returns the elements it did not pass, and the largest error
- * over those it did. Parallel only where that pays for waking the pool. */
-static int64_t check__fast_bf16(const ckb_bf16 *g, const ckb_bf16 *w, int64_t n, double atol,
-                                double rtol, double *max_err)
-{
-    int64_t fails = 0;
-    double m = 0.0;
-#pragma omp parallel for simd reduction(+ : fails) reduction(max : m) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) {
-        const double err = check__pass(ckb_bf16_to_f32(g[i]), ckb_bf16_to_f32(w[i]), atol, rtol);
-        fails += err < 0.0;
-        m = err > m ? err : m;
+ * over those it did. Parallel only where that pays for waking the pool.
+ * One loop for every element type (a switch per element would not
+ * vectorise): LOAD widens an element to what check__pass takes. */
+#define CHECK__FAST(name, type, load)                                                         \
+    static int64_t name(const type *g, const type *w, int64_t n, double atol, double rtol,   \
+                        double *max_err)                                                      \
+    {                                                                                         \
+        int64_t fails = 0;                                                                    \
+        double m = 0.0;                                                                       \
+        _Pragma("omp parallel for simd reduction(+ : fails) reduction(max : m) if (n > 65536)") \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            const double err = check__pass(load(g[i]), load(w[i]), atol, rtol);              \
+            fails += err < 0.0;                                                               \
+            m = err > m ? err : m;                                                            \
+        }                                                                                     \
+        *max_err = m;                                                                         \
+        return fails;                                                                         \
     }
-    *max_err = m;
-    return fails;
-}
 
-static int64_t check__fast_f32(const float *g, const float *w, int64_t n, double atol,
-                               double rtol, double *max_err)
-{
-    int64_t fails = 0;
-    double m = 0.0;
-#pragma omp parallel for simd reduction(+ : fails) reduction(max : m) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) {
-        const double err = check__pass(g[i], w[i], atol, rtol);
-        fails += err < 0.0;
-        m = err > m ? err : m;
-    }
-    *max_err = m;
-    return fails;
-}
-
-static int64_t check__fast_i32(const int32_t *g, const int32_t *w, int64_t n, double atol,
-                               double rtol, double *max_err)
-{
-    int64_t fails = 0;
-    double m = 0.0;
-#pragma omp parallel for simd reduction(+ : fails) reduction(max : m) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) {
-        const double err = check__pass(g[i], w[i], atol, rtol);
-        fails += err < 0.0;
-        m = err > m ? err : m;
-    }
-    *max_err = m;
-    return fails;
-}
+CHECK__FAST(check__fast_bf16, ckb_bf16, ckb_bf16_to_f32)
+CHECK__FAST(check__fast_f32, float, (double))
+CHECK__FAST(check__fast_i32, int32_t, (double))
 
 /* 1 when the fast pass found every element within tolerance (out filled). */
 static int check__all_pass(ckb_dtype t, const void *got, const void *want, int64_t n,
