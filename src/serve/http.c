@@ -35,7 +35,6 @@ typedef struct http__req {
     char *body;
     size_t len, cap;
     int too_large;
-    int suspended;
     double deadline;           /* a long-poll's, kept across resumptions */
     struct MHD_Connection *conn;
     struct http__req *next;    /* in the list of suspended long-polls */
@@ -92,12 +91,15 @@ static enum MHD_Result http__send(ckb_server *s, struct MHD_Connection *c, http_
     return ret;
 }
 
+/* An error answered here, before the routes; retry_after 0: no Retry-After. */
 static enum MHD_Result http__error(ckb_server *s, struct MHD_Connection *c, http__req *h,
-                                   int status, const char *code, const char *msg)
+                                   int status, const char *code, const char *msg,
+                                   int retry_after)
 {
     ckb_api_response r;
     memset(&r, 0, sizeof r);
     ckb_api_error_response(&r, status, code, msg);
+    r.retry_after = retry_after;
     return http__send(s, c, h, &r);
 }
 
@@ -113,7 +115,7 @@ static int http__auth(ckb_server *s, struct MHD_Connection *c, http__req *h,
         if (ci && http__loopback(ci->client_addr))
             return 0;
         *ret = http__error(s, c, h, 403, "forbidden",
-                           "this server has no token file and serves loopback callers only");
+                           "this server has no token file and serves loopback callers only", 0);
         return -1;
     }
     const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -122,7 +124,8 @@ static int http__auth(ckb_server *s, struct MHD_Connection *c, http__req *h,
     if (!*tok) {
         *ret = http__error(s, c, h, 401, "unauthorized",
                            a ? "the token is not known here"
-                             : "send the token as 'Authorization: Bearer TOKEN'");
+                             : "send the token as 'Authorization: Bearer TOKEN'",
+                           0);
         return -1;
     }
     return 0;
@@ -185,22 +188,17 @@ static enum MHD_Result http__handler(void *cls, struct MHD_Connection *c, const 
         *upload_size = 0;
         return MHD_YES;
     }
-    h->suspended = 0;
     if (h->too_large) {
         char msg[128];
         snprintf(msg, sizeof msg, "the body is over the server's limit of %ld bytes",
                  s->c.max_body);
-        return http__error(s, c, h, 413, "body_too_large", msg);
+        return http__error(s, c, h, 413, "body_too_large", msg, 0);
     }
-    if (h->too_busy) {
-        ckb_api_response r;
-        memset(&r, 0, sizeof r);
-        ckb_api_error_response(&r, 503, "busy",
-                               "the server holds as many request bodies as it takes at once; "
-                               "send again shortly");
-        r.retry_after = 5;
-        return http__send(s, c, h, &r);
-    }
+    if (h->too_busy)
+        return http__error(s, c, h, 503, "busy",
+                           "the server holds as many request bodies as it takes at once; send "
+                           "again shortly",
+                           5);
     const ckb_token *tok = h->tok;
     ckb_api_request q = {.method = method, .path = url, .arg = http__arg, .arg_ctx = c,
                          .body = h->body, .body_len = h->len, .token = tok,
@@ -213,7 +211,6 @@ static enum MHD_Result http__handler(void *cls, struct MHD_Connection *c, const 
     h->deadline = q.deadline;
     if (r.wait) {
         pthread_mutex_lock(&s->wait_mu);
-        h->suspended = 1;
         h->next = http__waiting;
         http__waiting = h;
         MHD_suspend_connection(c);

@@ -94,12 +94,12 @@ static int runner__run(runner__slot *sl, const ckb_store_row *row)
     int rc = w ? ckb_exec_eval(r->c.exec, &job, NULL, &json, err, sizeof err) : -1;
     if (!w)
         snprintf(err, sizeof err, "workload %s is not in this build of ckbench", row->workload);
-    const char *text = NULL;
     pthread_mutex_lock(&r->mu);
     int cancelled = sl->cancel, stopping = r->stop;
     pthread_mutex_unlock(&r->mu);
     if (rc == 0) {
-        text = ckb_json_text(json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        const char *text =
+            ckb_json_text(json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         runner__finish(r, row->id, CKB_EV_DONE, text, ckb_json_str(json, "status"),
                        ckb_json_timing_disturbed(json), NULL, NULL);
     } else if (cancelled && stopping) {
@@ -112,7 +112,7 @@ static int runner__run(runner__slot *sl, const ckb_store_row *row)
         ckb_store_row after;
         if (ckb_store_get(r->c.store, NULL, row->id, 0, &after) == CKB_STORE_OK) {
             if (r->c.on_end)
-                r->c.on_end(r->c.ctx, &after, text);
+                r->c.on_end(r->c.ctx, &after, rc == 0 ? json : NULL);
             /* the result is in the store: the folder has served */
             if (after.state != CKB_EV_RUNNING)
                 ckb_remove_tree(dir);

@@ -20,8 +20,9 @@ typedef struct {
     const char *work_dir;    /* <work_dir>/<id>/: an evaluation's files while it runs */
     int workers;
     double timeout_scale;
-    /* called after an evaluation ended (any state), from a worker thread */
-    void (*on_end)(void *ctx, const ckb_store_row *row, const char *result_json);
+    /* called after an evaluation ended (any state), from a worker thread;
+     * result: the evaluation's JSON when it ran, else NULL */
+    void (*on_end)(void *ctx, const ckb_store_row *row, struct json_object *result);
     void *ctx;
 } ckb_runner_config;
 

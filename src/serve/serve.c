@@ -30,16 +30,15 @@ void ckb_serve_config_default(ckb_serve_config *c)
 }
 
 /* An evaluation ended: its long-polls answer, its figures count. */
-static void serve__on_end(void *ctx, const ckb_store_row *row, const char *result)
+static void serve__on_end(void *ctx, const ckb_store_row *row, json_object *result)
 {
     ckb_server *s = ctx;
     if (row->started_at > 0 && row->finished_at > 0) {
-        json_object *j = result ? json_tokener_parse(result) : NULL, *v;
+        json_object *v;
         double compile_s = -1;
-        if (json_object_object_get_ex(ckb_json_obj(j, "stage_seconds"), "compile", &v))
+        if (json_object_object_get_ex(ckb_json_obj(result, "stage_seconds"), "compile", &v))
             compile_s = json_object_get_double(v);
         ckb_metrics_observe_eval(s->metrics, row->finished_at - row->started_at, compile_s);
-        json_object_put(j);
     }
     ckb_http_wake(s);
 }
