@@ -648,9 +648,29 @@ CKBT_TEST(serve_500_queued_all_answered_in_order, "full")
         json_object_object_get_ex(h.json, "evaluations", &evs);
         CKBT_EXPECT(h.status == 202 && evs && json_object_array_length(evs) == PER, "%ld %.300s",
                     h.status, h.body);
-        for (int i = 0; evs && i < PER; i++)
-            snprintf(ids[b * PER + i], 32, "%s",
-                     ckb_json_str(json_object_array_get_idx(evs, i), "id"));
+        /* the queued ones hold consecutive places, the last one's no nearer
+         * the head than a read of it a moment later says */
+        int64_t prev = -1, last = -1;
+        int consecutive = 1;
+        for (int i = 0; evs && i < PER; i++) {
+            json_object *e = json_object_array_get_idx(evs, i);
+            snprintf(ids[b * PER + i], 32, "%s", ckb_json_str(e, "id"));
+            if (strcmp(ckb_json_str(e, "state"), "queued") != 0)
+                continue;
+            last = ckb_json_long(e, "queue_position");
+            consecutive &= prev < 0 || last == prev + 1;
+            prev = last;
+        }
+        char path[128];
+        snprintf(path, sizeof path, "/v1/evaluations/%s", ids[b * PER + PER - 1]);
+        ckbt_http g;
+        ckbt_http_call(&s, "GET", path, NULL, 0, NULL, &g);
+        CKBT_EXPECT(consecutive && last >= 0 &&
+                        (strcmp(ckb_json_str(g.json, "state"), "queued") != 0 ||
+                         ckb_json_long(g.json, "queue_position") <= last),
+                    "batch %d: queue positions consecutive (%d), the last %lld then %s", b,
+                    consecutive, (long long)last, g.body);
+        ckbt_http_free(&g);
         ckbt_http_free(&h);
         json_object_put(root);
     }

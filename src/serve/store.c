@@ -210,9 +210,10 @@ static int64_t store__position(sqlite3 *db, int64_t seq)
     return n;
 }
 
-/* One row by id (and owner unless NULL) on db (its mutex held). */
+/* One row by id (and owner unless NULL) on db (its mutex held); with
+ * position, a queued row's queue position too (else -1). */
 static ckb_store_rc store__get(sqlite3 *db, const char *owner, const char *id, int with_source,
-                               ckb_store_row *out)
+                               int position, ckb_store_row *out)
 {
     const char *sql = with_source
                           ? "SELECT " STORE__COLS ", source FROM evaluations WHERE id=?1 AND "
@@ -231,7 +232,7 @@ static ckb_store_rc store__get(sqlite3 *db, const char *owner, const char *id, i
     ckb_store_rc ret = CKB_STORE_NOT_FOUND;
     if (rc == SQLITE_ROW) {
         store__read_row(st, with_source, out);
-        if (out->state == CKB_EV_QUEUED)
+        if (position && out->state == CKB_EV_QUEUED)
             out->queue_position = store__position(db, out->seq);
         ret = CKB_STORE_OK;
     } else if (rc != SQLITE_DONE) {
@@ -245,7 +246,7 @@ ckb_store_rc ckb_store_get(ckb_store *s, const char *owner, const char *id, int 
                            ckb_store_row *out)
 {
     pthread_mutex_lock(&s->rmu);
-    ckb_store_rc rc = store__get(s->r, owner, id, with_source, out);
+    ckb_store_rc rc = store__get(s->r, owner, id, with_source, 1, out);
     pthread_mutex_unlock(&s->rmu);
     return rc;
 }
@@ -422,15 +423,26 @@ done:
     if (began)
         store__exec(s->w, "ROLLBACK");
     pthread_mutex_unlock(&s->wmu);
-    /* the rows as a reader sees them now, queue positions included */
+    /* The rows as a reader sees them now, queue positions included. The new
+     * ones hold consecutive places at the queue's end (inserted in order
+     * under the write lock; a claim takes the oldest first), so one count
+     * places them all: a count per row made a batch of 1000 behind 9000
+     * queued take 0.46 s. */
+    pthread_mutex_lock(&s->rmu);
+    int64_t first = -1, later = 0;
     for (int i = 0; i < n && ret == CKB_STORE_OK; i++) {
-        ckb_store_rc g = ckb_store_get(s, owner, ids[i], 0, &out[i]);
+        ckb_store_rc g = store__get(s->r, owner, ids[i], 0, existed[i], &out[i]);
         if (g != CKB_STORE_OK) {
             for (int k = 0; k < i; k++)
                 ckb_store_row_free(&out[k]);
             ret = g == CKB_STORE_NOT_FOUND ? CKB_STORE_ERROR : g;
+        } else if (!existed[i] && out[i].state == CKB_EV_QUEUED) {
+            if (first < 0)
+                first = store__position(s->r, out[i].seq);
+            out[i].queue_position = first + later++;
         }
     }
+    pthread_mutex_unlock(&s->rmu);
     for (int i = 0; i < n && ret == CKB_STORE_OK; i++)
         out[i].existed = existed[i];
     free(ids);
@@ -461,7 +473,7 @@ ckb_store_rc ckb_store_claim(ckb_store *s, ckb_store_row *out)
     sqlite3_finalize(st);
     st = NULL;
     if (id[0])
-        ret = store__get(s->w, NULL, id, 1, out);
+        ret = store__get(s->w, NULL, id, 1, 1, out);
 done:
     sqlite3_finalize(st);
     pthread_mutex_unlock(&s->wmu);
@@ -532,7 +544,7 @@ ckb_store_rc ckb_store_cancel(ckb_store *s, const char *owner, const char *id,
                               ckb_store_row *out)
 {
     pthread_mutex_lock(&s->wmu);
-    ckb_store_rc ret = store__get(s->w, owner, id, 0, out);
+    ckb_store_rc ret = store__get(s->w, owner, id, 0, 1, out);
     if (ret == CKB_STORE_OK && (out->state == CKB_EV_QUEUED || out->state == CKB_EV_RUNNING)) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(s->w,
@@ -548,7 +560,7 @@ ckb_store_rc ckb_store_cancel(ckb_store *s, const char *owner, const char *id,
         }
         ckb_store_row_free(out);
         if (ret == CKB_STORE_OK)
-            ret = store__get(s->w, owner, id, 0, out);
+            ret = store__get(s->w, owner, id, 0, 1, out);
     } else if (ret == CKB_STORE_OK) {
         ret = CKB_STORE_CONFLICT;
     }
