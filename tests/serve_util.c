@@ -96,6 +96,13 @@ int ckbt_serve_start(ckbt_server *s, const char *dir, const char *const *extra)
     return 0;
 }
 
+int ckbt_serve_start_in(ckbt_server *s, const char *name, const char *const *extra)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/%s", ckbt_tmpdir(), name);
+    return ckbt_serve_start(s, dir, extra);
+}
+
 int ckbt_serve_stop(ckbt_server *s, int sig)
 {
     if (s->pid <= 0)

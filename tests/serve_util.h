@@ -24,6 +24,8 @@ typedef struct {
  * e.g. "unshare -m sh -c '... && exec \"$0\" \"$@\"'"). Waits until it
  * answers /healthz (at most 30 s). 0, or -1 after a test failure with its log. */
 int ckbt_serve_start(ckbt_server *s, const char *dir, const char *const *extra);
+/* The same in ckbt_tmpdir()/name. */
+int ckbt_serve_start_in(ckbt_server *s, const char *name, const char *const *extra);
 /* Sends sig and waits for the server to end (SIGKILL after 20 s); its exit status. */
 int ckbt_serve_stop(ckbt_server *s, int sig);
 /* The server's log (caller frees). */

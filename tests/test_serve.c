@@ -64,18 +64,23 @@ static const char *servet_submit(const ckbt_server *s, const char *body, const c
     return id;
 }
 
+/* Submits tests/candidates/FILE for workload at size small (extra: more
+ * JSON members); the id as servet_submit gives it. */
+static const char *servet_submit_file(const ckbt_server *s, const char *workload,
+                                      const char *file, const char *extra, long *status,
+                                      char id[32])
+{
+    char *body = ckbt_serve_request(workload, file, extra);
+    servet_submit(s, body, NULL, status, id);
+    free(body);
+    return id;
+}
+
 static void servet_dir(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/%s", ckbt_tmpdir(), name);
 }
 
-/* A server of its own for a test, in the test folder's NAME. */
-static int servet_start(ckbt_server *s, const char *name, const char *const *extra)
-{
-    char dir[600];
-    servet_dir(dir, sizeof dir, name);
-    return ckbt_serve_start(s, dir, extra);
-}
 
 /* The keys of a JSON object, sorted, as one string. */
 static void servet_keys(json_object *j, const char *skip, char *buf, size_t n)
@@ -103,7 +108,7 @@ static void servet_keys(json_object *j, const char *skip, char *buf, size_t n)
 CKBT_TEST(serve_routes_and_a_real_evaluation, "quick")
 {
     ckbt_server s;
-    if (servet_start(&s, "routes", NULL) != 0)
+    if (ckbt_serve_start_in(&s, "routes", NULL) != 0)
         return;
     ckbt_http h;
     ckbt_http_call(&s, "GET", "/healthz", NULL, 0, NULL, &h);
@@ -142,9 +147,7 @@ CKBT_TEST(serve_routes_and_a_real_evaluation, "quick")
     /* a real evaluation; its result has every field `ckbench eval` prints */
     char id[32];
     long st;
-    char *body = ckbt_serve_request("12p", "legit_rmsnorm_avx512.c", ",\"iters\":5,\"seeds\":1");
-    servet_submit(&s, body, NULL, &st, id);
-    free(body);
+    servet_submit_file(&s, "12p", "legit_rmsnorm_avx512.c", ",\"iters\":5,\"seeds\":1", &st, id);
     CKBT_EXPECT(st == 202 && id[0], "submit answered %ld", st);
     json_object *ev = ckbt_serve_wait(&s, id, NULL, 300);
     json_object *res = ckb_json_obj(ev, "result");
@@ -183,7 +186,7 @@ CKBT_TEST(serve_rejects_bad_input, "quick")
 {
     const char *extra[] = {"--max-body", "4096", "--max-queue", "2", "--idle-timeout", "2", NULL};
     ckbt_server s;
-    if (servet_start(&s, "bad", extra) != 0)
+    if (ckbt_serve_start_in(&s, "bad", extra) != 0)
         return;
     struct {
         const char *method, *path, *body;
@@ -292,7 +295,7 @@ CKBT_TEST(serve_rejects_bad_input, "quick")
 CKBT_TEST(serve_client_key_is_idempotent, "quick")
 {
     ckbt_server s;
-    if (servet_start(&s, "keys", NULL) != 0)
+    if (ckbt_serve_start_in(&s, "keys", NULL) != 0)
         return;
     const char *a = "{\"workload\":\"12p\",\"source\":\"int x;\",\"size\":\"small\",\"client_key\":"
                     "\"k-1\"}";
@@ -491,13 +494,11 @@ static int servet_ckbench_procs(pid_t except)
 CKBT_TEST(serve_cancel_leaves_no_process, "quick")
 {
     ckbt_server s;
-    if (servet_start(&s, "cancel", NULL) != 0)
+    if (ckbt_serve_start_in(&s, "cancel", NULL) != 0)
         return;
-    char *body = ckbt_serve_request("8p", "gemm_infinite_loop.c", "");
     char id[32], path[128];
     long st;
-    servet_submit(&s, body, NULL, &st, id);
-    free(body);
+    servet_submit_file(&s, "8p", "gemm_infinite_loop.c", "", &st, id);
     snprintf(path, sizeof path, "/v1/evaluations/%s", id);
     /* running, with its sandbox up */
     pid_t kids[64];
@@ -566,9 +567,7 @@ CKBT_TEST(serve_kill9_and_restart_loses_nothing, "full")
      * others wait behind it */
     enum { N = 6 };
     char ids[N][32];
-    char *body = ckbt_serve_request("8p", "gemm_infinite_loop.c", "");
-    servet_submit(&s, body, NULL, NULL, ids[0]);
-    free(body);
+    servet_submit_file(&s, "8p", "gemm_infinite_loop.c", "", NULL, ids[0]);
     for (int i = 1; i < N; i++) {
         char src[128];
         snprintf(src, sizeof src,
@@ -617,7 +616,7 @@ CKBT_TEST(serve_kill9_and_restart_loses_nothing, "full")
 CKBT_TEST(serve_500_queued_all_answered_in_order, "full")
 {
     ckbt_server s;
-    if (servet_start(&s, "many", NULL) != 0)
+    if (ckbt_serve_start_in(&s, "many", NULL) != 0)
         return;
     enum { N = 500, PER = 250 };
     static char ids[N][32];
@@ -783,13 +782,11 @@ CKBT_TEST(serve_full_disk_is_503_and_the_store_survives, "full")
 CKBT_TEST(serve_compile_bomb_leaves_the_server_standing, "full")
 {
     ckbt_server s;
-    if (servet_start(&s, "bomb", NULL) != 0)
+    if (ckbt_serve_start_in(&s, "bomb", NULL) != 0)
         return;
-    char *body = ckbt_serve_request("8p", "attack_compile_memory_bomb.c", "");
     char id[32];
     long st;
-    servet_submit(&s, body, NULL, &st, id);
-    free(body);
+    servet_submit_file(&s, "8p", "attack_compile_memory_bomb.c", "", &st, id);
     json_object *ev = ckbt_serve_wait(&s, id, NULL, 180);
     json_object *res = ckb_json_obj(ev, "result");
     const char *detail = ckb_json_str(res, "detail");
@@ -832,13 +829,11 @@ CKBT_TEST(serve_200_long_polls_wait_without_holding_threads, "full")
 {
     const char *extra[] = {"--timeout-scale", "0.05", NULL};
     ckbt_server s;
-    if (servet_start(&s, "polls", extra) != 0)
+    if (ckbt_serve_start_in(&s, "polls", extra) != 0)
         return;
-    char *body = ckbt_serve_request("8p", "gemm_infinite_loop.c", "");
     char id[32], path[128];
     long st;
-    servet_submit(&s, body, NULL, &st, id);
-    free(body);
+    servet_submit_file(&s, "8p", "gemm_infinite_loop.c", "", &st, id);
     snprintf(path, sizeof path, "/v1/evaluations/%s?wait=60", id);
     enum { N = 200 };
     static servet_poll polls[N];

@@ -93,10 +93,8 @@ CKBT_TEST(serve_reward_loop_end_to_end, "full")
 {
     if (servect_venv() != 0)
         return;
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/reward", ckbt_tmpdir());
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (ckbt_serve_start_in(&s, "reward", NULL) != 0)
         return;
     /* the installed client (the venv's python finds no clients/python on its path
      * from the folder it runs in) */
@@ -104,7 +102,7 @@ CKBT_TEST(serve_reward_loop_end_to_end, "full")
     snprintf(cmd, sizeof cmd,
              "cd %s && %s/" SERVECT_VENV "/bin/python -c \"import ckbench_client, sys; "
              "print(ckbench_client.__file__)\"",
-             dir, getenv("PWD") ? getenv("PWD") : ".");
+             s.dir, getenv("PWD") ? getenv("PWD") : ".");
     int rc = servect_sh(cmd, 60, &out);
     CKBT_EXPECT(rc == 0 && strstr(out, "site-packages"), "pip installed the client: %s", out);
     free(out);
@@ -133,10 +131,8 @@ CKBT_TEST(serve_conforms_to_its_openapi, "full")
 {
     if (servect_venv() != 0)
         return;
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s/schemathesis", ckbt_tmpdir());
     ckbt_server s;
-    if (ckbt_serve_start(&s, dir, NULL) != 0)
+    if (ckbt_serve_start_in(&s, "schemathesis", NULL) != 0)
         return;
     /* bounded: 45 s of generated requests, every check; a
      * long-poll may take its minute */
