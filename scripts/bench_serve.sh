@@ -113,6 +113,7 @@ import json, sys, urllib.request
 url, ids = sys.argv[1], [e["id"] for e in json.load(open(sys.argv[2]))["evaluations"]]
 total = 0.0
 ok = 0
+disturbed = 0
 for i in ids:
     while True:
         ev = json.load(urllib.request.urlopen("%s/v1/evaluations/%s?wait=60" % (url, i)))
@@ -121,32 +122,35 @@ for i in ids:
     r = ev.get("result", {})
     total += r.get("stage_seconds", {}).get("total", 0)
     ok += r.get("status") == "ok"
-print(total, ok)
+    disturbed += bool(r.get("timing_disturbed"))
+print(total, ok, disturbed)
 EOF
 t1=$(date +%s.%N)
 stop_server
-read -r s_total s_ok <"$dir/server.txt"
+read -r s_total s_ok s_dist <"$dir/server.txt"
 t2=$(date +%s.%N)
 for i in $(seq "$n"); do
     "$bin" eval 12p "$kernel" --size "$size" 2>/dev/null >"$dir/one-$i.json"
 done
 t3=$(date +%s.%N)
 # parsed after the loop: the loop times ckbench alone
-read -r c_total c_ok < <(python3 - "$dir" "$n" <<'EOF'
+read -r c_total c_ok c_dist < <(python3 - "$dir" "$n" <<'EOF'
 import json, sys
 d, n = sys.argv[1], int(sys.argv[2])
 runs = [json.load(open("%s/one-%d.json" % (d, i))) for i in range(1, n + 1)]
-print(sum(r["stage_seconds"]["total"] for r in runs), sum(r["status"] == "ok" for r in runs))
+print(sum(r["stage_seconds"]["total"] for r in runs), sum(r["status"] == "ok" for r in runs),
+      sum(bool(r.get("timing_disturbed")) for r in runs))
 EOF
 )
-python3 - "$n" "$size" "$t0" "$t1" "$s_total" "$s_ok" "$t2" "$t3" "$c_total" "$c_ok" <<'EOF'
+python3 - "$n" "$size" "$t0" "$t1" "$s_total" "$s_ok" "$s_dist" "$t2" "$t3" "$c_total" \
+    "$c_ok" "$c_dist" <<'EOF'
 import sys
 n, size = int(sys.argv[1]), sys.argv[2]
-t0, t1, st, sok, t2, t3, ct, cok = map(float, sys.argv[3:])
-for name, wall, own, ok in (("ckbench serve (one batch)", t1 - t0, st, sok),
-                            ("loop of ckbench eval", t3 - t2, ct, cok)):
-    print("  %-28s %d evaluations at %s (%d ok) in %6.1f s: %6.0f an hour; overhead %5.0f ms "
-          "an evaluation (wall %.0f ms, the evaluation's own %.0f ms)"
-          % (name, n, size, ok, wall, n / wall * 3600, (wall - own) / n * 1000,
+t0, t1, st, sok, sdist, t2, t3, ct, cok, cdist = map(float, sys.argv[3:])
+for name, wall, own, ok, dist in (("ckbench serve (one batch)", t1 - t0, st, sok, sdist),
+                                  ("loop of ckbench eval", t3 - t2, ct, cok, cdist)):
+    print("  %-28s %d evaluations at %s (%d ok, %d timing_disturbed) in %6.1f s: %6.0f an "
+          "hour; overhead %5.0f ms an evaluation (wall %.0f ms, the evaluation's own %.0f ms)"
+          % (name, n, size, ok, dist, wall, n / wall * 3600, (wall - own) / n * 1000,
              wall / n * 1000, own / n * 1000))
 EOF
