@@ -28,6 +28,13 @@ static struct {
 static pid_t cleanup__owner;
 static pthread_once_t cleanup__once = PTHREAD_ONCE_INIT;
 static const int cleanup__signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* The handler first stops every other thread of ours with this signal: a
+ * thread that keeps running could make a work folder, or a file in one,
+ * after the handler removed them. */
+static int cleanup__freeze_sig;
+static int cleanup__dying;  /* set by the one handler that cleans up */
+static int cleanup__frozen; /* threads stopped so far */
+#define CLEANUP_MAX_THREADS 1024
 
 /* One record of getdents64 (linux_dirent64): readdir is not
  * async-signal-safe, the raw system call is. */
@@ -110,10 +117,65 @@ static void cleanup__kill_children(void)
     close(dir);
 }
 
+/* A stopped thread stays here until the process dies. */
+static void cleanup__on_freeze(int sig)
+{
+    (void)sig;
+    if (getpid() != cleanup__owner)
+        return;
+    __atomic_add_fetch(&cleanup__frozen, 1, __ATOMIC_SEQ_CST);
+    for (;;)
+        pause(); /* every signal is blocked here (sa_mask) */
+}
+
+/* Sends the freeze signal to every other thread, and to those a thread
+ * made meanwhile, then waits (at most ~0.5 s: a thread may be leaving, or
+ * hold the signal blocked for a moment) until all of them have stopped. */
+static void cleanup__freeze_others(void)
+{
+    static pid_t sent[CLEANUP_MAX_THREADS];
+    int nsent = 0;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    char buf[4096];
+    for (int round = 0; round < 50; round++) {
+        int fresh = 0;
+        int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+            return;
+        long n;
+        while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                cleanup__dirent *d = (void *)(buf + off);
+                off += d->reclen;
+                pid_t tid = 0;
+                for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+                    tid = tid * 10 + (*c - '0');
+                int known = tid <= 0 || tid == self;
+                for (int i = 0; i < nsent && !known; i++)
+                    known = sent[i] == tid;
+                if (known || nsent == CLEANUP_MAX_THREADS)
+                    continue;
+                if (syscall(SYS_tgkill, cleanup__owner, tid, cleanup__freeze_sig) == 0)
+                    sent[nsent++] = tid;
+                fresh = 1;
+            }
+        close(dir);
+        if (!fresh && __atomic_load_n(&cleanup__frozen, __ATOMIC_SEQ_CST) >= nsent)
+            return;
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 static void cleanup__on_signal(int sig)
 {
     int saved = errno;
     if (getpid() == cleanup__owner) {
+        /* Two signals in two threads: the first cleans up, the second stops
+         * like any other thread. */
+        if (__atomic_exchange_n(&cleanup__dying, 1, __ATOMIC_SEQ_CST))
+            cleanup__on_freeze(sig);
+        cleanup__freeze_others();
         cleanup__kill_children();
         for (int i = 0; i < CLEANUP_SLOTS; i++) {
             pid_t g = __atomic_load_n(&cleanup__groups[i], __ATOMIC_ACQUIRE);
@@ -151,6 +213,10 @@ static void cleanup__on_signal(int sig)
 static void cleanup__install(void)
 {
     cleanup__owner = getpid();
+    cleanup__freeze_sig = SIGRTMIN + 2;
+    struct sigaction freeze = {.sa_handler = cleanup__on_freeze};
+    sigfillset(&freeze.sa_mask);
+    sigaction(cleanup__freeze_sig, &freeze, NULL);
     struct sigaction sa = {.sa_handler = cleanup__on_signal};
     sigfillset(&sa.sa_mask); /* one handler at a time, nothing in between */
     for (size_t i = 0; i < sizeof cleanup__signals / sizeof *cleanup__signals; i++) {
@@ -163,6 +229,15 @@ static void cleanup__install(void)
 }
 
 void ckb_cleanup_init(void) { pthread_once(&cleanup__once, cleanup__install); }
+
+void ckb_cleanup_sigset(sigset_t *set)
+{
+    ckb_cleanup_init();
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof cleanup__signals / sizeof *cleanup__signals; i++)
+        sigaddset(set, cleanup__signals[i]);
+    sigaddset(set, cleanup__freeze_sig);
+}
 
 int ckb_cleanup_add_group(pid_t pgid)
 {
@@ -281,12 +356,10 @@ static void cleanup__sweep_once(void)
 int ckb_tmpdir_make(char *buf, size_t n)
 {
     pthread_once(&cleanup__swept, cleanup__sweep_once);
-    /* Signals wait until the folder is listed: none is made unlisted. */
+    /* Signals (and the freeze) wait until the folder is listed: none is
+     * made unlisted. */
     sigset_t all, old;
-    sigemptyset(&all);
-    for (size_t i = 0; i < sizeof cleanup__signals / sizeof *cleanup__signals; i++)
-        sigaddset(&all, cleanup__signals[i]);
-    ckb_cleanup_init();
+    ckb_cleanup_sigset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     int len = snprintf(buf, n, "%s/ckbench-%ld-XXXXXX", cleanup__tmp(), (long)getpid());
     int rc = -1;

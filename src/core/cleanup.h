@@ -5,7 +5,9 @@
  * we made (/tmp/ckbench-<pid>-XXXXXX, a run's tmp/ folder).
  *
  * The first registration installs handlers for SIGINT, SIGTERM and SIGHUP.
- * The handler kills every child of ours and the group it leads (read from
+ * The handler first stops every other thread of ours (a real-time signal
+ * whose handler never returns), so that none makes a folder or a child
+ * behind its back; then it kills every child of ours and the group it leads (read from
  * /proc/self/task/N/children: the evaluator's sandbox too), every listed
  * group (SIGKILL: what a child left behind in it), removes every listed
  * folder with async-signal-safe calls only, then dies of the same signal
@@ -21,11 +23,16 @@
 #ifndef CKB_CLEANUP_H
 #define CKB_CLEANUP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 /* Installs the handlers (once; later calls do nothing). */
 void ckb_cleanup_init(void);
+
+/* The signals the handlers take, the freeze included: block them around a
+ * step that must not be cut between making a thing and listing it. */
+void ckb_cleanup_sigset(sigset_t *set);
 
 /* Lists / forgets the process group pgid. 0, or -1 when the list is full
  * (the group is then only killed by its own keeper). */

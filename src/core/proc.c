@@ -115,11 +115,7 @@ pid_t ckb_proc_spawn_kept(const char *path, char *const argv[], char *const envp
                           const int fds[3], const sigset_t *mask)
 {
     sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    ckb_cleanup_init();
+    ckb_cleanup_sigset(&block);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     pid_t parent = getpid();
     pid_t pid = fork();
