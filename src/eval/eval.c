@@ -656,17 +656,21 @@ static int eval__timing_runs(eval__ctx *c)
         /* The machine's CPU time during the run that went neither to the
          * sandboxes nor to us: stolen by the hypervisor, or used by other
          * processes (whose threads then preempt ours mid-barrier). Clock
-         * ticks are 10 ms, so only runs of half a second or more are judged. */
+         * ticks are 10 ms, so only runs of CKB_DISTURBANCE_MIN_RUN_S or more
+         * are judged (a shorter one's share is a few ticks: noise). */
         double steal_pct, others_pct;
         ckb_cpu_times_disturbance(&t0, &t1, elapsed, &steal_pct, &others_pct);
         /* Our own threads are the other thing that can share the kernels'
          * cores while they run; unlike the rest, measured precisely, so
          * judged at any length. */
         double harness_pct = c->call_s > 0 ? 100.0 * c->harness_cpu_s / (c->call_s * t0.ncpu) : 0;
-        double disturbed = (elapsed >= 0.5 ? steal_pct + others_pct : 0.0) + harness_pct;
+        int judged = elapsed >= CKB_DISTURBANCE_MIN_RUN_S;
+        double disturbed = (judged ? steal_pct + others_pct : 0.0) + harness_pct;
         c->r->timing_runs = run + 1;
         if (disturbed < best_disturbed) {
             best_disturbed = disturbed;
+            c->r->disturbed_pct = disturbed;
+            c->r->disturbance_judged = judged;
             memcpy(cand, run_cand + warmup, sizeof(double) * (size_t)iters);
             memcpy(base, run_base + warmup, sizeof(double) * (size_t)iters);
             c->r->steal_pct = steal_pct;

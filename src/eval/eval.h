@@ -17,6 +17,11 @@
 
 struct json_object;
 
+/* A timing run shorter than this is not judged by the others' share of the
+ * CPU: /proc's CPU times move in 10 ms ticks, and a run of a few ticks per
+ * CPU reads a share of ±30% from rounding alone. */
+#define CKB_DISTURBANCE_MIN_RUN_S 0.5
+
 typedef struct {
     ckb_size size;
     int threads;           /* the thread budget of candidate and baseline */
@@ -72,6 +77,10 @@ typedef struct {
     double others_pct;         /* ... and other processes' share of the CPU time */
     double harness_pct;        /* ... and ours (the trusted side's threads) inside the
                                   timed calls, as a share of the CPUs they had */
+    double disturbed_pct;      /* what the kept run was judged by: steal + others (when
+                                  judged) + harness */
+    int disturbance_judged;    /* 1: the kept run lasted long enough for the machine's
+                                  10 ms CPU-time ticks to measure the others' share */
     int timing_runs;
     double parent_timing_ms;   /* the kept timing run's length */
     int beyond_roofline;       /* median under the roofline bound: less than the declared
@@ -85,7 +94,8 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
                  ckb_eval_result *r);
 
 /* 1 when the kept timing run was still disturbed by other work after every
- * retry (DESIGN §5: then its figures are not figures). */
+ * retry (DESIGN §5: then its figures are not figures): the same judgement as
+ * the one that decided the retries, never a second one. */
 int ckb_eval_timing_disturbed(const ckb_eval_result *r, const ckb_eval_opts *o);
 
 /* The result as JSON (DESIGN §9 columns and the eval fields). */

@@ -96,6 +96,8 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
         /* Still disturbed after every retry: the figures are not to be trusted. */
         json_object_object_add(j, "timing_disturbed",
                                json_object_new_boolean(ckb_eval_timing_disturbed(r, o)));
+        json_object_object_add(j, "disturbance_judged",
+                               json_object_new_boolean(r->disturbance_judged));
         json_object_object_add(j, "timing_runs", json_object_new_int(r->timing_runs));
         json_object_object_add(j, "parent_timing_ms", result__num(r->parent_timing_ms));
         json_object_object_add(j, "beyond_roofline",
@@ -122,5 +124,5 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
 
 int ckb_eval_timing_disturbed(const ckb_eval_result *r, const ckb_eval_opts *o)
 {
-    return r->steal_pct + r->others_pct + r->harness_pct > o->max_steal_pct;
+    return r->disturbed_pct > o->max_steal_pct;
 }
