@@ -171,6 +171,33 @@ CKBT_TEST(score_metrics_match_the_hand_computed_answers, "quick")
     CKBT_EXPECT(k41 && k41->samples == 3 && same(k41->best_speedup, 3.0),
                 "41k: the cut record is not a sample; best 3.0");
 
+    /* JAXBench's summary of the same group: 1p's crash compiled, so all four
+     * compiled; 8p 2.2x and 41k 3.0x improved, 12p 0.9x slower. */
+    CKBT_EXPECT(b->jb_compiled == 4 && b->jb_improved == 2 && b->jb_slower == 1 &&
+                    same(b->jb_max_speedup, 3.0) &&
+                    same(b->jb_arithmetic_mean_speedup, (2.2 + 1 + 1 + 3.0) / 4),
+                "bon JAXBench summary: compiled %d improved %d slower %d max %g mean %g",
+                b->jb_compiled, b->jb_improved, b->jb_slower, b->jb_max_speedup,
+                b->jb_arithmetic_mean_speedup);
+    json_object *sj = ckb_score_json(&s);
+    json_object *rows = json_object_object_get(sj, "scores"), *jb = NULL;
+    for (size_t i = 0; rows && i < json_object_array_length(rows); i++) {
+        json_object *row = json_object_array_get_idx(rows, i);
+        if (strcmp(json_object_get_string(json_object_object_get(row, "method")), "best-of-n") == 0)
+            jb = json_object_object_get(row, "jaxbench_summary");
+    }
+    CKBT_EXPECT(jb && json_object_get_int(json_object_object_get(jb, "total_attempted")) == 4 &&
+                    same(json_object_get_double(json_object_object_get(jb, "slowdown_ratio_pct")),
+                         25) &&
+                    same(json_object_get_double(json_object_object_get(jb, "correct_ratio_pct")),
+                         75) &&
+                    same(json_object_get_double(
+                             json_object_object_get(jb, "geometric_mean_speedup")),
+                         b->geomean_speedup),
+                "score.json carries JAXBench's fields under their names: %s",
+                jb ? json_object_to_json_string(jb) : "(none)");
+    json_object_put(sj);
+
     /* refine */
     CKBT_EXPECT(r->samples == 16 && r->compiled == 12 && r->correct == 6 && r->solved == 3 &&
                     r->budget == 4,

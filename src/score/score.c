@@ -209,8 +209,9 @@ static int score__covers_suite(const ckb_score_group *g)
 static void score__metrics(ckb_score_set *s, ckb_score_group *g)
 {
     score__workloads(s, g);
-    double logsum = 0, explog = 0;
+    double logsum = 0, explog = 0, clipped_sum = 0;
     int beating = 0;
+    g->jb_max_speedup = 1;
     for (int i = 0; i < g->nw; i++) {
         ckb_score_workload *w = &g->w[i];
         score__workload(s, g, w);
@@ -218,6 +219,17 @@ static void score__metrics(ckb_score_set *s, ckb_score_group *g)
             g->budget = w->budget;
         g->solved += w->correct > 0;
         beating += w->best_speedup > 1;
+        int compiled = 0;
+        for (int k = 0; k < w->npool && !compiled; k++)
+            compiled = !score__not_compiled(w->pool[k]->status);
+        g->jb_compiled += compiled;
+        if (isfinite(w->best_speedup)) {
+            g->jb_improved += w->best_speedup > 1;
+            g->jb_slower += w->best_speedup < 1;
+        }
+        if (w->speedup > g->jb_max_speedup)
+            g->jb_max_speedup = w->speedup;
+        clipped_sum += w->speedup;
         logsum += log(w->speedup);
         if (isfinite(w->pct_of_expert)) {
             explog += log(w->speedup / w->expert_speedup);
@@ -242,6 +254,7 @@ static void score__metrics(ckb_score_set *s, ckb_score_group *g)
     g->per_sample_correctness = g->samples ? (double)g->correct / g->samples : NAN;
     g->geomean_speedup = g->nw ? exp(logsum / g->nw) : NAN;
     g->share_beating_baseline = g->nw ? (double)beating / g->nw : NAN;
+    g->jb_arithmetic_mean_speedup = g->nw ? clipped_sum / g->nw : NAN;
     g->pct_of_expert = g->expert_workloads ? 100 * exp(explog / g->expert_workloads) : NAN;
     g->covers_suite = score__covers_suite(g);
 }

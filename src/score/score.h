@@ -26,6 +26,17 @@
  *   % of expert             100 x the geometric mean over the workloads with an
  *                           expert of (floored speedup / the expert's speedup)
  *   taxonomy                samples per status; compile_error split by eval.detail
+ *
+ * JAXBench's own summary (MaxKernel/evaluation/evaluation_utils.py,
+ * summarize_results, at accelerator-agents c4f3b17), with a workload as
+ * its task and the workload's best correct sample as the task's kernel:
+ *   compiled / correct      workloads with a compiled / a correct sample
+ *   improved / slower       solved workloads whose best speedup is > 1 / < 1
+ *   max_speedup             the largest best speedup clipped at 1 (1 when none)
+ *   arithmetic mean         the mean over W of the best speedups clipped at 1,
+ *                           an unsolved workload counting 1
+ *   geometric mean          the same as a geometric mean (= geomean speedup)
+ *   *_ratio_pct             each count over W, in percent
  */
 #ifndef CKB_SCORE_H
 #define CKB_SCORE_H
@@ -79,6 +90,9 @@ typedef struct {
     double geomean_speedup, share_beating_baseline; /* NAN without workloads */
     double pct_of_expert;                 /* NAN when no workload has an expert */
     int expert_workloads;
+    /* JAXBench's summary (above); NAN / 0 without workloads */
+    int jb_compiled, jb_improved, jb_slower;
+    double jb_max_speedup, jb_arithmetic_mean_speedup;
     ckb_score_count *taxonomy;            /* per status, canonical order first (owned) */
     int ntax;
     ckb_score_count *compile_kinds;       /* compile_error per eval.detail (owned) */

@@ -86,6 +86,24 @@ static json_object *sj__group(const ckb_score_set *s, const ckb_score_group *g)
     sj__add(o, "fast_p", fp);
     sj__add(o, "pct_of_expert", sj__num(g->pct_of_expert));
     sj__add(o, "expert_workloads", json_object_new_int(g->expert_workloads));
+    /* JAXBench's summary, its own field names (score.h says how a workload
+     * maps to its task) */
+    json_object *jb = json_object_new_object();
+    double nw = g->nw;
+    sj__add(jb, "total_attempted", json_object_new_int(g->nw));
+    sj__add(jb, "compiled_successfully", json_object_new_int(g->jb_compiled));
+    sj__add(jb, "failed_compilation", json_object_new_int(g->nw - g->jb_compiled));
+    sj__add(jb, "numerically_correct", json_object_new_int(g->solved));
+    sj__add(jb, "improved", json_object_new_int(g->jb_improved));
+    sj__add(jb, "slower", json_object_new_int(g->jb_slower));
+    sj__add(jb, "max_speedup", sj__num(g->nw ? g->jb_max_speedup : NAN));
+    sj__add(jb, "arithmetic_mean_speedup", sj__num(g->jb_arithmetic_mean_speedup));
+    sj__add(jb, "geometric_mean_speedup", sj__num(g->geomean_speedup));
+    sj__add(jb, "compile_ratio_pct", sj__num(100 * g->jb_compiled / nw));
+    sj__add(jb, "correct_ratio_pct", sj__num(100 * g->solved / nw));
+    sj__add(jb, "improvement_ratio_pct", sj__num(100 * g->jb_improved / nw));
+    sj__add(jb, "slowdown_ratio_pct", sj__num(100 * g->jb_slower / nw));
+    sj__add(o, "jaxbench_summary", jb);
     sj__add(o, "taxonomy", sj__counts(g->taxonomy, g->ntax));
     sj__add(o, "compile_errors", sj__counts(g->compile_kinds, g->nck));
     json_object *per = json_object_new_array();

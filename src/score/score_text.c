@@ -123,6 +123,32 @@ static void st__main(const ckb_score_set *s, ckb_strbuf *out)
     st__print(&t, out);
 }
 
+static void st__jaxbench(const ckb_score_set *s, ckb_strbuf *out)
+{
+    st_table t = {0};
+    st__row(&t);
+    static const char *const heads[] = {"method / model", "tasks",    "compiled", "correct",
+                                        "improved",       "slower",   "max",      "arith mean",
+                                        "geo mean"};
+    for (int c = 0; c < 9; c++)
+        st__set(&t, c, "%s", heads[c]);
+    for (int i = 0; i < s->ng; i++) {
+        const ckb_score_group *g = &s->g[i];
+        double nw = g->nw;
+        st__row(&t);
+        st__set(&t, 0, "%s", g->label);
+        st__set(&t, 1, "%d", g->nw);
+        st__set(&t, 2, "%d (%s)", g->jb_compiled, PCT(g->jb_compiled / nw));
+        st__set(&t, 3, "%d (%s)", g->solved, PCT(g->solved / nw));
+        st__set(&t, 4, "%d (%s)", g->jb_improved, PCT(g->jb_improved / nw));
+        st__set(&t, 5, "%d (%s)", g->jb_slower, PCT(g->jb_slower / nw));
+        st__set(&t, 6, "%s", X(g->nw ? g->jb_max_speedup : NAN));
+        st__set(&t, 7, "%s", X(g->jb_arithmetic_mean_speedup));
+        st__set(&t, 8, "%s", X(g->geomean_speedup));
+    }
+    st__print(&t, out);
+}
+
 static void st__fast_p(const ckb_score_set *s, ckb_strbuf *out)
 {
     /* Columns: every N any group reports; "-" where a group does not. */
@@ -270,6 +296,9 @@ void ckb_score_text(const ckb_score_set *s, int verbose, ckb_strbuf *out)
     ckb_strbuf_printf(out, "\nfast_p@N: share of workloads with a correct sample faster than p "
                            "x the baseline among their first N samples\n");
     st__fast_p(s, out);
+    ckb_strbuf_printf(out, "\nJAXBench's summary (evaluation_utils.summarize_results): a "
+                           "workload is a task, its best correct sample the task's kernel\n");
+    st__jaxbench(s, out);
     ckb_strbuf_printf(out, "\nFailure taxonomy: samples per status\n");
     st__taxonomy(s, out);
     for (int i = 0; verbose && i < s->ng; i++) {
