@@ -846,6 +846,36 @@ CKBT_TEST(report_generation_runs_in_markdown, "quick")
                     "8p's section lists best-of-n's best kernel: %d cells, best '%s', '%s'", k,
                     k == 4 ? cells[3] : "", k ? cells[0] : "");
     }
+    /* JAXBench's summary, worked by hand from the fixture (score.h): refine's
+     * 41k has compiled samples (resource_limit, wrong_result) but no correct
+     * one, so it counts compiled, unsolved and 1x in the means. */
+    static const struct {
+        const char *group, *cells[8];
+    } jb[] = {{"best-of-n / model-x",
+               {"4", "4 (100.0%)", "3 (75.0%)", "2 (50.0%)", "1 (25.0%)", "3.00", "1.80", "1.60"}},
+              {"refine / model-x",
+               {"4", "4 (100.0%)", "3 (75.0%)", "3 (75.0%)", "0 (0.0%)", "3.00", "1.62", "1.47"}}};
+    for (size_t i = 0; i < sizeof jb / sizeof *jb; i++) {
+        char cells[16][512];
+        int k = md_row(md, "gen-jaxbench-table", jb[i].group, cells);
+        CKBT_EXPECT(k == 9, "%s: 9 cells in its JAXBench row (%d)", jb[i].group, k);
+        for (int c = 0; c < 8 && k == 9; c++)
+            CKBT_EXPECT(strcmp(cells[c + 1], jb[i].cells[c]) == 0, "JAXBench %s col %d: '%s' "
+                        "(want '%s')", jb[i].group, c + 1, cells[c + 1], jb[i].cells[c]);
+    }
+    {
+        char *bars = read_in(out, "speedup_bars.svg"), *dist = read_in(out, "speedup_distribution.svg");
+        /* best-of-n's order: 12p 0.9x, 8p 2.2x, 41k 3.0x, then unsolved 1p */
+        const char *a = bars ? strstr(bars, "data-key=\"12p_RMSNorm\"") : NULL;
+        const char *b = a ? strstr(a, "data-key=\"8p_GEMM\"") : NULL;
+        const char *c = b ? strstr(b, "data-key=\"41k_Gemm_Add_ReLU\"") : NULL;
+        CKBT_EXPECT(c != NULL, "speedup_bars.svg holds the tasks slowest to fastest");
+        CKBT_EXPECT(dist && strncmp(dist, "<svg", 4) == 0 && strstr(dist, "1/2-1x") &&
+                        strstr(dist, "2-4x"),
+                    "speedup_distribution.svg written with its bins");
+        free(bars);
+        free(dist);
+    }
     const char *hl = md ? strstr(md, "## Headline") : NULL;
     const char *mach = md ? strstr(md, "## Machine and settings") : NULL;
     CKBT_EXPECT(hl && mach && hl < mach, "the headline comes before the machine table");

@@ -445,6 +445,7 @@ void ckb_report_generation_sections(ckb_doc *d, const ckb_score_set *s)
                    "Every sample by its status, one bar per method and model.",
                    ckb_report_taxonomy_bars(s, "gen-taxonomy-svg"));
     gen__taxonomy_table(d, s);
+    ckb_report_jaxbench_section(d, s);
     for (int i = 0; i < s->ng; i++)
         gen__group_table(d, s, &s->g[i]);
 }

@@ -49,6 +49,13 @@ void ckb_report_workload_anchor(char *buf, size_t n, const char *id);
  * workloads (each linking to its best kernel). Figures are written beside
  * report.md as fastp.svg, solved.svg and taxonomy.svg. */
 void ckb_report_generation_sections(ckb_doc *d, const ckb_score_set *s);
+/* JAXBench's summary of the same groups (score.h): its table, the
+ * distribution of the tasks' speedups (speedup_distribution.svg: stacked
+ * bars in bins of a factor of two) and every task's speedup in order
+ * (speedup_bars.svg: markers on a log axis, unsolved tasks as squares at 1x). */
+void ckb_report_jaxbench_section(ckb_doc *d, const ckb_score_set *s);
+char *ckb_report_speedup_distribution(const ckb_score_set *s, const char *id);
+char *ckb_report_speedup_bars(const ckb_score_set *s, const char *id);
 /* Per group and workload (anchor from ckb_report_kernel_anchor): the best
  * correct sample's result and its source from the run's best/<id>.c. */
 void ckb_report_kernel_sections(ckb_doc *d, const ckb_score_set *s);
