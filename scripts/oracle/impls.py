@@ -1,0 +1,138 @@
+"""The project's own JAX implementations of ckbench's workloads (issue 34).
+
+Each is written from the workload's definition (workloads/<id>/README.md: the
+formula, the shapes, dtypes and layouts, where bf16 rounding happens), not
+from the C reference and not from JAXBench's code. An implementation takes
+the input arrays by tensor name (bf16 inputs arrive as their exact f32
+values), the dims and the consts, and returns the outputs by name as f32
+arrays; the driver (oracle.py) rounds a bf16 output to bf16 once, so an
+implementation rounds only at the intermediate points the README names.
+
+Matmuls run at "highest" precision (oracle.py sets it): f32 products and
+accumulation, the definition's "bf16 in, f32 accumulate".
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+F32 = jnp.float32
+NEG_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def bf(x):
+    """Rounds to bf16 (nearest even) and back to f32: a bf16 rounding point."""
+    return jnp.asarray(x, F32).astype(jnp.bfloat16).astype(F32)
+
+
+def f(x):
+    return jnp.asarray(x, F32)
+
+
+def ein(spec, *ops):
+    return jnp.einsum(spec, *[f(o) for o in ops], precision=jax.lax.Precision.HIGHEST,
+                      preferred_element_type=F32)
+
+
+def softmax(s, axis=-1):
+    return jax.nn.softmax(s, axis=axis)
+
+
+# ---- production workloads -------------------------------------------------
+
+def w1p(x, d, c):
+    # causal MHA, [B, H, S, D]: f32 scores * D^-0.5, -1e9 above the diagonal,
+    # P = bf16(softmax), out = bf16(P @ v)
+    q, k, v = x["q"], x["k"], x["v"]
+    S, D = d["S"], d["D"]
+    s = ein("bhqd,bhkd->bhqk", q, k) * (D ** -0.5)
+    causal = jnp.tril(jnp.ones((S, S), bool))
+    s = jnp.where(causal, s, -1e9)
+    p = bf(softmax(s))
+    return {"out": ein("bhqk,bhkd->bhqd", p, v)}
+
+
+def w2p(x, d, c):
+    # GQA, [B, S, H, D]; query head h reads kv head h // G
+    q, k, v = x["query"], x["key"], x["value"]
+    S, D, HQ, HKV = d["S"], d["D"], d["HQ"], d["HKV"]
+    G = HQ // HKV
+    k = jnp.repeat(f(k), G, axis=2)
+    v = jnp.repeat(f(v), G, axis=2)
+    s = ein("bqhd,bkhd->bhqk", q, k) * (D ** -0.5)
+    s = jnp.where(jnp.tril(jnp.ones((S, S), bool)), s, -1e9)
+    p = bf(softmax(s))
+    return {"out": ein("bhqk,bkhd->bqhd", p, v)}
+
+
+def w5p(x, d, c):
+    # causal MHA with a per-head relative position bias added to the f32 scores
+    q, k, v, bias = x["q"], x["k"], x["v"], x["rel_pos_bias"]
+    S, D = d["S"], d["D"]
+    s = ein("bhqd,bhkd->bhqk", q, k) * (D ** -0.5) + f(bias)[None]
+    s = jnp.where(jnp.tril(jnp.ones((S, S), bool)), s, -1e30)
+    p = bf(softmax(s))
+    return {"out": ein("bhqk,bhkd->bhqd", p, v)}
+
+
+def w6p(x, d, c):
+    # paged decode attention: one query row per sequence at cu_q_lens[i]
+    # (dynamic_slice: start clamped), pages gathered through the (clamped)
+    # page table, length mask -1e30, GQA head h -> kv head h // G
+    NS, HQ, HKV, D, PS, PPS, NT, NP = (d[k] for k in ("NS", "HQ", "HKV", "D", "PS", "PPS", "NT", "NP"))
+    G, L = HQ // HKV, PPS * PS
+    queries, kp, vp = f(x["queries"]), f(x["k_pages"]), f(x["v_pages"])
+    kv_lens, pidx, cu = (jnp.asarray(x[n]) for n in ("kv_lens", "page_indices", "cu_q_lens"))
+
+    def one(i):
+        start = jnp.clip(cu[i], 0, NT - 1)
+        qi = jax.lax.dynamic_slice(queries, (start, 0, 0), (1, HQ, D))[0]  # [HQ, D]
+        pages = jnp.clip(pidx[i], 0, NP - 1)
+        K = jnp.repeat(kp[pages].reshape(L, HKV, D), G, axis=1)           # [L, HQ, D]
+        V = jnp.repeat(vp[pages].reshape(L, HKV, D), G, axis=1)
+        s = ein("hd,khd->hk", qi, K) * (D ** -0.5)
+        s = jnp.where(jnp.arange(L)[None, :] < kv_lens[i], s, -1e30)
+        p = bf(softmax(s))
+        return ein("hk,khd->hd", p, V)
+
+    return {"out": jnp.stack([one(i) for i in range(NS)])}
+
+
+def w7p(x, d, c):
+    # ragged paged attention, static form: sequence i < num_seqs takes TPS query
+    # rows from cu_q_lens[i] (clamped), K / V interleaved on the head axis
+    # (kv head g: K at 2g, V at 2g+1), causal-and-length mask -0.7*FLT_MAX,
+    # rows of sequences >= num_seqs are zero
+    NS, TPS, NT, HQ, HKV, D, PS, PPS, NP = (d[k] for k in ("NS", "TPS", "NT", "HQ", "HKV", "D", "PS", "PPS", "NP"))
+    G, L = HQ // HKV, PPS * PS
+    assert NT == NS * TPS
+    queries, kvp = f(x["queries"]), f(x["kv_pages"])
+    kv_lens, pidx, cu = (jnp.asarray(x[n]) for n in ("kv_lens", "page_indices", "cu_q_lens"))
+    num_seqs = int(np.asarray(x["num_seqs"]).reshape(-1)[0])
+    rows = []
+    for i in range(NS):
+        start = jnp.clip(cu[i], 0, NT - TPS)
+        q = jax.lax.dynamic_slice(queries, (start, 0, 0), (TPS, HQ, D))    # [TPS, HQ, D]
+        pages = jnp.clip(pidx[i], 0, NP - 1)
+        kv = kvp[pages].reshape(L, 2 * HKV, D)
+        K = jnp.repeat(kv[:, 0::2], G, axis=1)
+        V = jnp.repeat(kv[:, 1::2], G, axis=1)
+        s = ein("thd,khd->htk", q, K) * (D ** -0.5)
+        t = jnp.arange(TPS)[:, None]
+        j = jnp.arange(L)[None, :]
+        masked = (j > kv_lens[i] - TPS + t) | (j >= kv_lens[i])
+        s = jnp.where(masked[None], -0.7 * NEG_FLT_MAX, s)
+        p = bf(softmax(s))
+        o = ein("htk,khd->thd", p, V)
+        rows.append(o if i < num_seqs else jnp.zeros_like(o))
+    return {"out": jnp.concatenate(rows, axis=0)}
+
+
+def w8p(x, d, c):
+    return {"C": ein("mk,kn->mn", x["A"], x["B"])}
+
+
+IMPLS = {k[1:]: v for k, v in sorted(globals().items()) if k.startswith("w") and callable(v)
+         and k[1:2].isdigit()}
+IMPLS = dict(sorted(IMPLS.items(), key=lambda kv: int(kv[0][:-1])))
+ALL = [f"{i}p" for i in range(1, 18)] + [f"{i}k" for i in range(18, 51)]
+MISSING = [w for w in ALL if w not in IMPLS]
