@@ -131,6 +131,107 @@ def w8p(x, d, c):
     return {"C": ein("mk,kn->mn", x["A"], x["B"])}
 
 
+def w9p(x, d, c):
+    # SwiGLU: g = bf16(x@gate), u = bf16(x@up), h = bf16(silu(g)*u), out = bf16(h@down)
+    g = bf(ein("bse,ef->bsf", x["x"], x["gate"]))
+    u = bf(ein("bse,ef->bsf", x["x"], x["up"]))
+    h = bf(jax.nn.silu(g) * u)
+    return {"out": ein("bsf,fe->bse", h, x["down"])}
+
+
+def w10p(x, d, c):
+    # top-2 of 8 SwiGLU experts; every expert on every token, dense f32 weights
+    K = d["K"]
+    xx = x["x"]
+    logits = bf(ein("bse,en->bsn", xx, x["router"]))
+    vals, idx = jax.lax.top_k(logits, K)             # ties: lower index first
+    p = bf(softmax(vals))
+    w = jnp.sum(jax.nn.one_hot(idx, d["N"], dtype=F32) * p[..., None], axis=-2)  # [B, S, N]
+    g = bf(jax.nn.silu(ein("bse,nem->bsnm", xx, x["gate"])))
+    u = bf(ein("bse,nem->bsnm", xx, x["up"]))
+    h = bf(g * u)
+    y = bf(ein("bsnm,nme->bsne", h, x["down"]))
+    return {"out": jnp.sum(w[..., None] * y, axis=-2)}
+
+
+def _grouped(lhs, rhs, sizes, M, CAP):
+    # rows sorted by group: group g owns sizes[g] rows after the groups before it;
+    # rows past the last group are 0 (sizes clamped to [0, CAP], ends to M)
+    sizes = jnp.clip(jnp.asarray(sizes), 0, CAP)
+    ends = jnp.minimum(jnp.cumsum(sizes), M)
+    r = jnp.arange(M)
+    gid = jnp.sum(r[:, None] >= ends[None, :], axis=1)            # group of each row
+    valid = gid < rhs.shape[0]
+    gidc = jnp.minimum(gid, rhs.shape[0] - 1)
+    all_out = ein("mk,gkn->gmn", lhs, rhs)                        # every row by every group
+    out = jnp.take_along_axis(all_out, gidc[None, :, None], axis=0)[0]
+    return jnp.where(valid[:, None], out, 0.0)
+
+
+def w11p(x, d, c):
+    return {"out": _grouped(x["lhs"], x["rhs"], x["group_sizes"], d["M"], d["CAP"])}
+
+
+def w12p(x, d, c):
+    xx = f(x["x"])
+    ms = jnp.mean(xx * xx, axis=-1, keepdims=True)
+    normed = bf(xx * jax.lax.rsqrt(ms + c["EPS"]))
+    return {"out": normed * f(x["scale"])}
+
+
+def w13p(x, d, c):
+    logits = ein("bh,hv->bv", x["hidden"], x["weight"])
+    labels = jnp.asarray(x["labels"])
+    V = d["V"]
+    lse = jax.scipy.special.logsumexp(logits, axis=-1)
+    inr = (labels >= 0) & (labels < V)
+    picked = jnp.take_along_axis(logits, jnp.clip(labels, 0, V - 1)[:, None], axis=1)[:, 0]
+    losses = jnp.where(inr, lse - picked, 0.0)
+    return {"loss": jnp.mean(losses), "losses": losses}
+
+
+def w14p(x, d, c):
+    return {"out": _grouped(x["x"], x["w"], x["group_sizes"], d["M"], d["CAP"])}
+
+
+def w15p(x, d, c):
+    H, S = d["H"], d["S"]
+    gamma = 1.0 - jnp.exp2(-5.0 - jnp.arange(H, dtype=F32))
+    i = jnp.arange(S)[:, None]
+    j = jnp.arange(S)[None, :]
+    decay = jnp.exp(jnp.log(gamma)[:, None, None] * (i - j).astype(F32)[None])
+    decay = jnp.where((j <= i)[None], decay, 0.0)                   # [H, S, S]
+    s = ein("bhid,bhjd->bhij", x["q"], x["k"]) * decay[None]
+    norm = jnp.maximum(jnp.sum(jnp.abs(s), axis=-1, keepdims=True), 1.0)
+    p = bf(s / norm)
+    return {"out": ein("bhij,bhjd->bhid", p, x["v"])}
+
+
+def w16p(x, d, c):
+    S = d["S"]
+    a = jax.nn.sigmoid(f(x["A_log"]))
+    cs = jnp.cumsum(jnp.log(a + 1e-8), axis=-1)                      # [B, H, S]
+    tril = jnp.tril(jnp.ones((S, S), bool))
+    L = jnp.exp(jnp.where(tril, cs[..., :, None] - cs[..., None, :], -1e30))
+    s = ein("bhid,bhjd->bhij", x["q"], x["k"]) * L
+    n = jnp.sum(s, axis=-1, keepdims=True)
+    n = jnp.where(jnp.abs(n) < 1e-6, 1.0, n)
+    p = bf(s / jnp.maximum(jnp.abs(n), 1.0))
+    return {"out": ein("bhij,bhjd->bhid", p, x["v"])}
+
+
+def w17p(x, d, c):
+    # triangle multiplication, outgoing; bf16 where a matmul consumes a value
+    pa = f(x["pair_act"])
+    act = bf(pa * f(x["mask"])[..., None])
+    mm = lambda a, w: ein("ijc,cd->ijd", a, x[w])
+    left = bf(mm(act, "left_proj_w") * jax.nn.sigmoid(mm(act, "left_gate_w")))
+    right = bf(mm(act, "right_proj_w") * jax.nn.sigmoid(mm(act, "right_gate_w")))
+    r = ein("ikc,jkc->ijc", left, right)
+    y = bf(r / jnp.sqrt(jnp.mean(r * r, axis=-1, keepdims=True) + c["EPS"]) * f(x["center_scale"]))
+    return {"out": mm(y, "out_proj_w") * jax.nn.sigmoid(mm(pa, "out_gate_w"))}
+
+
 IMPLS = {k[1:]: v for k, v in sorted(globals().items()) if k.startswith("w") and callable(v)
          and k[1:2].isdigit()}
 IMPLS = dict(sorted(IMPLS.items(), key=lambda kv: int(kv[0][:-1])))
