@@ -232,6 +232,127 @@ def w17p(x, d, c):
     return {"out": mm(y, "out_proj_w") * jax.nn.sigmoid(mm(pa, "out_gate_w"))}
 
 
+# ---- fused (KernelBench level 2) workloads ---------------------------------
+
+def conv2d(x, w):
+    """NCHW x OIHW, VALID, stride 1, f32."""
+    return jax.lax.conv_general_dilated(f(x), f(w), (1, 1), "VALID",
+                                        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                        precision=jax.lax.Precision.HIGHEST)
+
+
+def ch(v, nd=4):
+    """A per-channel vector broadcast over NCHW (or NC...) positions."""
+    return f(v).reshape((1, -1) + (1,) * (nd - 2))
+
+
+def w18k(x, d, c):
+    z = conv2d(x["x"], x["weight"]) + ch(x["conv_bias"])
+    return {"out": jax.nn.relu(z) + ch(x["bias"])}
+
+
+def w19k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": jax.nn.relu((z - c["SUBTRACT_VALUE"]) * c["MULTIPLY_VALUE"])}
+
+
+def w20k(x, d, c):
+    z = (ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])) * c["MULTIPLIER"]
+    return {"out": jnp.where(z >= 0, z, c["NEGATIVE_SLOPE"] * z)}
+
+
+def w21k(x, d, c):
+    z = ein("bi,hi->bh", x["x"], x["weight"])        # x @ weight.T
+    return {"out": c["SCALING_FACTOR"] * jnp.sum(z / 2.0, axis=1)}
+
+
+def w22k(x, d, c):
+    z = conv2d(x["x"], x["weight"]) + ch(x["conv_bias"])
+    mean = jnp.mean(z, axis=(2, 3), keepdims=True)
+    var = jnp.var(z, axis=(2, 3), keepdims=True)
+    y = (z - mean) / jnp.sqrt(var + c["EPS"]) * ch(x["in_weight"]) + ch(x["in_bias"])
+    return {"out": y / c["DIVIDE_BY"]}
+
+
+def w23k(x, d, c):
+    lse = jax.scipy.special.logsumexp
+    z = ein("bi,oi->bo", x["x"], x["weight"]) + f(x["bias"])
+    s = jnp.sum(z, axis=1, keepdims=True)
+    s = jnp.max(s, axis=1, keepdims=True)
+    s = jnp.mean(s, axis=1, keepdims=True)
+    s = lse(s, axis=1, keepdims=True)
+    s = lse(s, axis=1, keepdims=True)
+    return {"out": s[:, 0]}
+
+
+
+def mish(v):
+    return v * jnp.tanh(jax.nn.softplus(v))
+
+
+def w24k(x, d, c):
+    z = (ein("bi,hi->bh", x["x"], x["weight"]) + f(x["bias"])) * c["SCALE_FACTOR"]
+    z = z + z
+    z = jnp.clip(z, c["CLAMP_MIN"], c["CLAMP_MAX"])
+    l = jax.scipy.special.logsumexp(z, axis=1)
+    return {"out": l * mish(l)}
+
+
+def w25k(x, d, c):
+    z = jax.lax.conv_general_dilated(f(x["x"]), f(x["weight"]), (1, 1, 1), "VALID",
+                                     dimension_numbers=("NCDHW", "OIDHW", "NCDHW"),
+                                     precision=jax.lax.Precision.HIGHEST)
+    z = z + ch(x["conv_bias"], 5)
+    N, OC, G = z.shape[0], z.shape[1], d["G"]
+    g = z.reshape(N, G, -1)
+    mean = jnp.mean(g, axis=-1, keepdims=True)
+    var = jnp.var(g, axis=-1, keepdims=True)
+    g = ((g - mean) / jnp.sqrt(var + c["EPS"])).reshape(z.shape)
+    g = g * ch(x["gamma"], 5) + ch(x["beta"], 5)
+    return {"out": jnp.mean(g, axis=(1, 2, 3, 4))}
+
+
+def w26k(x, d, c):
+    z = ein("bi,oi->bo", x["x"], x["bmm_weight"]) + f(x["bmm_bias"])
+    n = (z - jnp.mean(z, axis=1, keepdims=True)) / jnp.sqrt(jnp.var(z, axis=1, keepdims=True) + c["EPS"])
+    a = n * f(x["in_weight"]) + f(x["in_bias"])
+    y = f(x["y"])
+    return {"out": (a + y) * y}
+
+
+def w27k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": mish(mish(z))}
+
+
+def w28k(x, d, c):
+    # ConvTranspose3d from its definition: input position i reaches output
+    # i*STRIDE - PAD + k; scatter every kernel tap into a full-size buffer, crop PAD
+    xx, w = f(x["x"]), f(x["conv_weight"])
+    S, P, K = d["STRIDE"], d["PAD"], d["KSIZE"]
+    N, IC, D, H, W = xx.shape
+    OC = w.shape[1]
+    full = jnp.zeros((N, OC, (D - 1) * S + K, (H - 1) * S + K, (W - 1) * S + K), F32)
+    for kd in range(K):
+        for kh in range(K):
+            for kw in range(K):
+                contrib = ein("nidhw,io->nodhw", xx, w[:, :, kd, kh, kw])
+                full = full.at[:, :, kd:kd + (D - 1) * S + 1:S, kh:kh + (H - 1) * S + 1:S,
+                               kw:kw + (W - 1) * S + 1:S].add(contrib)
+    z = full[:, :, P:P + d["OD"], P:P + d["OH"], P:P + d["OW"]] + ch(x["conv_bias"], 5)
+    y = (z - jnp.mean(z, axis=-1, keepdims=True)) / jnp.sqrt(jnp.var(z, axis=-1, keepdims=True) + c["EPS"])
+    y = y * f(x["ln_weight"]) + f(x["ln_bias"])
+    return {"out": jax.nn.gelu(y, approximate=True) * c["SCALING_FACTOR"]}
+
+
+def w29k(x, d, c):
+    z = jax.nn.swish(ein("bi,io->bo", x["x"], x["weight"])) + f(x["bias"])
+    B, OUT, G = z.shape[0], z.shape[1], d["G"]
+    g = z.reshape(B, G, OUT // G)
+    g = (g - jnp.mean(g, axis=-1, keepdims=True)) / jnp.sqrt(jnp.var(g, axis=-1, keepdims=True) + c["EPS"])
+    return {"out": g.reshape(B, OUT) * f(x["gn_weight"]) + f(x["gn_bias"])}
+
+
 IMPLS = {k[1:]: v for k, v in sorted(globals().items()) if k.startswith("w") and callable(v)
          and k[1:2].isdigit()}
 IMPLS = dict(sorted(IMPLS.items(), key=lambda kv: int(kv[0][:-1])))
