@@ -353,6 +353,61 @@ def w29k(x, d, c):
     return {"out": g.reshape(B, OUT) * f(x["gn_weight"]) + f(x["gn_bias"])}
 
 
+
+def conv3d(x, w):
+    """NCDHW x OIDHW, VALID, stride 1, f32."""
+    return jax.lax.conv_general_dilated(f(x), f(w), (1, 1, 1), "VALID",
+                                        dimension_numbers=("NCDHW", "OIDHW", "NCDHW"),
+                                        precision=jax.lax.Precision.HIGHEST)
+
+
+def gelu_tanh(v):
+    """The tanh form, spelled out (not jax.nn.gelu): 0.5 v (1 + tanh(sqrt(2/pi)(v + 0.044715 v^3)))."""
+    return 0.5 * v * (1.0 + jnp.tanh(np.sqrt(2.0 / np.pi).astype(np.float32) * (v + 0.044715 * v ** 3)))
+
+
+def w30k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": z * c["SCALING_FACTOR"] + z}
+
+
+def w31k(x, d, c):
+    z = ein("bi,oi->bo", x["x"], x["gemm_weight"]) + f(x["gemm_bias"])
+    mu = jnp.mean(z, axis=0)
+    var = jnp.mean((z - mu) ** 2, axis=0)
+    n = (z - mu) / jnp.sqrt(var + c["EPS"]) * f(x["bn_weight"]) + f(x["bn_bias"])
+    return {"out": jax.nn.relu(gelu_tanh(n))}
+
+
+def w32k(x, d, c):
+    h = bf(jax.nn.sigmoid(ein("bi,hi->bh", x["x"], x["w1"]) + f(x["b1"])))
+    y = ein("bh,oh->bo", h, x["w2"]) + f(x["b2"])
+    return {"out": jax.scipy.special.logsumexp(y, axis=1)}
+
+
+def w33k(x, d, c):
+    z = conv3d(x["x"], x["weight"]) + ch(x["bias"], 5)
+    return {"out": jnp.tanh(mish(z))}
+
+
+def w34k(x, d, c):
+    z = conv2d(x["x"], x["conv_weight"]) + ch(x["conv_bias"])
+    y = mish(z)
+    mean = jnp.mean(y, axis=(0, 2, 3), keepdims=True)
+    var = jnp.mean((y - mean) ** 2, axis=(0, 2, 3), keepdims=True)
+    return {"out": (y - mean) / jnp.sqrt(var + c["EPS"]) * ch(x["bn_weight"]) + ch(x["bn_bias"])}
+
+
+def w35k(x, d, c):
+    z = (ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])) * c["SCALING_FACTOR"]
+    return {"out": gelu_tanh(jnp.clip(z, c["HARDTANH_MIN"], c["HARDTANH_MAX"]))}
+
+
+def w36k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": jnp.sum(jax.nn.sigmoid(z), axis=1)}
+
+
 IMPLS = {k[1:]: v for k, v in sorted(globals().items()) if k.startswith("w") and callable(v)
          and k[1:2].isdigit()}
 IMPLS = dict(sorted(IMPLS.items(), key=lambda kv: int(kv[0][:-1])))
