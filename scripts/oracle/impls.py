@@ -408,6 +408,53 @@ def w36k(x, d, c):
     return {"out": jnp.sum(jax.nn.sigmoid(z), axis=1)}
 
 
+
+def w37k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": z * jax.nn.sigmoid(z) * c["SCALING_FACTOR"]}
+
+
+def uniform24(key, index):
+    """The dropout rule's uniform, from its definition (README of 38k): the
+    splitmix64 finalizer of key + (index + 1) * golden ratio, top 24 bits / 2^24."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(key) + (index.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / 16777216.0)
+
+
+def w38k(x, d, c):
+    B, OUT = d["B"], d["OUT"]
+    z = ein("bi,oi->bo", x["x"], x["weight"]) + f(x["bias"])
+    sw = np.asarray(x["seed"]).astype(np.int64) & 0xFFFFFFFF
+    key = (int(sw[0]) << 32) | int(sw[1])
+    u = uniform24(key, np.arange(B * OUT, dtype=np.uint64).reshape(B, OUT))
+    keep = u >= np.float32(c["DROPOUT_P"])
+    dz = jnp.where(keep, z / (1.0 - np.float32(c["DROPOUT_P"])), 0.0)
+    return {"out": softmax(dz, axis=1)}
+
+
+def w39k(x, d, c):
+    z = conv2d(x["x"], x["weight"]) + ch(x["bias"])
+    return {"out": jnp.mean(jax.nn.gelu(z, approximate=True), axis=(2, 3))}
+
+
+def w40k(x, d, c):
+    z = ein("bi,oi->bo", x["x"], x["weight"]) + f(x["linear_bias"])
+    B, OUT, G = z.shape[0], z.shape[1], d["G"]
+    g = z.reshape(B, G, OUT // G)
+    g = (g - jnp.mean(g, axis=-1, keepdims=True)) / jnp.sqrt(jnp.var(g, axis=-1, keepdims=True) + c["EPS"])
+    g = g.reshape(B, OUT) * f(x["gn_weight"]) + f(x["gn_bias"])
+    m = jnp.min(g, axis=1)                                   # [B]
+    return {"out": m[None, :] + f(x["bias"])[:, None]}       # [OUT, B]
+
+
+def w41k(x, d, c):
+    return {"out": jax.nn.relu(ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"]))}
+
+
 IMPLS = {k[1:]: v for k, v in sorted(globals().items()) if k.startswith("w") and callable(v)
          and k[1:2].isdigit()}
 IMPLS = dict(sorted(IMPLS.items(), key=lambda kv: int(kv[0][:-1])))
