@@ -455,6 +455,70 @@ def w41k(x, d, c):
     return {"out": jax.nn.relu(ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"]))}
 
 
+
+def w43k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    n = (z - f(x["bn_mean"])) / jnp.sqrt(f(x["bn_var"]) + c["BN_EPS"]) * f(x["bn_scale"]) + f(x["bn_bias"])
+    return {"out": softmax(f(x["scale"])[0] * n, axis=1)}
+
+
+def w44k(x, d, c):
+    z = (ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])) / c["DIVISOR"]
+    return {"out": jax.nn.gelu(z, approximate=True)}
+
+
+def groupnorm_rows(z, G, eps):
+    """Each row of [B, F] in G groups of F/G consecutive features, biased variance."""
+    B, F = z.shape
+    g = z.reshape(B, G, F // G)
+    g = (g - jnp.mean(g, axis=-1, keepdims=True)) / jnp.sqrt(jnp.var(g, axis=-1, keepdims=True) + eps)
+    return g.reshape(B, F)
+
+
+def w45k(x, d, c):
+    z = ein("bi,oi->bo", x["x"], x["gemm_weight"]) + f(x["gemm_bias"])
+    g = groupnorm_rows(z, d["NUM_GROUPS"], c["EPS"]) * f(x["gn_weight"]) + f(x["gn_bias"])
+    sw = jax.nn.swish
+    return {"out": sw(sw(g) * f(x["multiply_weight"]))}
+
+
+def w46k(x, d, c):
+    z = conv2d(x["x"], x["conv_weight"]) + ch(x["conv_bias"])
+    N, OC, OH, OW = z.shape
+    G = d["G"]
+    g = z.reshape(N, G, -1)
+    g = (g - jnp.mean(g, axis=-1, keepdims=True)) / jnp.sqrt(jnp.var(g, axis=-1, keepdims=True) + c["EPS"])
+    g = g.reshape(z.shape) * ch(x["gn_weight"]) + ch(x["gn_bias"])
+    t = jnp.tanh(g)
+    r = z + t * jnp.clip(t + 3.0, 0.0, 6.0) / 6.0
+    return {"out": jax.scipy.special.logsumexp(r, axis=1)}
+
+
+def w47k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"]) + f(x["add_value"])
+    y = jax.nn.gelu(jnp.tanh(jax.nn.swish(z)), approximate=True)
+    return {"out": jnp.clip(y, c["CLIP_MIN"], c["CLIP_MAX"])}
+
+
+def w48k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["linear_bias"])
+    n = (z - f(x["bn_mean"])) / jnp.sqrt(f(x["bn_var"]) + c["BN_EPS"]) * f(x["bn_scale"]) + f(x["bn_bias"])
+    return {"out": jax.nn.swish((n + f(x["bias"])[0]) / c["DIVIDE_VALUE"])}
+
+
+def w49k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    K = d["POOL_KERNEL_SIZE"]
+    B, OUT = z.shape
+    p = jnp.mean(z[:, :(OUT // K) * K].reshape(B, OUT // K, K), axis=-1)
+    return {"out": jnp.max(jax.nn.gelu(p, approximate=True) * c["SCALE_FACTOR"], axis=1)}
+
+
+def w50k(x, d, c):
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": softmax(gelu_tanh(z), axis=1)}
+
+
 IMPLS = {k[1:]: v for k, v in sorted(globals().items()) if k.startswith("w") and callable(v)
          and k[1:2].isdigit()}
 IMPLS = dict(sorted(IMPLS.items(), key=lambda kv: int(kv[0][:-1])))
