@@ -124,11 +124,14 @@ static int oracle_check_fixture(const char *path)
         uint64_t seed = (uint64_t)ckb_json_long(e, "seed");
         void *ref[CKB_MAX_TENSORS], *base[CKB_MAX_TENSORS];
         ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
-        if (ckb_tensors_alloc(w, dims, ref) != 0)
-            return 1;
+        if (ckb_tensors_alloc(w, dims, ref) != 0) {
+            bad++;
+            break;
+        }
         if (ckb_tensors_alloc(w, dims, base) != 0) {
             ckb_tensors_free(w, ref);
-            return 1;
+            bad++;
+            break;
         }
         w->create_inputs(dims, seed, ref);
         w->create_inputs(dims, seed, base);
@@ -177,6 +180,15 @@ static int oracle_check_fixture(const char *path)
     return bad;
 }
 
+/* Workloads with no oracle fixture yet, and why: their definitions were
+ * changing when the oracle was written (issue 34). Every other workload must
+ * have one, so that a lost fixture is noticed. */
+static const char *const oracle_pending[] = {
+    "3p_MLA_Attention",   /* RoPE split halves being changed */
+    "4p_Sparse_Attention", /* batch axis being changed */
+    "42k_Gemm_Max_Subtract_GELU", /* a new formula */
+};
+
 static int oracle_name_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -201,6 +213,18 @@ CKBT_TEST(oracle_fixtures_match_reference_and_baseline, "quick")
     closedir(dp);
     qsort(names, (size_t)n, sizeof *names, oracle_name_cmp);
     CKBT_EXPECT(n >= 1, "%s holds no fixtures", dir);
+    for (int wi = 0; wi < ckb_workload_count(); wi++) {
+        const ckb_workload *w = ckb_workload_at(wi);
+        char want[256];
+        snprintf(want, sizeof want, "%s.json", w->id);
+        int have = 0, pending = 0;
+        for (int i = 0; i < n; i++)
+            have |= strcmp(names[i], want) == 0;
+        for (size_t k = 0; k < sizeof oracle_pending / sizeof *oracle_pending; k++)
+            pending |= strcmp(oracle_pending[k], w->id) == 0;
+        CKBT_EXPECT(have || pending, "%s has no oracle fixture: write its JAX implementation in "
+                    "scripts/oracle/impls.py and run scripts/oracle/oracle.py %s", w->id, w->id);
+    }
     for (int i = 0; i < n; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
