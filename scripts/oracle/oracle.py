@@ -97,11 +97,11 @@ def allclose_report(got, want, atol, rtol):
     return nbad, worst, float(g[worst]), float(w[worst]), float(ratio[worst])
 
 
-def run_one(wid, impl, bin_path, check_only, write_disagreeing):
+def run_one(wid, impl, bin_path, check_only, write_disagreeing, seeds=SEEDS):
     import numpy as np
     import jax
     seeds_out, agree, full_id = [], True, None
-    for seed in SEEDS:
+    for seed in seeds:
         with tempfile.TemporaryDirectory(prefix="ckb-oracle-") as d:
             subprocess.check_call([bin_path, "__oracle-dump", wid, str(seed), d])
             m, arrs = load_dump(d)
@@ -171,6 +171,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="compare only; write no fixture")
     ap.add_argument("--write-disagreeing", action="store_true",
                     help="write a fixture even where JAX and the C reference disagree")
+    ap.add_argument("--seeds", help="with --check: other seeds to compare, e.g. 3,4,5 "
+                    "(fixtures are always seeds 1 and 2)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "ckbench"))
     a = ap.parse_args()
@@ -187,6 +189,10 @@ def main():
     if not os.access(a.bin, os.X_OK):
         print(f"oracle: {a.bin} not found: run make first", file=sys.stderr)
         return 2
+    if a.seeds and not a.check:
+        print("oracle: --seeds only with --check", file=sys.stderr)
+        return 2
+    seeds = tuple(int(v) for v in a.seeds.split(",")) if a.seeds else SEEDS
     names = a.workloads or list(impls.IMPLS)
     bad = []
     for wid in names:
@@ -195,7 +201,7 @@ def main():
             print(f"oracle: {wid}: no JAX implementation", file=sys.stderr)
             bad.append(wid)
             continue
-        if not run_one(key, impls.IMPLS[key], a.bin, a.check, a.write_disagreeing):
+        if not run_one(key, impls.IMPLS[key], a.bin, a.check, a.write_disagreeing, seeds):
             bad.append(wid)
     if bad:
         print("disagreeing or missing:", " ".join(bad))
