@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/fsutil.h"
+#include "core/proc.h"
 #include "core/jsonget.h"
 #include "harness.h"
 #include "workloads/oracle.h"
@@ -231,4 +232,73 @@ CKBT_TEST(oracle_fixtures_match_reference_and_baseline, "quick")
         oracle_check_fixture(path);
         free(names[i]);
     }
+}
+
+/* `ckbench __oracle-dump`, what scripts/oracle/oracle.py reads: the manifest
+ * names every tensor with its shape, each file holds exactly the tensor's
+ * bytes, the inputs are those the seed makes here and the outputs the
+ * reference's, and the digest is the one the fixture test computes. */
+CKBT_TEST(oracle_dump_writes_inputs_outputs_and_manifest, "quick")
+{
+    const ckb_workload *w = ckb_workload_find("38k"); /* bf16, i32 inputs; consts */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/dump", ckbt_tmpdir());
+    char *argv[] = {(char *)ckbt_bin(), "__oracle-dump", "38k", "2", dir, NULL};
+    ckb_proc_result r;
+    CKBT_EXPECT(ckb_proc_run(argv, 60, 1 << 16, &r) == 0, "cannot run %s", argv[0]);
+    CKBT_EXPECT(r.exited && r.exit_code == 0, "exit %d: %s", r.exit_code, r.output);
+    ckb_proc_result_free(&r);
+
+    int64_t dims[CKB_MAX_DIMS];
+    void *t[CKB_MAX_TENSORS];
+    ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+    int alloc_ok = ckb_tensors_alloc(w, dims, t) == 0;
+    CKBT_EXPECT(alloc_ok, "allocation");
+    if (!alloc_ok)
+        return;
+    w->create_inputs(dims, 2, t);
+    char digest[24];
+    snprintf(digest, sizeof digest, "%016llx",
+             (unsigned long long)ckb_oracle_inputs_digest(w, dims, t));
+    w->reference(dims, t);
+
+    char path[8192];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_object *m = json_object_from_file(path), *ts = NULL, *cs = NULL;
+    CKBT_EXPECT(m != NULL, "%s parses", path);
+    if (m) {
+        CKBT_EXPECT(strcmp(ckb_json_str(m, "workload") ? ckb_json_str(m, "workload") : "",
+                           w->id) == 0, "workload");
+        CKBT_EXPECT(ckb_json_long(m, "seed") == 2, "seed");
+        const char *dg = ckb_json_str(m, "input_digest");
+        CKBT_EXPECT(dg && strcmp(dg, digest) == 0, "digest %s vs %s", dg ? dg : "none", digest);
+        CKBT_EXPECT(ckb_json_num(m, "atol") == ckb_workload_atol(w), "atol");
+        CKBT_EXPECT(json_object_object_get_ex(m, "consts", &cs) &&
+                        ckb_json_num(cs, "DROPOUT_P") == w->consts[0].value, "consts");
+        json_object_object_get_ex(m, "tensors", &ts);
+        CKBT_EXPECT(ts && (int)json_object_array_length(ts) == w->ntensors, "every tensor");
+        for (int i = 0; ts && i < w->ntensors && i < (int)json_object_array_length(ts); i++) {
+            json_object *o = json_object_array_get_idx(ts, i), *sh = NULL;
+            const ckb_tensor *tt = &w->tensors[i];
+            const char *nm = ckb_json_str(o, "name"), *file = ckb_json_str(o, "file"),
+                       *dt = ckb_json_str(o, "dtype");
+            CKBT_EXPECT(nm && strcmp(nm, tt->name) == 0, "tensor %d is %s", i, tt->name);
+            CKBT_EXPECT(dt && strcmp(dt, ckb_dtype_name(tt->dtype)) == 0, "%s dtype", tt->name);
+            json_object_object_get_ex(o, "shape", &sh);
+            CKBT_EXPECT(sh && (int)json_object_array_length(sh) == tt->rank, "%s rank", tt->name);
+            for (int k = 0; sh && k < tt->rank && k < (int)json_object_array_length(sh); k++)
+                CKBT_EXPECT(json_object_get_int64(json_object_array_get_idx(sh, k)) ==
+                                dims[tt->shape[k]], "%s dim %d", tt->name, k);
+            snprintf(path, sizeof path, "%s/%s", dir, file ? file : "?");
+            size_t len = 0;
+            char *data = ckb_read_file(path, &len);
+            CKBT_EXPECT(data && len == ckb_tensor_bytes(tt, dims) &&
+                            memcmp(data, t[i], len) == 0,
+                        "%s holds %s's bytes (%zu of %zu)", path, tt->name, len,
+                        ckb_tensor_bytes(tt, dims));
+            free(data);
+        }
+        json_object_put(m);
+    }
+    ckb_tensors_free(w, t);
 }
