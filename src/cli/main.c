@@ -1,11 +1,35 @@
 /* ckbench — the command-line entry point: dispatch to one command. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "eval/child.h"
 #include "eval/quiet_harness.h"
 #include "exec/executor.h"
+#include "workloads/oracle.h"
+
+/* `ckbench __oracle-dump WORKLOAD SEED DIR [SIZE]`: writes the workload's
+ * inputs for SEED and its reference's outputs at SIZE (small) into DIR, for
+ * the independent oracle (scripts/oracle/oracle.py; workloads/oracle.h).
+ * Internal: not listed among the commands. */
+static int oracle_dump_main(int argc, char **argv)
+{
+    if (argc < 5 || argc > 6) {
+        fputs("usage: ckbench __oracle-dump WORKLOAD SEED DIR [SIZE]\n", stderr);
+        return 2;
+    }
+    const ckb_workload *w = ckb_workload_find(argv[2]);
+    char *end;
+    unsigned long long seed = strtoull(argv[3], &end, 10);
+    ckb_size s = CKB_SIZE_SMALL;
+    if (!w || *end || end == argv[3] || (argc == 6 && ckb_size_parse(argv[5], &s) != 0) ||
+        s == CKB_SIZE_HOST) {
+        fputs("ckbench __oracle-dump: unknown workload, bad seed or bad size\n", stderr);
+        return 2;
+    }
+    return ckb_oracle_dump(w, s, seed, argv[4]) == 0 ? 0 : 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -14,6 +38,8 @@ int main(int argc, char **argv)
     ckb_harness_quiet_omp(argv);
     if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
         return ckb_exec_node_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "__oracle-dump") == 0)
+        return oracle_dump_main(argc, argv);
     if (argc < 2) {
         ckb_cli_print_commands(stderr);
         return 2;

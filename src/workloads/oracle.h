@@ -1,0 +1,25 @@
+/*
+ * oracle.h — what the independent oracle (scripts/oracle/, issue 34) needs
+ * of a workload instance: a digest of its inputs, so that a fixture made
+ * from one input generator is known stale under another, and a dump of its
+ * tensors to files the oracle's JAX code reads (DESIGN §2; FORMATS.md).
+ */
+#ifndef CKB_ORACLE_H
+#define CKB_ORACLE_H
+
+#include <stdint.h>
+
+#include "workloads/workload.h"
+
+/* A digest of the dims and of every input tensor's bytes, in order: it
+ * changes when an input generator, a dim or a tensor's shape does. */
+uint64_t ckb_oracle_inputs_digest(const ckb_workload *w, const int64_t *dims, void *const *t);
+
+/* Makes w's inputs at size s for seed, runs its reference, and writes into
+ * dir (created) one raw little-endian file per tensor, <name>.bin (bf16 as
+ * its 16-bit pattern), and manifest.json naming each file's dtype and shape
+ * with the dims, consts, tolerance and input digest. 0, or -1 with a
+ * message on stderr. */
+int ckb_oracle_dump(const ckb_workload *w, ckb_size s, uint64_t seed, const char *dir);
+
+#endif /* CKB_ORACLE_H */
