@@ -75,9 +75,10 @@ static int64_t gmm_layout(const int32_t *sizes, int64_t g, int64_t m, int64_t ca
 
 static void gmm_create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: lhs, rhs ~ U(-1/(M*K), 1/(M*K)) (~1e-8) and every group of
-     * size M/G. Outputs are then ~1e-15, so a kernel writing zeros would
-     * pass, and equal groups hide every ragged-boundary bug. Here lhs ~
+    /* JAXBench until upstream 8fa8f3b: lhs, rhs ~ U(-1/(M*K), 1/(M*K))
+     * (~1e-8), outputs ~1e-15, so a kernel writing zeros would pass; now
+     * lhs ~ N(0, 1), rhs ~ 0.02 N(0, 1). Its groups are still all of size
+     * M/G, and equal groups hide every ragged-boundary bug. Here lhs ~
      * N(0, s^2) (per-seed s), rhs ~ N(0, 1/K): outputs ~N(0, s^2); and the
      * groups are uneven, one empty (gmm_group_sizes). */
     ckb_fill_normal_bf16(t[T_LHS], d[M] * d[K], seed, T_LHS, 0.0f,

@@ -20,7 +20,9 @@ enum { T_X, T_WEIGHT, T_CONV_BIAS, T_BIAS, T_OUT };
 
 static void convrelu_create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1) and every weight and bias 0, so the answer is 0
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1) and every weight and bias 0, so the answer is 0
      * whatever a kernel computes. Here x keeps U[0, 1) times a per-seed
      * factor (image-like, non-negative), weight ~ N(0, 3/(IC*KH*KW)) so the
      * convolution is O(1), and both biases ~ N(0, 0.5): relu clamps a part

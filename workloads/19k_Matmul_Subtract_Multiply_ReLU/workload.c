@@ -25,7 +25,9 @@ enum { OP_BIAS, OP_SUBTRACT, OP_MULTIPLY, OP_RELU };
 
 static void mmsub__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so the answer is relu(-3)
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so the answer is relu(-3)
      * = 0 whatever a kernel computes. Here x ~ U[-s, s) times a per-seed
      * factor, weight ~ N(0, 4 * 3/IN) so x @ weight has std ~2s, bias ~
      * N(0, 1): the subtraction of 2 decides which fifth or so of the

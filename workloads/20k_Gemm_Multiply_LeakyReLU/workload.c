@@ -26,7 +26,9 @@ enum { OP_BIAS, OP_MULTIPLY, OP_LEAKY_RELU };
 
 static void gemmleaky__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so out = 0 for any kernel.
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so out = 0 for any kernel.
      * Here x ~ U[-s, s) times a per-seed factor, weight ~ N(0, 3/IN) so x @
      * weight is O(1) with zero mean, bias ~ N(0, 0.5): half the outputs are
      * on the leaky side, and the bias moves which ones. */

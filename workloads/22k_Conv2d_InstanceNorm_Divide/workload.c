@@ -27,7 +27,9 @@ enum { OP_NORM, OP_AFFINE, OP_DIVIDE };
 
 static void cin_create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = conv_bias = 0, in_weight = 1,
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = conv_bias = 0, in_weight = 1,
      * in_bias = 0: the normalised planes are 0 / sqrt(eps) = 0 and the
      * answer is 0 whatever a kernel computes. Here x keeps U[0, s) with a
      * per-seed s, weight ~ N(0, 3/(IC*KH*KW)) (an O(1) convolution with its

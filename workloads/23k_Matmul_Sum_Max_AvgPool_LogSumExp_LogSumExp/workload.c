@@ -24,7 +24,9 @@ enum { OP_BIAS, OP_SUM };
 
 static void mmsum__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so out = 0 for any kernel.
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so out = 0 for any kernel.
      * Here x ~ U[-s, s) times a per-seed factor (zero mean: each row's sum
      * is its own), weight ~ N(0, 16/(IN*OUT)) so the row sum of x @ weight.T
      * has std ~2.3s at every size, and bias ~ N(m, m) with m = f/OUT, f a

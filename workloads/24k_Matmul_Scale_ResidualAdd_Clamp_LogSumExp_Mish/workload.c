@@ -30,7 +30,9 @@ enum { OP_BIAS, OP_SCALE, OP_RESIDUAL_ADD, OP_CLAMP, OP_LOGSUMEXP, OP_MISH, OP_M
 
 static void mmlse__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0: every row is
+    /* JAXBench until upstream 8fa8f3b, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0: every row is
      * logsumexp(0) = ln(HIDDEN), the same number for any kernel. Here the
      * logits v = 4 * (x @ weight.T + bias) are centred near the clamp
      * floor: bias ~ N(mu, 0.25) with mu a per-seed factor in [-2.7, -2.5),

@@ -32,7 +32,9 @@ enum { OP_BIAS, OP_NORM, OP_AFFINE };
 
 static void cgm_create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = conv_bias = 0, gamma = 1, beta = 0:
+    /* JAXBench until upstream 8fa8f3b, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = conv_bias = 0, gamma = 1, beta = 0:
      * every output is 0. The output is one number per image, the mean of
      * a group-normalised tensor: beta[c] + gamma[c] * (the normalised mean
      * of channel c), averaged over c, where the normalised channel means

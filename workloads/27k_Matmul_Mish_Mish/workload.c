@@ -20,7 +20,9 @@ enum { OP_BIAS, OP_MISH_1, OP_MISH_2 };
 
 static void mmmish__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so out = mish(mish(0)) = 0
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so out = mish(mish(0)) = 0
      * for any kernel. Here x ~ U[-s, s) times a per-seed factor, weight ~
      * N(0, 2.25 * 3/IN) so x @ weight has std ~1.5s, bias ~ N(0, 0.5): most
      * values sit in (-3, 3), where mish is far from the identity and a

@@ -25,7 +25,9 @@ enum { OP_SWISH, OP_BIAS, OP_GROUPNORM, OP_COUNT };
 
 static void mmswgn__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, gn_weight = 1, gn_bias = 0:
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, gn_weight = 1, gn_bias = 0:
      * every group is constant, normalises to 0, and the output is 0 for any
      * kernel. Here x ~ U[-1, 1) times a per-seed factor, weight ~
      * N(0, 3/IN) so x @ weight is O(1) where swish is far from linear,

@@ -28,7 +28,9 @@ enum { OP_B1, OP_SIGMOID, OP_B2, OP_COUNT };
 
 static void gemmlse__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weights and biases 0, so every row is
+    /* JAXBench until upstream 8fa8f3b, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weights and biases 0, so every row is
      * log(OUT) for any kernel. Here x ~ U[-1, 1) times a per-seed factor,
      * w1 ~ N(0, 3/IN) * 2 and b1 ~ N(0, 1): the first logits have std ~2,
      * so h spreads over (0, 1) rather than sitting at 1/2. w2 ~ N(0, 1/HID)

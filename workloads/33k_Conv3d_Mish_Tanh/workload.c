@@ -20,7 +20,9 @@ enum { OP_BIAS, OP_MISH, OP_TANH };
 
 static void cmt_create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0: the answer is tanh(mish(0))
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0: the answer is tanh(mish(0))
      * = 0 whatever a kernel computes. Here x keeps U[0, s) with a per-seed
      * s in [0.5, 1.5) (a wider range saturates tanh for much of the
      * output), weight ~ N(0, 3/(IC*KD*KH*KW)) so the convolution is O(1),

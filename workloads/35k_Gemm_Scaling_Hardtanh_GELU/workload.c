@@ -26,7 +26,9 @@ enum { OP_BIAS, OP_SCALING, OP_HARDTANH, OP_GELU, OP_COUNT };
 
 static void gemmht__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so the output is 0 for any
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so the output is 0 for any
      * kernel. Here x ~ U[-1, 1) times a per-seed factor, weight ~
      * N(0, 3/IN) * 2.5 and bias ~ N(0, 1): z = x @ weight + bias has std ~3,
      * so after the halving 5-30% of the values (by the seed's factor) lie

@@ -21,7 +21,9 @@ enum { OP_BIAS, OP_SIGMOID, OP_COUNT };
 
 static void mmsigsum__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0: every row sums to OUT/2
+    /* JAXBench until upstream 8fa8f3b, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0: every row sums to OUT/2
      * for any kernel. A row sum averages its OUT sigmoids, so zero-mean
      * inputs would leave every row near OUT/2 too. Here weight ~
      * N(mu, 3/IN) with mu = sqrt(3/IN) times a per-seed factor: x @ weight

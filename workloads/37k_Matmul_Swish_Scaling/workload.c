@@ -21,7 +21,9 @@ enum { OP_BIAS, OP_SWISH, OP_SCALING, OP_COUNT };
 
 static void mmswsc__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so the output is 0 for any
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so the output is 0 for any
      * kernel. Here x ~ U[-1, 1) times a per-seed factor (zero mean: each
      * row's product is its own), weight ~ N(0, 3/IN) so x @ weight is O(1)
      * where swish is far from both linear and zero, bias ~ N(0, 0.5). */

@@ -25,7 +25,9 @@ enum { OP_BIAS, OP_GELU };
 
 static void cgp_create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0: every mean is gelu(0) = 0.
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0: every mean is gelu(0) = 0.
      * Here weight ~ N(0, 3/(IC*KH*KW)) (an O(1) convolution) and bias ~
      * N(0, 0.5) (where gelu bends), and each image n gets its own contrast,
      * x[n] ~ U[0, s_n) with s_n in [0.3, 2): a mean over 60 000 positions

@@ -162,15 +162,17 @@ static void ml__rope_table_row(int64_t pos, float *cs)
     }
 }
 
-/* RoPE of one ROPE-wide vector at position pos, interleaved pairs, f32
- * math and one bf16 rounding (in place allowed). */
+/* RoPE of one ROPE-wide vector at position pos on split halves (JAX's
+ * _apply_rope since upstream 5d39d1a): x1 = x[:ROPE/2], x2 = x[ROPE/2:],
+ * y = [x1 cos - x2 sin, x2 cos + x1 sin], f32 math and one bf16 rounding
+ * (in place allowed: step i reads and writes only i and ROPE/2 + i). */
 static inline void ml__rope(const ckb_bf16 *x, ckb_bf16 *y, const float *cs, int64_t pos)
 {
     for (int64_t i = 0; i < ML_HALF; i++) {
-        const float x1 = ckb_bf16_to_f32(x[2 * i]), x2 = ckb_bf16_to_f32(x[2 * i + 1]);
+        const float x1 = ckb_bf16_to_f32(x[i]), x2 = ckb_bf16_to_f32(x[ML_HALF + i]);
         const float c = cs[pos * ML_HALF + i], sn = cs[(S + pos) * ML_HALF + i];
-        y[2 * i] = ckb_f32_to_bf16(x1 * c - x2 * sn);
-        y[2 * i + 1] = ckb_f32_to_bf16(x1 * sn + x2 * c);
+        y[i] = ckb_f32_to_bf16(x1 * c - x2 * sn);
+        y[ML_HALF + i] = ckb_f32_to_bf16(x2 * c + x1 * sn);
     }
 }
 

@@ -4,8 +4,8 @@
  *   q      = (x @ q_down) @ q_up                  per head [NOPE | ROPE]
  *   kv     = x @ kv_down = [k_latent (KVL) | k_rope (ROPE)]
  *   k_nope = k_latent @ k_up,  v = k_latent @ v_up (the low-rank latent KV)
- *   RoPE (theta 10000, interleaved pairs) on q's rope part and on k_rope,
- *   which every head shares
+ *   RoPE (theta 10000, on split halves: x[:ROPE/2] with x[ROPE/2:]) on q's
+ *   rope part and on k_rope, which every head shares
  *   out    = (softmax(causal(q_full @ k_full^T * QKD^-0.5)) @ v) @ o_proj
  * with q_full = [q_nope | rope(q_rope)], k_full = [k_nope | rope(k_rope)],
  * QKD = NOPE + ROPE. Every tensor bf16; f32 accumulation.
@@ -66,18 +66,19 @@ static void mla_rope_table(const int64_t *d, ckb_bf16 *cs)
         }
 }
 
-/* JAX's _apply_rope on one position: pairs (x[2i], x[2i+1]) rotate by
- * angle i, the results interleaved again; f32 math, one bf16 rounding. */
+/* JAX's _apply_rope on one position (upstream 5d39d1a): split halves
+ * x1 = x[:ROPE/2], x2 = x[ROPE/2:], rotated by angle i and concatenated:
+ * y = [x1 cos - x2 sin, x2 cos + x1 sin]; f32 math, one bf16 rounding. */
 static void mla_rope(const ckb_bf16 *x, ckb_bf16 *y, int64_t rope, const ckb_bf16 *cs,
                      int64_t pos, int64_t s)
 {
     const int64_t half = rope / 2;
     for (int64_t i = 0; i < half; i++) {
-        const float x1 = ckb_bf16_to_f32(x[2 * i]), x2 = ckb_bf16_to_f32(x[2 * i + 1]);
+        const float x1 = ckb_bf16_to_f32(x[i]), x2 = ckb_bf16_to_f32(x[half + i]);
         const float c = ckb_bf16_to_f32(cs[pos * half + i]);
         const float sn = ckb_bf16_to_f32(cs[(s + pos) * half + i]);
-        y[2 * i] = ckb_f32_to_bf16(x1 * c - x2 * sn);
-        y[2 * i + 1] = ckb_f32_to_bf16(x1 * sn + x2 * c);
+        y[i] = ckb_f32_to_bf16(x1 * c - x2 * sn);
+        y[half + i] = ckb_f32_to_bf16(x2 * c + x1 * sn);
     }
 }
 

@@ -29,7 +29,9 @@ enum { OP_LINEAR_BIAS, OP_GROUPNORM, OP_BIAS, OP_COUNT };
 
 static void gemmgnmin__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = linear_bias = gn_bias = bias = 0,
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = linear_bias = gn_bias = bias = 0,
      * gn_weight = 1: every group is constant, normalises to 0, and the
      * output is 0 for any kernel. Here x ~ U[-1, 1) times a per-seed
      * factor, weight ~ N(0, 3/IN) * 3 so x @ weight.T has std ~3 (the

@@ -30,7 +30,9 @@ enum { OP_BIAS, OP_BATCHNORM, OP_SCALE, OP_SOFTMAX };
 
 static void gemmbnsm__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0 and the identity batch norm
+    /* JAXBench until upstream 8fa8f3b, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0 and the identity batch norm
      * (ones, zeros): every softmax row is the uniform 1/OUT. Here z = x @
      * weight + bias has std ~1.4 (x ~ U[-s, s), weight ~ N(0, 3/IN), bias
      * ~ N(0, 1)); the running statistics are those of another batch

@@ -25,7 +25,9 @@ enum { OP_BIAS, OP_DIVIDE, OP_GELU };
 
 static void mmdiv__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so the answer is gelu(0) =
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so the answer is gelu(0) =
      * 0 whatever a kernel computes. Here x ~ U[-s, s) times a per-seed
      * factor, weight ~ N(0, 3/IN) * DIVISOR so x @ weight has std ~10s,
      * bias ~ N(0, 5): after the division the gelu sees O(1) values, where

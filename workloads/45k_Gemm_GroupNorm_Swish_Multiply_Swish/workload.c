@@ -27,7 +27,9 @@ enum { OP_BIAS, OP_GROUPNORM, OP_SWISH, OP_MULTIPLY, OP_SWISH_2 };
 
 static void gemmgn__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), gemm_weight = gemm_bias = multiply_weight = 0
+    /* JAXBench until upstream cdb2234 (and 8fa8f3b), which drew these at
+     * random (README):
+     * x ~ U[0, 1), gemm_weight = gemm_bias = multiply_weight = 0
      * (the answer is swish(0) = 0 whatever a kernel computes), gn_weight =
      * 1, gn_bias = 0. Here x ~ U[-s, s) times a per-seed factor,
      * gemm_weight ~ N(0, 2^2 * 3/IN) so z has std ~2s (the norm must undo

@@ -31,7 +31,9 @@ enum { OP_LINEAR_BIAS, OP_BATCHNORM, OP_BIAS, OP_SWISH, OP_DIVIDE };
 
 static void mmbnsw__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = linear_bias = bias = 0 and the
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = linear_bias = bias = 0 and the
      * identity batch norm, so the answer is swish(0) = 0. Here x ~ U[-s, s)
      * times a per-seed factor, weight ~ N(0, 3/IN) and linear_bias ~
      * N(0, 1) (z has std ~1.4); the running statistics are those of another

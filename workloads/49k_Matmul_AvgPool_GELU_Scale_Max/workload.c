@@ -28,7 +28,9 @@ enum { OP_BIAS, OP_AVGPOOL, OP_GELU, OP_SCALE };
 
 static void mmpool__create_inputs(const int64_t *d, uint64_t seed, void *const *t)
 {
-    /* JAXBench: x ~ U[0, 1), weight = bias = 0, so the answer is 0. Here
+    /* JAXBench until upstream cdb2234, which drew the zero weights at
+     * random (README):
+     * x ~ U[0, 1), weight = bias = 0, so the answer is 0. Here
      * x ~ U[-s, s) times a per-seed factor, weight ~ N(0, 2^2 * 3/IN) and
      * bias ~ N(0, 1): z has std ~2.2 and the pooled values (independent
      * columns averaged 16 at a time) ~0.56, so each row's largest pooled

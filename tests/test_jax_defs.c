@@ -1,0 +1,279 @@
+/*
+ * The definitions ckbench took from upstream JAXBench (AI-Hypercomputer/
+ * accelerator-agents, JAXBench/benchmark/) where they changed after the
+ * first port, each checked on a tiny input against an answer worked out
+ * apart from workload.c, for the reference and the baseline alike:
+ *   - 3p: RoPE on split halves, [x1 cos - x2 sin, x2 cos + x1 sin] with
+ *     x1 = x[:ROPE/2], x2 = x[ROPE/2:] (upstream 5d39d1a), not on
+ *     interleaved pairs;
+ *   - 4p: a batch axis, q/k/v/out [B, H, S, D], rows independent (5d39d1a);
+ *   - 42k: out = gelu(z - max over z's row), [B, OUT] (aa6005e).
+ * Each test also shows that the earlier definition's answer fails the
+ * check, so the test fails on it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/check.h"
+#include "harness.h"
+#include "workloads/workload.h"
+
+static float jd_bf16(double v) { return ckb_bf16_to_f32(ckb_f32_to_bf16((float)v)); }
+
+/* jax.nn.gelu(approximate=True), in double, from its formula. */
+static double jd_gelu(double t)
+{
+    return 0.5 * t * (1.0 + tanh(sqrt(2.0 / M_PI) * (t + 0.044715 * t * t * t)));
+}
+
+/* Runs w's reference (which = 0) or baseline (1) on inputs set by fill. */
+static void jd_run(const ckb_workload *w, const int64_t *dims, void **t, int which)
+{
+    if (which == 0)
+        w->reference(dims, t);
+    else
+        w->baseline(dims, t);
+}
+
+CKBT_TEST(workload_42k_reference_is_upstreams_formula, "quick")
+{
+    /* B = 2, IN = 2, OUT = 3, by hand:
+     *   x = [[1, 0], [0, 2]], weight = [[1, 2, 0], [0.5, -1, 1]],
+     *   bias = [0, 0.5, -0.25]
+     *   z = [[1, 2.5, -0.25], [1, -1.5, 1.75]], row maxima 2.5 and 1.75
+     *   z - max = [[-1.5, 0, -2.75], [-0.75, -3.25, 0]]
+     * out = gelu of that, [B, OUT]. The earlier formula (each column's max
+     * over the batch, [1, 2.5, 1.75], minus their mean 1.75, [OUT]) gives
+     * gelu([-0.75, 0.75, 0]) = [-0.170, 0.580, 0]. */
+    const ckb_workload *w = ckb_workload_find("42k");
+    CKBT_EXPECT(w && w->tensors[3].rank == 2, "42k's out is [B, OUT]");
+    if (!w)
+        return;
+    const int64_t dims[3] = {2, 2, 3};
+    const float x[] = {1, 0, 0, 2}, wt[] = {1, 2, 0, 0.5f, -1, 1}, b[] = {0, 0.5f, -0.25f};
+    const double t_hand[] = {-1.5, 0, -2.75, -0.75, -3.25, 0};
+    const double old_hand[] = {-0.75, 0.75, 0};
+    for (int which = 0; which < 2; which++) {
+        void *t[CKB_MAX_TENSORS];
+        CKBT_EXPECT(ckb_tensors_alloc(w, dims, t) == 0, "allocation");
+        for (int i = 0; i < 4; i++)
+            ((ckb_bf16 *)t[0])[i] = ckb_f32_to_bf16(x[i]);
+        for (int i = 0; i < 6; i++)
+            ((ckb_bf16 *)t[1])[i] = ckb_f32_to_bf16(wt[i]);
+        for (int i = 0; i < 3; i++)
+            ((ckb_bf16 *)t[2])[i] = ckb_f32_to_bf16(b[i]);
+        jd_run(w, dims, t, which);
+        const ckb_bf16 *out = t[3];
+        ckb_bf16 want[6], old[6];
+        for (int i = 0; i < 6; i++) {
+            want[i] = ckb_f32_to_bf16((float)jd_gelu(t_hand[i]));
+            old[i] = ckb_f32_to_bf16((float)jd_gelu(old_hand[i % 3]));
+            const double got = ckb_bf16_to_f32(out[i]), exp = ckb_bf16_to_f32(want[i]);
+            CKBT_EXPECT(fabs(got - exp) <= 1e-3 + 8e-3 * fabs(exp),
+                        "%s out[%d] = %g, by hand gelu(%g) = %g", which ? "baseline" : "reference",
+                        i, got, t_hand[i], exp);
+        }
+        /* The earlier formula's answer (its [OUT] in the first row, or
+         * repeated in both) is rejected by the check: out[0], [1], [4]. */
+        ckb_check k;
+        ckb_check_allclose(CKB_BF16, old, want, 6, ckb_workload_atol(w), ckb_workload_rtol(w), &k);
+        CKBT_EXPECT(!k.ok && k.nbad >= 3, "the earlier formula's answer fails: %lld bad",
+                    (long long)k.nbad);
+        ckb_tensors_free(w, t);
+    }
+}
+
+CKBT_TEST(workload_4p_batch_rows_are_independent, "quick")
+{
+    /* B = 2, HQ = 2, HKV = 1 (G = 2), S = 2, D = 1, by hand: in both rows
+     * k = [0, 1]; v = [1, 3] in row 0, [-2, 2] in row 1; query head 0 has
+     * q = 0, head 1 q = bf16(ln 3). Query 0 sees only key 0: out = v[0].
+     * Query 1: head 0 weighs the keys 1/2, 1/2; head 1 1/4, 3/4 (P in bf16:
+     * 0.25098, 0.75). So out[b=0] = [[1, 2], [1, 2.5]], out[b=1] =
+     * [[-2, 0], [-2, 1]]. Without the batch axis (row 1 reading row 0's k and
+     * v, or no row 1) the second half is [[1, 2], [1, 2.5]]. */
+    const ckb_workload *w = ckb_workload_find("4p");
+    CKBT_EXPECT(w && w->ndims == 5 && strcmp(w->dims[0].name, "B") == 0 &&
+                    w->tensors[0].rank == 4,
+                "4p has a batch axis: q [B, HQ, S, D]");
+    if (!w || w->ndims != 5)
+        return;
+    const int64_t dims[5] = {2, 2, 1, 2, 1};
+    const float q[] = {0, 0, (float)log(3.0), (float)log(3.0), 0, 0, (float)log(3.0),
+                       (float)log(3.0)};
+    const float k[] = {0, 1, 0, 1}, v[] = {1, 3, -2, 2};
+    const double want[] = {1, 2, 1, 2.5, -2, 0, -2, 1};
+    const double batchless[] = {1, 2, 1, 2.5, 1, 2, 1, 2.5};
+    for (int which = 0; which < 2; which++) {
+        void *t[CKB_MAX_TENSORS];
+        CKBT_EXPECT(ckb_tensors_alloc(w, dims, t) == 0, "allocation");
+        for (int i = 0; i < 8; i++)
+            ((ckb_bf16 *)t[0])[i] = ckb_f32_to_bf16(q[i]);
+        for (int i = 0; i < 4; i++) {
+            ((ckb_bf16 *)t[1])[i] = ckb_f32_to_bf16(k[i]);
+            ((ckb_bf16 *)t[2])[i] = ckb_f32_to_bf16(v[i]);
+        }
+        jd_run(w, dims, t, which);
+        const ckb_bf16 *out = t[3];
+        ckb_bf16 wb[8], bl[8];
+        for (int i = 0; i < 8; i++) {
+            const double got = ckb_bf16_to_f32(out[i]);
+            CKBT_EXPECT(fabs(got - want[i]) <= 0.01, "%s out[%d] = %g, by hand %g",
+                        which ? "baseline" : "reference", i, got, want[i]);
+            wb[i] = ckb_f32_to_bf16((float)want[i]);
+            bl[i] = ckb_f32_to_bf16((float)batchless[i]);
+        }
+        ckb_check c;
+        ckb_check_allclose(CKB_BF16, bl, wb, 8, ckb_workload_atol(w), ckb_workload_rtol(w), &c);
+        CKBT_EXPECT(!c.ok && c.nbad == 4, "the batch-less answer fails: %lld bad",
+                    (long long)c.nbad);
+        ckb_tensors_free(w, t);
+    }
+}
+
+/* 3p's dims, in workload.c's order. */
+enum { P3_B, P3_S, P3_E, P3_H, P3_QL, P3_KVL, P3_NOPE, P3_ROPE, P3_VD, P3_QKD, P3_KVR };
+
+/* C[m, n] = bf16(A[m, k] @ B[k, n]) in double, A with row stride lda. */
+static void jd_mm(int64_t m, int64_t k, int64_t n, const float *a, int64_t lda, const float *b,
+                  float *c)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0;
+            for (int64_t l = 0; l < k; l++)
+                acc += (double)a[i * lda + l] * b[l * n + j];
+            c[i * n + j] = jd_bf16(acc);
+        }
+}
+
+/* RoPE of x[0..r) at position pos, from upstream's formulas: _compute_rope
+ * (freq_i = theta^(-2i/r), f32 angle, cos and sin cast to bf16) and
+ * _apply_rope, on split halves (interleaved = 0: 5d39d1a's form) or on
+ * interleaved pairs (1: the form before it). One bf16 rounding. */
+static void jd_rope(float *x, int64_t r, int64_t pos, int interleaved)
+{
+    float y[64];
+    const int64_t h = r / 2;
+    for (int64_t i = 0; i < h; i++) {
+        const float freq = 1.0f / powf(10000.0f, (float)(2 * i) / (float)r);
+        const float ang = (float)pos * freq;
+        const double c = jd_bf16(cosf(ang)), s = jd_bf16(sinf(ang));
+        const int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : h + i;
+        y[i1] = jd_bf16(x[i1] * c - x[i2] * s);
+        y[i2] = jd_bf16(x[i2] * c + x[i1] * s);
+    }
+    memcpy(x, y, (size_t)r * sizeof *x);
+}
+
+/* 3p's whole layer in double with the bf16 roundings where JAX's program
+ * has them (each dot's output, RoPE's, P), RoPE as jd_rope. out: f32. */
+static void jd_mla(const int64_t *d, void *const *t, int interleaved, float *out)
+{
+    const int64_t b_ = d[P3_B], s = d[P3_S], e = d[P3_E], h_ = d[P3_H], ql = d[P3_QL];
+    const int64_t kvl = d[P3_KVL], nope = d[P3_NOPE], rope = d[P3_ROPE], vd = d[P3_VD];
+    const int64_t qkd = d[P3_QKD], kvr = d[P3_KVR], rows = b_ * s;
+    float *in[7];
+    const int64_t n[7] = {rows * e, e * ql, ql * h_ * qkd, e * kvr, kvl * h_ * nope, kvl * h_ * vd,
+                          h_ * vd * e};
+    for (int i = 0; i < 7; i++) {
+        in[i] = malloc((size_t)n[i] * sizeof(float));
+        for (int64_t j = 0; j < n[i]; j++)
+            in[i][j] = ckb_bf16_to_f32(((const ckb_bf16 *)t[i])[j]);
+    }
+    float *cq = malloc((size_t)(rows * ql) * sizeof(float));
+    float *q = malloc((size_t)(rows * h_ * qkd) * sizeof(float));
+    float *kv = malloc((size_t)(rows * kvr) * sizeof(float));
+    float *kn = malloc((size_t)(rows * h_ * nope) * sizeof(float));
+    float *v = malloc((size_t)(rows * h_ * vd) * sizeof(float));
+    float *ao = malloc((size_t)(rows * h_ * vd) * sizeof(float));
+    double *p = malloc((size_t)s * sizeof(double));
+    jd_mm(rows, e, ql, in[0], e, in[1], cq);
+    jd_mm(rows, ql, h_ * qkd, cq, ql, in[2], q);
+    jd_mm(rows, e, kvr, in[0], e, in[3], kv);
+    jd_mm(rows, kvl, h_ * nope, kv, kvr, in[4], kn);
+    jd_mm(rows, kvl, h_ * vd, kv, kvr, in[5], v);
+    for (int64_t r = 0; r < rows; r++) {
+        jd_rope(kv + r * kvr + kvl, rope, r % s, interleaved);
+        for (int64_t h = 0; h < h_; h++)
+            jd_rope(q + (r * h_ + h) * qkd + nope, rope, r % s, interleaved);
+    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t h = 0; h < h_; h++) {
+            const int64_t bi = r / s, i = r % s;
+            const float *qi = q + (r * h_ + h) * qkd;
+            double mx = -INFINITY, sum = 0;
+            for (int64_t j = 0; j <= i; j++) {
+                const int64_t kt = bi * s + j;
+                double acc = 0;
+                for (int64_t c = 0; c < nope; c++)
+                    acc += (double)qi[c] * kn[(kt * h_ + h) * nope + c];
+                for (int64_t c = 0; c < rope; c++)
+                    acc += (double)qi[nope + c] * kv[kt * kvr + kvl + c];
+                p[j] = acc / sqrt((double)qkd);
+                mx = fmax(mx, p[j]);
+            }
+            for (int64_t j = 0; j <= i; j++)
+                sum += p[j] = exp(p[j] - mx);
+            for (int64_t c = 0; c < vd; c++) {
+                double acc = 0;
+                for (int64_t j = 0; j <= i; j++)
+                    acc += (double)jd_bf16(p[j] / sum) * v[((bi * s + j) * h_ + h) * vd + c];
+                ao[(r * h_ + h) * vd + c] = jd_bf16(acc);
+            }
+        }
+    jd_mm(rows, h_ * vd, e, ao, h_ * vd, in[6], out);
+    for (int i = 0; i < 7; i++)
+        free(in[i]);
+    free(cq), free(q), free(kv), free(kn), free(v), free(ao), free(p);
+}
+
+CKBT_TEST(workload_3p_rope_rotates_split_halves, "quick")
+{
+    /* A tiny 3p (two batch rows of 16 positions, 2 heads, ROPE = 8: four
+     * rotation pairs, which the two forms pair differently) on the
+     * workload's own inputs: the reference and the baseline agree with the
+     * layer computed apart with split-half RoPE, and the same computed with
+     * interleaved pairs fails the check against them. */
+    const ckb_workload *w = ckb_workload_find("3p");
+    if (!w)
+        return;
+    const int64_t dims[11] = {2, 16, 32, 2, 16, 16, 8, 8, 8, 16, 24};
+    const int64_t n_out = dims[P3_B] * dims[P3_S] * dims[P3_E];
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        void *t[CKB_MAX_TENSORS], *u[CKB_MAX_TENSORS];
+        CKBT_EXPECT(ckb_tensors_alloc(w, dims, t) == 0 && ckb_tensors_alloc(w, dims, u) == 0,
+                    "allocation");
+        w->create_inputs(dims, seed, t);
+        w->create_inputs(dims, seed, u);
+        w->reference(dims, t);
+        w->baseline(dims, u);
+        float *split = malloc((size_t)n_out * sizeof(float));
+        float *inter = malloc((size_t)n_out * sizeof(float));
+        ckb_bf16 *sb = malloc((size_t)n_out * sizeof *sb), *ib = malloc((size_t)n_out * sizeof *ib);
+        jd_mla(dims, t, 0, split);
+        jd_mla(dims, t, 1, inter);
+        for (int64_t i = 0; i < n_out; i++)
+            sb[i] = ckb_f32_to_bf16(split[i]), ib[i] = ckb_f32_to_bf16(inter[i]);
+        const double atol = ckb_workload_atol(w), rtol = ckb_workload_rtol(w);
+        for (int which = 0; which < 2; which++) {
+            const ckb_bf16 *got = which ? u[7] : t[7];
+            ckb_check a, b;
+            ckb_check_allclose(CKB_BF16, sb, got, n_out, atol, rtol, &a);
+            ckb_check_allclose(CKB_BF16, ib, got, n_out, atol, rtol, &b);
+            CKBT_EXPECT(a.ok, "seed %llu: the %s is not split-half RoPE's answer: %lld of %lld "
+                              "bad, worst [%lld] %g vs %g",
+                        (unsigned long long)seed, which ? "baseline" : "reference",
+                        (long long)a.nbad, (long long)n_out, (long long)a.worst, a.want, a.got);
+            CKBT_EXPECT(!b.ok && b.nbad * 10 >= n_out,
+                        "seed %llu: interleaved RoPE's answer is rejected against the %s (%lld "
+                        "of %lld bad)",
+                        (unsigned long long)seed, which ? "baseline" : "reference",
+                        (long long)b.nbad, (long long)n_out);
+        }
+        free(split), free(inter), free(sb), free(ib);
+        ckb_tensors_free(w, t);
+        ckb_tensors_free(w, u);
+    }
+}
