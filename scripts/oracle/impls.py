@@ -64,6 +64,59 @@ def w2p(x, d, c):
     return {"out": ein("bhqk,bkhd->bqhd", p, v)}
 
 
+def rope_split_halves(x, pos, R, theta=10000.0):
+    """RoPE on split halves (3p's README): freq_i = theta^(-2i/R), angle = s*freq_i
+    in f32, cos and sin rounded to bf16, [x1 cos - x2 sin, x2 cos + x1 sin], one
+    bf16 rounding. x [..., S, ..., R] with pos broadcastable to x[..., :R/2]."""
+    i = jnp.arange(R // 2, dtype=F32)
+    freq = jnp.power(F32(theta), -2.0 * i / R).astype(F32)
+    ang = pos[..., None].astype(F32) * freq
+    cos, sin = bf(jnp.cos(ang)), bf(jnp.sin(ang))
+    x1, x2 = f(x)[..., : R // 2], f(x)[..., R // 2:]
+    return bf(jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1))
+
+
+def w3p(x, d, c):
+    # MLA: latent q and kv projections, per-head k_nope and v from the latent,
+    # a rope key shared by every head, causal attention, output projection
+    B, S, E, H, QL, KVL, NOPE, ROPE, VD = (d[k] for k in ("B", "S", "E", "H", "QL", "KVL",
+                                                          "NOPE", "ROPE", "VD"))
+    QKD = NOPE + ROPE
+    xs = x["x"]                                                      # [B, S, E]
+    cq = bf(ein("bse,eq->bsq", xs, x["q_down"]))
+    q = bf(ein("bsq,qhd->bshd", cq, x["q_up"]))                       # [B, S, H, QKD]
+    kv = bf(ein("bse,er->bsr", xs, x["kv_down"]))                     # [B, S, KVL + ROPE]
+    lat, k_rope = kv[..., :KVL], kv[..., KVL:]
+    k_nope = bf(ein("bsl,lhn->bshn", lat, x["k_up"]))
+    v = bf(ein("bsl,lhv->bshv", lat, x["v_up"]))
+    pos = jnp.arange(S)
+    q_rope = rope_split_halves(q[..., NOPE:], pos[None, :, None], ROPE)
+    k_rope = rope_split_halves(k_rope, pos[None, :], ROPE)            # [B, S, ROPE]
+    q_full = jnp.concatenate([q[..., :NOPE], q_rope], axis=-1)
+    k_full = jnp.concatenate([k_nope, jnp.broadcast_to(k_rope[:, :, None, :],
+                                                       (B, S, H, ROPE))], axis=-1)
+    sc = ein("bqhd,bkhd->bhqk", q_full, k_full) * (QKD ** -0.5)
+    causal = jnp.tril(jnp.ones((S, S), bool))
+    sc = jnp.where(causal, sc, -1e9)
+    p = bf(softmax(sc))
+    o = bf(ein("bhqk,bkhv->bqhv", p, v))                              # [B, S, H, VD]
+    return {"out": ein("bqhv,hve->bqe", o, x["o_proj"])}
+
+
+def w4p(x, d, c):
+    # causal GQA over a batch, q pre-scaled, [B, H, S, D]; -1e30 mask, bf16 P
+    q, k, v = x["q"], x["k"], x["v"]
+    S, HQ, HKV = d["S"], d["HQ"], d["HKV"]
+    G = HQ // HKV
+    k = jnp.repeat(f(k), G, axis=1)
+    v = jnp.repeat(f(v), G, axis=1)
+    sc = ein("bhqd,bhkd->bhqk", q, k)
+    causal = jnp.tril(jnp.ones((S, S), bool))
+    sc = jnp.where(causal, sc, -1e30)
+    p = bf(softmax(sc))
+    return {"out": ein("bhqk,bhkd->bhqd", p, v)}
+
+
 def w5p(x, d, c):
     # causal MHA with a per-head relative position bias added to the f32 scores
     q, k, v, bias = x["q"], x["k"], x["v"], x["rel_pos_bias"]
@@ -454,6 +507,12 @@ def w40k(x, d, c):
 def w41k(x, d, c):
     return {"out": jax.nn.relu(ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"]))}
 
+
+
+def w42k(x, d, c):
+    # gelu(z - each row's max), z = x @ weight + bias, [B, OUT]
+    z = ein("bi,io->bo", x["x"], x["weight"]) + f(x["bias"])
+    return {"out": gelu_tanh(z - jnp.max(z, axis=1, keepdims=True))}
 
 
 def w43k(x, d, c):
