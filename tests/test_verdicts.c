@@ -68,7 +68,7 @@ static int verdicts__read(const char *md, verdicts__row *rows, int max)
             const char *bar[6];
             int nb = 0;
             for (const char *p = l; p < end && nb < 6; p++)
-                if (*p == '|')
+                if (*p == '|' && (p == l || p[-1] != '\\')) /* \| is a | inside a cell */
                     bar[nb++] = p;
             if (nb >= 5) {
                 verdicts__row *r = &rows[n++];
@@ -148,8 +148,9 @@ static int verdicts__check_refs(const verdicts__row *r)
 }
 
 /* Where a detail could be written other than by eval__fail: each file of
- * src/eval and src/exec that names a result's detail field, and how often.
- * eval__fail writes it (once), result.c reads it into the JSON (twice). */
+ * src/eval and src/exec that names a detail field (->detail, .detail), and
+ * how often: eval__fail writes it, result.c reads it into the JSON,
+ * verdict.c holds the table; nothing else may. */
 static void verdicts__check_writers(void)
 {
     static const char *const dirs[] = {"src/eval", "src/exec"};
@@ -168,9 +169,12 @@ static void verdicts__check_writers(void)
             for (const char *p = src ? strstr(src, "detail") : NULL; p; p = strstr(p + 1, "detail"))
                 uses += (p[-1] == '>' || p[-1] == '.') &&
                         !(p[6] == '_' || (p[6] >= 'a' && p[6] <= 'z'));
-            int allowed = strcmp(path, "src/eval/eval.c") == 0    ? 1
-                          : strcmp(path, "src/eval/result.c") == 0 ? 2
-                                                                    : 0;
+            /* eval__fail's one snprintf (2), result.c's read (2), the table (2) */
+            int allowed = strcmp(path, "src/eval/eval.c") == 0 ||
+                                  strcmp(path, "src/eval/result.c") == 0 ||
+                                  strcmp(path, "src/eval/verdict.c") == 0
+                              ? 2
+                              : 0;
             CKBT_EXPECT(uses == allowed,
                         "%s names a result's detail %d times (expected %d): a detail set other "
                         "than through eval__fail and verdict.def escapes docs/VERDICTS.md",
