@@ -24,9 +24,9 @@ typedef struct {
     const char *status;
     const char *detail; /* NULL: none expected (status ok) */
     const char *stage;
-    /* Under AddressSanitizer the seccomp filter is off and the sanitizer
-     * reports faults itself: the detail expected there, or NULL to skip
-     * the row (a raw syscall would then really run). */
+    /* Under AddressSanitizer the seccomp filter and the address-space limit
+     * are off and the sanitizer reports faults itself: the detail expected
+     * there, or NULL to skip the row (a raw syscall would then really run). */
     const char *san_detail;
     /* An ISA extension the kernel is written for ("avx512f", "avx512bf16"):
      * on a host without it the kernel cannot be built for -march=native, and
@@ -186,7 +186,8 @@ static void corpus__run(const corpus__row *row)
     const char *detail = row->detail;
 #if defined(__SANITIZE_ADDRESS__)
     if (!row->san_detail) {
-        ckbt_skip("%s: the filter that catches it is compiled out under AddressSanitizer",
+        ckbt_skip("%s: the guard that catches it (the system-call filter, or the address-space "
+                  "limit) is off under AddressSanitizer",
                   row->file);
         return;
     }
