@@ -371,6 +371,7 @@ CKBT_TEST(eval_compile_fails_closed_without_user_namespaces, "quick")
     CKBT_EXPECT(strcmp(ckbt_str(j, "status"), "harness_error") == 0, "status %s (%s)",
                 ckbt_str(j, "status"), ckbt_str(j, "message"));
     CKBT_EXPECT(strcmp(ckbt_str(j, "stage"), "compile") == 0, "stage %s", ckbt_str(j, "stage"));
+    CKBT_EXPECT(strcmp(ckbt_str(j, "detail"), "compiler") == 0, "detail %s", ckbt_str(j, "detail"));
     CKBT_EXPECT(strstr(ckbt_str(j, "message"), "user namespaces") != NULL, "message: %s",
                 ckbt_str(j, "message"));
     json_object_put(j);

@@ -70,21 +70,21 @@ static char *compile__trim(const char *out, const char *workdir)
     return ckb_strbuf_take(&sb);
 }
 
-static const char *compile__classify(const char *msg)
+static ckb_verdict compile__classify(const char *msg)
 {
     if (strstr(msg, "conflicting types for 'workload'") ||
         strstr(msg, "conflicting types for \xe2\x80\x98workload\xe2\x80\x99"))
-        return "wrong_signature";
+        return CKB_V_COMPILE_WRONG_SIGNATURE;
     if ((strstr(msg, "implicit declaration of function") && strstr(msg, "_mm")) ||
         strstr(msg, "undefined reference to `_mm"))
-        return "unknown_intrinsic";
+        return CKB_V_COMPILE_UNKNOWN_INTRINSIC;
     if (strstr(msg, "undefined reference") || strstr(msg, "ld returned"))
-        return "link";
+        return CKB_V_COMPILE_LINK;
     if (strstr(msg, "undeclared") || strstr(msg, "implicit declaration"))
-        return "undeclared";
+        return CKB_V_COMPILE_UNDECLARED;
     if (strstr(msg, "expected") || strstr(msg, "syntax"))
-        return "syntax";
-    return "other";
+        return CKB_V_COMPILE_SYNTAX;
+    return CKB_V_COMPILE_OTHER;
 }
 
 /* ---- the limits ------------------------------------------------------ */
@@ -144,31 +144,32 @@ static void compile__bytes(char *buf, size_t n, unsigned long long v)
  * fail a write with ENOSPC or EFBIG, or kill with SIGXFSZ, which the
  * driver and collect2 name. Those words are English: under a translated
  * locale such a failure stays "other". */
-static const char *compile__limit_kind(const ckb_confined_result *r)
+/* -1 for none. */
+static int compile__limit_kind(const ckb_confined_result *r)
 {
     static const char *const memory[] = {"out of memory", "memory exhausted",
                                          "Cannot allocate memory", NULL};
     static const char *const disk[] = {"No space left on device", "File too large",
                                        "File size limit exceeded", NULL};
     if (r->output_limit)
-        return "output_limit";
+        return CKB_V_COMPILE_OUTPUT_LIMIT;
     if (r->proc.timed_out)
-        return "timeout";
+        return CKB_V_COMPILE_TIMEOUT;
     if (compile__says_any(r->proc.output, memory))
-        return "memory_limit";
+        return CKB_V_COMPILE_MEMORY_LIMIT;
     if (compile__says_any(r->proc.output, disk))
-        return "disk_limit";
+        return CKB_V_COMPILE_DISK_LIMIT;
     if (r->cpu_s >= 0.9 * CKB_CONFINED_CPU_S)
-        return "cpu_limit";
-    return NULL;
+        return CKB_V_COMPILE_CPU_LIMIT;
+    return -1;
 }
 
 /* The line that opens the message of a compile a limit ended: the limit,
  * and what to change. */
-static void compile__limit_line(const char *kind, char *buf, size_t n)
+static void compile__limit_line(ckb_verdict kind, char *buf, size_t n)
 {
     char v[32];
-    if (strcmp(kind, "memory_limit") == 0) {
+    if (kind == CKB_V_COMPILE_MEMORY_LIMIT) {
         compile__bytes(v, sizeof v, CKB_CONFINED_MEM_BYTES);
         snprintf(buf, n,
                  "the compile went past its memory limit (%s of address space per compiler "
@@ -176,7 +177,7 @@ static void compile__limit_line(const char *kind, char *buf, size_t n)
                  "(a large initialiser, a deep macro expansion); compute such tables at run "
                  "time instead",
                  v);
-    } else if (strcmp(kind, "disk_limit") == 0) {
+    } else if (kind == CKB_V_COMPILE_DISK_LIMIT) {
         compile__bytes(v, sizeof v, CKB_CONFINED_DISK_BYTES);
         snprintf(buf, n,
                  "the compile went past its disk limit (%s for the source's copy, the "
@@ -184,13 +185,13 @@ static void compile__limit_line(const char *kind, char *buf, size_t n)
                  "failed: the source makes a huge object (large initialisers or data "
                  "directives), or is huge itself; compute such data at run time instead",
                  v);
-    } else if (strcmp(kind, "cpu_limit") == 0) {
+    } else if (kind == CKB_V_COMPILE_CPU_LIMIT) {
         snprintf(buf, n,
                  "the compile went past its CPU-time limit (%d s per compiler process) and was "
                  "stopped: the source makes the compiler or the assembler spin (deep macro "
                  "expansions, huge unrolled code, assembler loops); make it simpler",
                  CKB_CONFINED_CPU_S);
-    } else if (strcmp(kind, "output_limit") == 0) {
+    } else if (kind == CKB_V_COMPILE_OUTPUT_LIMIT) {
         compile__bytes(v, sizeof v, CKB_CONFINED_OUTPUT_BYTES);
         snprintf(buf, n,
                  "the compiler's messages went past their limit (%s) and the compile was "
@@ -205,7 +206,7 @@ static void compile__limit_line(const char *kind, char *buf, size_t n)
 }
 
 /* The message fed back: the limit's line, then the compiler's first lines. */
-static char *compile__limit_message(const char *kind, const char *trimmed)
+static char *compile__limit_message(ckb_verdict kind, const char *trimmed)
 {
     char line[512];
     compile__limit_line(kind, line, sizeof line);
@@ -379,7 +380,7 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
         (unsigned long long)st.st_size > CKB_CONFINED_DISK_BYTES) {
         char said[128];
         snprintf(said, sizeof said, "ckbench: the source is %lld bytes\n", (long long)st.st_size);
-        out->kind = "disk_limit";
+        out->kind = CKB_V_COMPILE_DISK_LIMIT;
         out->message = compile__limit_message(out->kind, said);
         return 0;
     }
@@ -475,14 +476,14 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     }
     out->seconds = r.proc.wall_s;
     out->message = compile__trim(r.proc.output, workdir);
-    const char *limit = NULL;
+    int limit = -1;
     if (r.output_limit || r.proc.timed_out || !r.proc.exited || r.proc.exit_code != 0)
         limit = compile__limit_kind(&r);
-    if (limit) {
-        char *msg = compile__limit_message(limit, out->message);
+    if (limit >= 0) {
+        char *msg = compile__limit_message((ckb_verdict)limit, out->message);
         free(out->message);
         out->message = msg;
-        out->kind = limit;
+        out->kind = (ckb_verdict)limit;
     } else if (!r.proc.exited || r.proc.exit_code != 0) {
         out->kind = compile__classify(r.proc.output);
     } else {

@@ -8,16 +8,17 @@
 
 #include <limits.h>
 
+#include "eval/verdict.h"
 #include "workloads/workload.h"
 
 typedef struct {
     int ok;
     char so_path[PATH_MAX];
     char *message;    /* trimmed compiler output (may be ""); caller frees */
-    const char *kind; /* NULL when ok; else "syntax", "unknown_intrinsic",
-                         "wrong_signature", "undeclared", "link", "other", or the
-                         limit that ended it: "timeout" (wall clock), "cpu_limit",
-                         "memory_limit", "disk_limit", "output_limit"
+    ckb_verdict kind; /* when not ok: CKB_V_COMPILE_SYNTAX, _UNKNOWN_INTRINSIC,
+                         _WRONG_SIGNATURE, _UNDECLARED, _LINK, _OTHER, or the
+                         limit that ended it: _TIMEOUT (wall clock), _CPU_LIMIT,
+                         _MEMORY_LIMIT, _DISK_LIMIT, _OUTPUT_LIMIT
                          (eval/confine.h); the message then opens naming it */
     double seconds;
     char error[768];  /* why the compiler could not run, when -1 is returned */

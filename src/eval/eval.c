@@ -26,6 +26,7 @@
 #include "eval/sandbox.h"
 #include "eval/symcheck.h"
 #include "eval/syscalls.h"
+#include "eval/verdict.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CKB_EVAL_ASAN 1
@@ -89,14 +90,15 @@ typedef struct {
     int timing;            /* in the timing stage: its calls' costs are added up in r */
 } eval__ctx;
 
-static void eval__fail(eval__ctx *c, ckb_status st, const char *detail, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* Ends the evaluation with verdict v (its status and detail: verdict.def,
+ * the only place either comes from) and a message. */
+static void eval__fail(eval__ctx *c, ckb_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-static void eval__fail(eval__ctx *c, ckb_status st, const char *detail, const char *fmt, ...)
+static void eval__fail(eval__ctx *c, ckb_verdict v, const char *fmt, ...)
 {
-    c->r->status = st;
-    if (detail)
-        snprintf(c->r->detail, sizeof c->r->detail, "%s", detail);
+    c->r->status = ckb_verdict_status(v);
+    snprintf(c->r->detail, sizeof c->r->detail, "%s", ckb_verdict_detail(v));
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->r->message, sizeof c->r->message, fmt, ap);
@@ -278,31 +280,48 @@ static const char *eval__signal_name(int sig)
     }
 }
 
+/* How a signal that ended a sandbox is judged: the CPU-time limit's
+ * SIGXCPU is a timeout, SIGKILL (the CPU limit's hard end, or the kernel's
+ * OOM killer) and SIGXFSZ are limits, SIGSYS a refused system call, the
+ * rest a crash named by the signal. */
+static ckb_verdict eval__signal_verdict(int sig)
+{
+    switch (sig) {
+    case SIGXCPU: return CKB_V_TIMEOUT_SIGXCPU;
+    case SIGKILL: return CKB_V_RESOURCE_SIGKILL;
+    case SIGXFSZ: return CKB_V_RESOURCE_SIGXFSZ;
+    case SIGSYS: return CKB_V_FORBIDDEN_SYSCALL;
+    case SIGSEGV: return CKB_V_CRASH_SIGSEGV;
+    case SIGBUS: return CKB_V_CRASH_SIGBUS;
+    case SIGILL: return CKB_V_CRASH_SIGILL;
+    case SIGFPE: return CKB_V_CRASH_SIGFPE;
+    case SIGABRT: return CKB_V_CRASH_SIGABRT;
+    case SIGTRAP: return CKB_V_CRASH_SIGTRAP;
+    default: return CKB_V_CRASH_SIGNAL;
+    }
+}
+
 /* The sandbox ended without answering: turn how it ended into a status. */
 static void eval__child_died(eval__ctx *c, eval__proc *p, int wait_rc)
 {
     ckb_sandbox *sb = &p->sb;
     const char *err = sb->err;
     if (wait_rc == -2) {
-        eval__fail(c, CKB_ST_TIMEOUT, "wall_clock", "no answer within the wall-clock limit%s%s",
+        eval__fail(c, CKB_V_TIMEOUT_WALL_CLOCK, "no answer within the wall-clock limit%s%s",
                    *err ? ": " : "", err);
         return;
     }
     if (sb->exit_code == CKB_PROTO_EXIT_SYSCALL && !sb->term_signal) {
         const char *at = strstr(err, "ckbench-sandbox: syscall ");
         long nr = at ? strtol(at + strlen("ckbench-sandbox: syscall "), NULL, 10) : -1;
-        eval__fail(c, CKB_ST_FORBIDDEN_SYMBOL, "syscall",
+        eval__fail(c, CKB_V_FORBIDDEN_SYSCALL,
                    "the kernel made the system call %s (number %ld), which the sandbox refuses",
                    nr >= 0 ? ckb_syscall_name(nr) : "?", nr);
         return;
     }
     if (sb->term_signal) {
         int s = sb->term_signal;
-        ckb_status st = s == SIGXCPU                   ? CKB_ST_TIMEOUT
-                        : s == SIGXFSZ || s == SIGKILL ? CKB_ST_RESOURCE_LIMIT
-                        : s == SIGSYS                  ? CKB_ST_FORBIDDEN_SYMBOL
-                                                       : CKB_ST_CRASH;
-        eval__fail(c, st, s == SIGSYS ? "syscall" : eval__signal_name(s),
+        eval__fail(c, eval__signal_verdict(s),
                    "killed by %s (signal %d)%s%s%s", eval__signal_name(s), s,
                    /* SIGSYS kills without the harness's handler when the call
                     * was made with signals blocked, so it cannot be named */
@@ -317,17 +336,17 @@ static void eval__child_died(eval__ctx *c, eval__proc *p, int wait_rc)
      * any code. */
     if (!p->opened &&
         (sb->exit_code == 2 || sb->exit_code == 4 || (sb->exit_code >= 120 && sb->exit_code <= 127)))
-        eval__fail(c, CKB_ST_HARNESS_ERROR, "sandbox",
+        eval__fail(c, CKB_V_HARNESS_SANDBOX,
                    "the sandbox failed to set up (exit code %d)%s%s%s%s", sb->exit_code,
                    p->h && p->h->msg[0] ? ": " : "", p->h ? p->h->msg : "", *err ? ": " : "",
                    err);
     else if (!p->opened && sb->exit_code == 3)
-        eval__fail(c, CKB_ST_RESOURCE_LIMIT, "memory",
+        eval__fail(c, CKB_V_RESOURCE_MEMORY,
                    "the sandbox could not map the workload's buffers");
     else if (strstr(err, "AddressSanitizer") || strstr(err, "runtime error"))
-        eval__fail(c, CKB_ST_CRASH, "sanitizer", "%s", err);
+        eval__fail(c, CKB_V_CRASH_SANITIZER, "%s", err);
     else
-        eval__fail(c, CKB_ST_CRASH, "exit", "the process exited (code %d) during the call%s%s",
+        eval__fail(c, CKB_V_CRASH_EXIT, "the process exited (code %d) during the call%s%s",
                    sb->exit_code, *err ? ": " : "", err);
 }
 
@@ -369,13 +388,13 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
     else
         snprintf(size, sizeof size, "%s", ckb_size_name(c->o->size));
     if (eval__map_out(c, p, runs_candidate) != 0) {
-        eval__fail(c, CKB_ST_HARNESS_ERROR, "memory", "cannot map the output buffers: %s",
+        eval__fail(c, CKB_V_HARNESS_MEMORY, "cannot map the output buffers: %s",
                    strerror(errno));
         return -1;
     }
     if (ckb_sandbox_start(&p->sb, c->in_fd, p->out_fd, runs_candidate ? c->root_fd : -1,
                           c->w->id, size, runs_candidate ? "candidate.so" : NULL, &lim, why, sizeof why) != 0) {
-        eval__fail(c, CKB_ST_HARNESS_ERROR, "spawn", "cannot start the sandbox: %s", why);
+        eval__fail(c, CKB_V_HARNESS_SPAWN, "cannot start the sandbox: %s", why);
         return -1;
     }
     p->started = 1;
@@ -385,7 +404,7 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
         ready = ckb_sandbox_wait(&p->sb, 60.0 * c->o->timeout_scale);
     }
     if (ready == CKB_REPLY_LOAD_ERROR && runs_candidate) {
-        eval__fail(c, CKB_ST_COMPILE_ERROR, "load", "the shared object does not load: %s",
+        eval__fail(c, CKB_V_COMPILE_LOAD, "the shared object does not load: %s",
                    p->h->msg);
         return -1;
     }
@@ -393,7 +412,7 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
         if (ready < 0)
             eval__child_died(c, p, ready);
         else
-            eval__fail(c, CKB_ST_CHEAT_DETECTED, "protocol",
+            eval__fail(c, CKB_V_CHEAT_PROTOCOL,
                        "the sandbox answered '%c' while loading: the kernel wrote to the "
                        "harness's socket", ready > 32 && ready < 127 ? ready : '?');
         return -1;
@@ -401,7 +420,7 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
     /* The filter must really be there, the only one, on a process that can
      * gain no privilege: read by us, not reported by the sandbox. */
     if (runs_candidate && !CKB_EVAL_ASAN && ckb_syscalls_verify(p->sb.pid) != 1) {
-        eval__fail(c, CKB_ST_CHEAT_DETECTED, "confinement",
+        eval__fail(c, CKB_V_CHEAT_CONFINEMENT,
                    "the candidate's sandbox is not under exactly the harness's seccomp filter "
                    "with no_new_privs after loading the object");
         return -1;
@@ -475,7 +494,7 @@ static int eval__call(eval__ctx *c, eval__proc *p, double limit_s, double *ms)
         return 0;
     }
     if (forged) {
-        eval__fail(c, CKB_ST_CHEAT_DETECTED, "protocol",
+        eval__fail(c, CKB_V_CHEAT_PROTOCOL,
                    "a reply on the harness's socket that the harness did not send (%d bytes, "
                    "call number %d for %d): the kernel wrote to it",
                    p->sb.reply_len, p->sb.reply_arg, seq);
@@ -484,7 +503,7 @@ static int eval__call(eval__ctx *c, eval__proc *p, double limit_s, double *ms)
     if (reply < 0 || p->sb.dead)
         eval__child_died(c, p, reply < 0 ? reply : -1);
     else
-        eval__fail(c, CKB_ST_CHEAT_DETECTED, "protocol",
+        eval__fail(c, CKB_V_CHEAT_PROTOCOL,
                    "the sandbox answered '%c' to a call: the kernel wrote to the harness's "
                    "socket", reply > 32 && reply < 127 ? reply : '?');
     return -1;
@@ -497,8 +516,8 @@ static int eval__violated(eval__ctx *c)
     const ckb_proto_header *h = c->cand.h;
     if (!h || h->violation == CKB_VIOLATION_NONE)
         return 0;
-    eval__fail(c, CKB_ST_CHEAT_DETECTED,
-               h->violation == CKB_VIOLATION_OMP ? "omp_state" : "fp_state", "%.400s", h->msg);
+    eval__fail(c, h->violation == CKB_VIOLATION_OMP ? CKB_V_CHEAT_OMP_STATE : CKB_V_CHEAT_FP_STATE,
+               "%.400s", h->msg);
     return 1;
 }
 
@@ -532,7 +551,7 @@ static int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, double limit_
         if (c->timing)
             c->r->checks_s += ckb_now() - t1;
         if (bad && cand_turn) {
-            eval__fail(c, CKB_ST_CRASH, "out_of_bounds", "wrote past the end of output %s",
+            eval__fail(c, CKB_V_CRASH_OUT_OF_BOUNDS, "wrote past the end of output %s",
                        c->w->tensors[bad - 1].name);
             return -1;
         }
@@ -562,8 +581,9 @@ static int eval__correctness(eval__ctx *c)
         if (!pr.check.ok) {
             const ckb_check *k_ = &pr.check;
             int repeat = k == c->o->nseeds;
-            eval__fail(c, repeat ? CKB_ST_NONDETERMINISTIC : CKB_ST_WRONG_RESULT,
-                       repeat ? "repeat_differs" : (k_->nonfinite ? "nonfinite" : "mismatch"),
+            eval__fail(c, repeat           ? CKB_V_NONDETERMINISTIC_REPEAT
+                          : k_->nonfinite ? CKB_V_WRONG_NONFINITE
+                                          : CKB_V_WRONG_MISMATCH,
                        "%s%s: %lld of %lld elements outside tolerance (atol %g, rtol %g); "
                        "worst at index %lld: got %g, expected %g%s",
                        repeat ? "the same input gave a different answer the second time; "
@@ -593,8 +613,7 @@ static void eval__timed_miss(eval__ctx *c, int call, int calls, const ckb_check 
     int64_t n = eval__output_numel(c);
     int lazy = k->nonfinite > 0 || k->nbad * 2 > n;
     /* The first sentence's shape is read back by the feedback (gen/prompt.c). */
-    eval__fail(c, lazy ? CKB_ST_CHEAT_DETECTED : CKB_ST_WRONG_RESULT,
-               lazy ? "timed_output" : "timed_call",
+    eval__fail(c, lazy ? CKB_V_CHEAT_TIMED_OUTPUT : CKB_V_WRONG_TIMED_CALL,
                "%stimed call %d of %d gave a wrong %s: %lld elements outside tolerance; worst at "
                "index %lld: got %g, expected %g (%lld of %lld output elements wrong, atol %g, "
                "rtol %g%s)",
@@ -723,7 +742,7 @@ static int eval__final_check(eval__ctx *c)
     if (rc == 0) {
         eval__note_check(c, &pr.check);
         if (!pr.check.ok) {
-            eval__fail(c, CKB_ST_WRONG_RESULT, "final_check",
+            eval__fail(c, CKB_V_WRONG_FINAL_CHECK,
                        "correct before timing but wrong on fresh inputs after it: %lld elements "
                        "outside tolerance; worst at index %lld: got %g, expected %g",
                        (long long)pr.check.nbad, (long long)pr.check.worst, pr.check.got,
@@ -787,12 +806,12 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
     r->bytes = w->bytes(c.dims);
     r->worst_index = -1;
     if (o->nseeds < 1 || o->nseeds > CKB_PROTO_MAX_SEEDS) {
-        eval__fail(&c, CKB_ST_HARNESS_ERROR, "options", "--seeds must be 1..%d",
+        eval__fail(&c, CKB_V_HARNESS_OPTIONS, "--seeds must be 1..%d",
                    CKB_PROTO_MAX_SEEDS);
         goto done;
     }
     if (eval__make_workdir(&c) != 0) {
-        eval__fail(&c, CKB_ST_HARNESS_ERROR, "workdir", "cannot create a work folder: %s",
+        eval__fail(&c, CKB_V_HARNESS_WORKDIR, "cannot create a work folder: %s",
                    strerror(errno));
         goto done;
     }
@@ -801,20 +820,20 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
         ckb_compile_result cr = {0};
         r->stage = CKB_STAGE_COMPILE;
         if (access(src, R_OK) != 0) {
-            eval__fail(&c, CKB_ST_HARNESS_ERROR, "input", "cannot read %s: %s", src,
+            eval__fail(&c, CKB_V_HARNESS_INPUT, "cannot read %s: %s", src,
                        strerror(errno));
             goto done;
         }
         if (ckb_compile_candidate(w, o->size, src, c.workdir, o->defines, o->ndefines,
                                   o->expert_kit, &cr) !=
             0) {
-            eval__fail(&c, CKB_ST_HARNESS_ERROR, "compiler", "cannot run the compiler %s: %s",
+            eval__fail(&c, CKB_V_HARNESS_COMPILER, "cannot run the compiler %s: %s",
                        ckb_compiler(), cr.error);
             goto done;
         }
         r->compile_s = cr.seconds;
         if (!cr.ok) {
-            eval__fail(&c, CKB_ST_COMPILE_ERROR, cr.kind, "%s", cr.message);
+            eval__fail(&c, cr.kind, "%s", cr.message);
             ckb_compile_result_free(&cr);
             rc = 0;
             goto done;
@@ -824,23 +843,23 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
         r->stage = CKB_STAGE_SYMCHECK;
         ckb_symcheck sc;
         if (ckb_symcheck_file(cr.so_path, &sc) != 0) {
-            eval__fail(&c, CKB_ST_HARNESS_ERROR, "symcheck", "%s", sc.error);
+            eval__fail(&c, CKB_V_HARNESS_SYMCHECK, "%s", sc.error);
             goto done;
         }
         if (!sc.has_workload) {
-            eval__fail(&c, CKB_ST_COMPILE_ERROR, "no_workload",
+            eval__fail(&c, CKB_V_COMPILE_NO_WORKLOAD,
                        "the file defines no function named workload");
             rc = 0;
             goto done;
         }
         if (sc.nforbidden) {
-            eval__fail(&c, CKB_ST_FORBIDDEN_SYMBOL, "import",
+            eval__fail(&c, CKB_V_FORBIDDEN_IMPORT,
                        "calls functions a kernel may not use: %s", sc.forbidden);
             rc = 0;
             goto done;
         }
         if (eval__make_root(&c, cr.so_path) != 0) {
-            eval__fail(&c, CKB_ST_HARNESS_ERROR, "workdir",
+            eval__fail(&c, CKB_V_HARNESS_WORKDIR,
                        "cannot make the sandbox's folder: %s", strerror(errno));
             goto done;
         }
@@ -849,7 +868,7 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
     r->stage = CKB_STAGE_LOAD;
     double t_setup = ckb_now();
     if (eval__map_in(&c) != 0 || eval__alloc_outputs(&c) != 0) {
-        eval__fail(&c, CKB_ST_HARNESS_ERROR, "memory", "cannot map the shared buffers: %s",
+        eval__fail(&c, CKB_V_HARNESS_MEMORY, "cannot map the shared buffers: %s",
                    strerror(errno));
         goto done;
     }
