@@ -76,19 +76,30 @@ CKBT_TEST(timing_k_times_the_work_reads_one_kth_of_the_speedup, "full")
     unsetenv("CKBENCH_MAX_DISTURBED_PCT");
     char *once = timing__gemm_reps(1);
     char *thrice = timing__gemm_reps(3);
-    json_object *j1 = timing__eval(once, "15");
-    json_object *j3 = timing__eval(thrice, "15");
-    double s1 = ckbt_num(j1, "speedup"), s3 = ckbt_num(j3, "speedup");
-    double ratio = s1 > 0 ? s3 / s1 : 0;
-    /* The baseline is timed beside each, so the ratio of the two speedups
-     * is the ratio of the two kernels' medians, whatever the host. */
-    CKBT_EXPECT(ratio > 0.8 / 3 && ratio < 1.2 / 3,
-                "3x the work reads %.3f of the speedup (want 1/3 +-20%%): %.3fx then %.3fx, "
-                "candidate medians %.3f and %.3f ms, baseline %.3f and %.3f ms",
-                ratio, s1, s3, timing__median(j1, "candidate"), timing__median(j3, "candidate"),
-                timing__median(j1, "baseline"), timing__median(j3, "baseline"));
-    json_object_put(j1);
-    json_object_put(j3);
+    /* A shared machine can spoil one pair of runs; a broken timing spoils
+     * both tries, so a second try costs the test none of its power. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        json_object *j1 = timing__eval(once, "31");
+        json_object *j3 = timing__eval(thrice, "31");
+        double s1 = ckbt_num(j1, "speedup"), s3 = ckbt_num(j3, "speedup");
+        double ratio = s1 > 0 ? s3 / s1 : 0;
+        /* The baseline is timed beside each, so the ratio of the two
+         * speedups is the ratio of the two kernels' medians, whatever the
+         * host. */
+        int within = ratio > 0.8 / 3 && ratio < 1.2 / 3;
+        if (!within && attempt == 0)
+            printf("    try 1: 3x the work read %.3f of the speedup; once more\n", ratio);
+        CKBT_EXPECT(within || attempt == 0,
+                    "3x the work reads %.3f of the speedup (want 1/3 +-20%%): %.3fx then %.3fx, "
+                    "candidate medians %.3f and %.3f ms, baseline %.3f and %.3f ms",
+                    ratio, s1, s3, timing__median(j1, "candidate"),
+                    timing__median(j3, "candidate"), timing__median(j1, "baseline"),
+                    timing__median(j3, "baseline"));
+        json_object_put(j1);
+        json_object_put(j3);
+        if (within)
+            break;
+    }
     free(once);
     free(thrice);
     ckbt_env_restore("CKBENCH_MAX_DISTURBED_PCT", saved);
