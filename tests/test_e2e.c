@@ -261,6 +261,53 @@ CKBT_TEST(e2e_tune_stores_tuned_json_that_bench_reads, "full")
     json_object_put(root);
 }
 
+/* --param on the grid `tune --dry-run` lists, and refused off it (exit 2,
+ * nothing run); CKBENCH_TUNED_DIR moves where tuned.json is read. */
+CKBT_TEST(e2e_tune_param_narrows_the_grid_or_is_refused, "quick")
+{
+    const char *t = ckbt_tmpdir();
+    int rc = e2e_sh("'%s' tune 8p --size small --dry-run --param NC=256,64,256 --param TN=0 "
+                    ">'%s/dry.out' 2>&1",
+                    ckbt_bin(), t);
+    char *out = e2e_text(t, "dry.out");
+    const ckb_workload *w = ckb_workload_find("8p");
+    /* MR and MC keep their whole grids (2 x 3), NC two values in the order
+     * given (the repeat dropped), TN one */
+    int rows = 0, nc256_first = 0;
+    for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (l[0] == '[') {
+            rows++;
+            nc256_first |= rows == 1 && strstr(l, "NC=256") && strstr(l, "TN=0");
+        }
+    CKBT_EXPECT(rc == 0 && rows == w->params[0].nvalues * w->params[1].nvalues * 2 && nc256_first,
+                "the narrowed grid: exit %d, %d rows", rc, rows);
+    free(out);
+    const char *bad[] = {"NC=65", "XX=1", "NC=64,"};
+    for (int i = 0; i < 3; i++) {
+        rc = e2e_sh("CKBENCH_TUNED_DIR='%s/never' '%s' tune 8p --size small --iters 3 --param %s "
+                    ">'%s/bad.out' 2>&1",
+                    t, ckbt_bin(), bad[i], t);
+        out = e2e_text(t, "bad.out");
+        CKBT_EXPECT(rc == 2 && strstr(out, bad[i]) && !strstr(out, "untuned"),
+                    "--param %s: exit 2 before anything is timed (got %d): %.300s", bad[i], rc,
+                    out);
+        free(out);
+    }
+    char never[700];
+    snprintf(never, sizeof never, "%s/never", t);
+    CKBT_EXPECT(access(never, F_OK) != 0, "nothing was stored");
+
+    char *saved = ckbt_env_save("CKBENCH_TUNED_DIR"), path[1024], want[1024];
+    setenv("CKBENCH_TUNED_DIR", t, 1);
+    ckb_expert_tuned_path(w, path, sizeof path);
+    snprintf(want, sizeof want, "%s/8p_GEMM/tuned.json", t);
+    CKBT_EXPECT(strcmp(path, want) == 0, "tuned.json at %s, want %s", path, want);
+    ckbt_env_restore("CKBENCH_TUNED_DIR", saved);
+    ckb_expert_tuned_path(w, path, sizeof path);
+    snprintf(want, sizeof want, "%s/workloads/8p_GEMM/tuned.json", ckb_home());
+    CKBT_EXPECT(strcmp(path, want) == 0, "unset: the tree's %s (got %s)", want, path);
+}
+
 /* ---- 2. size: the real probe on this host, then eval at --size host ----- */
 
 CKBT_TEST(e2e_size_probes_this_host_and_eval_runs_at_it, "full")
