@@ -237,7 +237,9 @@ CKBT_TEST(e2e_tune_stores_tuned_json_that_bench_reads, "full")
     free(after);
     free(before);
 
-    /* bench's expert reads the entry back: tuned, with those values */
+    /* bench's expert reads the entry back: tuned, with those values (what
+     * it reads is under test, not the machine's quiet: no timing counts as
+     * disturbed, which would only add rounds of re-timing) */
     char run[700];
     snprintf(run, sizeof run, "%s/bench", t);
     rc = e2e_sh("CKBENCH_TUNED_DIR='%s' CKBENCH_MAX_DISTURBED_PCT=1e9 '%s' bench --size small "
