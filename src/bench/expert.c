@@ -2,6 +2,7 @@
 
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +19,13 @@ int ckb_expert_path(const ckb_workload *w, char *buf, size_t n)
 
 void ckb_expert_tuned_path(const ckb_workload *w, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/workloads/%s/tuned.json", ckb_home(), w->id);
+    /* $CKBENCH_TUNED_DIR: the same layout elsewhere (a test's folder, a
+     * user's own tunings), read and written instead of the tree's files */
+    const char *dir = getenv("CKBENCH_TUNED_DIR");
+    if (dir && *dir)
+        snprintf(buf, n, "%s/%s/tuned.json", dir, w->id);
+    else
+        snprintf(buf, n, "%s/workloads/%s/tuned.json", ckb_home(), w->id);
 }
 
 void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_expert_config *cfg)
@@ -159,9 +166,17 @@ void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,
 int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
                            const ckb_expert_config *cfg, const ckb_tune_outcome *out)
 {
-    char path[512], host[200];
+    char path[512], host[200], dir[512];
     ckb_expert_tuned_path(w, path, sizeof path);
     ckb_expert_host(host, sizeof host);
+    /* under $CKBENCH_TUNED_DIR the workload's folder may not exist yet */
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        if (ckb_mkdirs(dir) != 0)
+            return -1;
+    }
     return ckb_expert_config_write(path, host, w, s, threads, cfg, out);
 }
 
@@ -205,6 +220,12 @@ int ckb_expert_config_write(const char *path, const char *host, const ckb_worklo
                                         : NULL);
     json_object_object_add(entry, "configs_tried", json_object_new_int(out->tried));
     json_object_object_add(entry, "configs_correct", json_object_new_int(out->correct));
+    if (out->nlimits > 0) { /* a narrowed grid: the best of those values only */
+        json_object *lim = json_object_new_array();
+        for (int i = 0; i < out->nlimits; i++)
+            json_object_array_add(lim, json_object_new_string(out->limits[i]));
+        json_object_object_add(entry, "param_limits", lim);
+    }
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     json_object_object_add(entry, "tuned_at", json_object_new_string(when));

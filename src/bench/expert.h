@@ -7,7 +7,8 @@
  * runs the declared defaults, untuned, and is told so.
  *
  * tuned.json: {"<size>/<threads>t @ <cpu> | <isa level>": {"params": {...},
- * "cpu", "isa_level", "size", "threads", "median_ms", "speedup", ...}}.
+ * "cpu", "isa_level", "size", "threads", "median_ms", "speedup", ...,
+ * "param_limits": ["NAME=V,V", ...] when `tune --param` narrowed the grid}}.
  * Entries keyed "<size>/<threads>t" alone (written before host keys) name
  * no host and are used by none.
  */
@@ -64,6 +65,8 @@ typedef struct {
     double best_ms, untuned_ms;
     double speedup, untuned_speedup;
     int tried, correct;
+    const char *const *limits; /* the --param limits of a narrowed grid (nlimits), stored */
+    int nlimits;               /* as "param_limits"; 0: the whole grid was searched */
 } ckb_tune_outcome;
 /* Records the tuned values for this host with what the search found; 0 on
  * success. Other hosts' entries are kept. */
@@ -73,7 +76,10 @@ int ckb_expert_config_save(const ckb_workload *w, ckb_size s, int threads,
 int ckb_expert_config_write(const char *path, const char *host, const ckb_workload *w,
                             ckb_size s, int threads, const ckb_expert_config *cfg,
                             const ckb_tune_outcome *out);
-/* Where tuned values live: workloads/<id>/tuned.json. */
+/* Where tuned values live: workloads/<id>/tuned.json, or
+ * $CKBENCH_TUNED_DIR/<id>/tuned.json when that is set (and not empty):
+ * every reader and writer (tune, bench, generate's expert, serve) then uses
+ * that file instead, and the tree's is neither read nor changed. */
 void ckb_expert_tuned_path(const ckb_workload *w, char *buf, size_t n);
 
 #endif /* CKB_EXPERT_H */

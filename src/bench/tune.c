@@ -1,6 +1,8 @@
 #include "bench/tune.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,6 +63,66 @@ static void tune__advance(int *idx, const int *ngrid, int nparams)
     }
 }
 
+/* Narrows the grid by the --param limits: each names a parameter once and
+ * lists values of its grid, which replace it in the order given. -2 after
+ * saying what is wrong. */
+static int tune__narrow(const ckb_workload *w, const ckb_tune_opts *o,
+                        int64_t grid[][CKB_MAX_PARAM_VALUES], int *ngrid)
+{
+    int seen[CKB_MAX_PARAMS] = {0};
+    for (int k = 0; k < o->nlimits; k++) {
+        const char *spec = o->limits[k], *eq = strchr(spec, '=');
+        int p = -1;
+        for (int i = 0; eq && i < w->nparams; i++)
+            if (strlen(w->params[i].name) == (size_t)(eq - spec) &&
+                strncmp(w->params[i].name, spec, (size_t)(eq - spec)) == 0)
+                p = i;
+        if (p < 0) {
+            fprintf(stderr, "ckbench: tune: --param %s: %s has no parameter of that name (it "
+                            "has", spec, w->id);
+            for (int i = 0; i < w->nparams; i++)
+                fprintf(stderr, " %s", w->params[i].name);
+            fprintf(stderr, ")\n");
+            return -2;
+        }
+        if (seen[p]++) {
+            fprintf(stderr, "ckbench: tune: --param %s: %s is limited twice\n", spec,
+                    w->params[p].name);
+            return -2;
+        }
+        int64_t keep[CKB_MAX_PARAM_VALUES];
+        int nkeep = 0;
+        for (const char *v = eq + 1;;) {
+            char *end;
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            int on_grid = 0;
+            for (int g = 0; end != v && !errno && g < ngrid[p]; g++)
+                on_grid |= grid[p][g] == x;
+            if (!on_grid || (*end && *end != ',')) {
+                fprintf(stderr, "ckbench: tune: --param %s: '%.*s' is not a value of %s's grid "
+                                "on this host (", spec, (int)strcspn(v, ","), v,
+                        w->params[p].name);
+                for (int g = 0; g < ngrid[p]; g++)
+                    fprintf(stderr, "%s%lld", g ? " " : "", (long long)grid[p][g]);
+                fprintf(stderr, ")\n");
+                return -2;
+            }
+            int dup = 0;
+            for (int i = 0; i < nkeep; i++)
+                dup |= keep[i] == x;
+            if (!dup)
+                keep[nkeep++] = x;
+            if (!*end)
+                break;
+            v = end + 1;
+        }
+        memcpy(grid[p], keep, sizeof keep);
+        ngrid[p] = nkeep;
+    }
+    return 0;
+}
+
 int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
 {
     char expert[512];
@@ -79,12 +141,17 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
             if (ckb_expert_value_runs(&w->params[i], v, o->machine))
                 grid[i][ngrid[i]++] = ckb_expert_param_value(v, o->machine);
         }
-        total *= ngrid[i];
     }
+    if (tune__narrow(w, o, grid, ngrid) != 0)
+        return -2;
+    for (int i = 0; i < w->nparams; i++)
+        total *= ngrid[i];
     printf("tuning %s at size %s, %d threads: %d configurations of", w->id,
            ckb_size_name(o->size), o->threads, total);
     for (int i = 0; i < w->nparams; i++)
         printf(" %s", w->params[i].name);
+    if (o->nlimits)
+        printf(" (narrowed by --param)");
     printf("\n");
     if (o->dry_run) {
         /* the grid only: what a real run would evaluate, nothing timed */
@@ -155,7 +222,8 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     ckb_expert_config cfg;
     ckb_expert_config_set(w, best_v, &cfg);
     ckb_tune_outcome out = {.best_ms = best_ms, .untuned_ms = untuned_ms, .speedup = best,
-                            .untuned_speedup = untuned, .tried = tried, .correct = correct};
+                            .untuned_speedup = untuned, .tried = tried, .correct = correct,
+                            .limits = o->limits, .nlimits = o->nlimits};
     if (ckb_expert_config_save(w, o->size, o->threads, &cfg, &out) != 0) {
         perror("ckbench: cannot store the tuned values");
         return -1;

@@ -16,9 +16,16 @@ typedef struct {
     int warmup, iters;
     int dry_run;          /* search, print, but do not store */
     const ckb_machine *machine;
+    /* --param NAME=V[,V...]: NAME's grid narrowed to these values (each one
+     * of its grid on this host), for a quick search or a test; nlimits of
+     * them. The stored entry lists them (param_limits). */
+    const char *const *limits;
+    int nlimits;
 } ckb_tune_opts;
 
-/* 0 when the search ran and found a correct configuration; -1 otherwise. */
+/* 0 when the search ran and found a correct configuration; -1 otherwise;
+ * -2 when a --param limit names no parameter or a value off its grid
+ * (said on stderr; nothing is run). */
 int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o);
 
 #endif /* CKB_TUNE_H */

@@ -91,6 +91,17 @@ static int describe__run(const ckb_cli_args *a)
                (long long)w->dims[i].value[0], (long long)w->dims[i].value[1],
                (long long)w->dims[i].value[2], hv);
     }
+    /* the work of one call at each size, as the roofline and GFLOP/s count it */
+    printf("  %-10s", "flops");
+    for (int z = 0; z <= CKB_SIZE_PAPER; z++) {
+        int64_t d[CKB_MAX_DIMS];
+        ckb_workload_dims(w, (ckb_size)z, d);
+        printf(" %12.6g", w->flops(d));
+    }
+    if (size == CKB_SIZE_HOST) /* the host column holds values only with --size host */
+        printf(" %12.6g\n", w->flops(host));
+    else
+        printf(" %12s\n", "-");
     for (int i = 0; i < w->nconsts; i++)
         printf("  const %s = %g\n", w->consts[i].name, w->consts[i].value);
     printf("\n  tolerance: atol %g, rtol %g%s%s\n", ckb_workload_atol(w), ckb_workload_rtol(w),

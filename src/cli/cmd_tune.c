@@ -12,6 +12,12 @@ static int tune__run(const ckb_cli_args *a)
     int all = ckb_cli_given(a, "all") > 0;
     if (all == (a->npos > 0))
         return ckb_cli_usage_error(a, "give one WORKLOAD or --all");
+    int nlimits = ckb_cli_given(a, "param");
+    if (all && nlimits)
+        return ckb_cli_usage_error(a, "--param narrows one WORKLOAD's grid, not --all's");
+    const char *limits[CKB_CLI_MAX_REPEAT];
+    for (int i = 0; i < nlimits; i++)
+        limits[i] = ckb_cli_at(a, "param", i);
     /* --all: every workload with an expert, in suite order */
     const ckb_workload *ws[128];
     int n = 0;
@@ -29,12 +35,15 @@ static int tune__run(const ckb_cli_args *a)
         return 1;
     ckb_tune_opts to = {.size = o.size, .threads = o.threads, .warmup = o.warmup,
                         .iters = o.iters, .dry_run = ckb_cli_given(a, "dry-run") > 0,
-                        .machine = &m};
+                        .machine = &m, .limits = limits, .nlimits = nlimits};
     int failed = 0;
     for (int i = 0; i < n; i++) {
         if (all)
             printf("== %s (%d of %d)\n", ws[i]->id, i + 1, n);
-        failed += ckb_tune_run(ws[i], &to) != 0;
+        int rc = ckb_tune_run(ws[i], &to);
+        if (rc == -2)
+            return 2; /* a --param off the grid: said, nothing run */
+        failed += rc != 0;
     }
     if (all && failed)
         fprintf(stderr, "ckbench: tune --all: %d of %d experts could not be tuned\n", failed, n);
@@ -49,6 +58,9 @@ static const ckb_cli_opt tune__opts[] = {
     {"dry-run", 0, CKB_CLI_FLAG, NULL, 0, 0, 0, "list the grid without timing anything", NULL},
     {"all", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
      "tune every workload that has an expert, one after another, instead of one WORKLOAD", NULL},
+    {"param", 0, CKB_CLI_KV, "NAME=V[,V...]", 0, 0, CKB_MAX_PARAMS,
+     "search only these values of NAME, each one of its grid (default: the whole grid; "
+     "the stored entry lists the limits)", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 
@@ -56,6 +68,7 @@ const ckb_cli_cmd ckb_cmd_tune = {
     .name = "tune", .args = "[WORKLOAD]", .min_pos = 0, .max_pos = 1,
     .summary = "grid-search the expert's parameters, store the best in workloads/<id>/tuned.json",
     .about = "Only correct configurations compete, ranked by their speedup over the baseline\n"
-             "timed beside them.\n",
+             "timed beside them. $CKBENCH_TUNED_DIR, when set, holds the tuned.json files\n"
+             "instead (DIR/<id>/tuned.json), for tune and for every command that reads them.\n",
     .opts = tune__opts, .nopts = CKB_CLI_NOPTS(tune__opts), .run = tune__run,
 };
