@@ -25,6 +25,7 @@
 #include "eval/compile.h"
 #include "guard.h"
 #include "eval/symcheck.h"
+#include "machine/isa.h"
 #include "workloads/workload.h"
 
 #include "eval_util.h"
@@ -76,8 +77,8 @@ CKBT_TEST(docs_examples_pass_eval, "full")
         int nexamples = 0;
         for (int i = 0; i < s.n; i++) {
             const ckb_docs_block *b = &s.v[i];
-            if (b->kind != CKB_DOCS_EXAMPLE)
-                continue;
+            if (b->kind != CKB_DOCS_EXAMPLE || strcmp(b->unit, "amx") == 0)
+                continue; /* the AMX examples: docs_amx_examples_pass_eval */
             nexamples++;
             CKBT_EXPECT(ckb_workload_find(b->solves) != NULL, "%s/%s solves unknown workload %s",
                         docs_targets[t], b->file, b->solves);
@@ -304,9 +305,11 @@ CKBT_TEST(docs_selection_follows_tags, "quick")
                 int chosen = 0;
                 for (int k = 0; k < n; k++)
                     chosen |= idx[k] == i;
+                /* with no measured roof, AMX blocks only where the ISA has AMX */
                 int want = b->kind == CKB_DOCS_HARDWARE || b->kind == CKB_DOCS_RULES ||
                            (ckb_docs_block_serves(b, w->tags) &&
-                            !(b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) == 0));
+                            !(b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) == 0) &&
+                            (strcmp(b->unit, "amx") != 0 || ckb_isa_level() >= CKB_ISA_AMX));
                 CKBT_EXPECT(chosen == want, "%s (tags %s): %s %s", w->id, w->tags, b->file,
                             want ? "missing" : "chosen but serves none of its tags");
             }
@@ -368,6 +371,23 @@ CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
                 "AMX host: want the vdpbf16ps example only");
     CKBT_EXPECT(docs__shows(&s, w, NULL, fma) && docs__shows(&s, w, NULL, dot),
                 "unmeasured: want both");
+    /* The AMX blocks reach AMX hosts only (never its own example: 9p gets
+     * the GEMM one, 8p only the API block). */
+    const ckb_workload *mlp = ckb_workload_find("9p_SwiGLU_MLP");
+    const char *amx_api = "api/amx.md", *amx_gemm = "examples/gemm-amx.md";
+    CKBT_EXPECT(docs__shows(&s, w, "amx", amx_api) && !docs__shows(&s, w, "amx", amx_gemm) &&
+                    docs__shows(&s, mlp, "amx", amx_gemm) &&
+                    docs__shows(&s, ckb_workload_find("2p_GQA_Attention"), "amx",
+                                "examples/attention-amx.md"),
+                "AMX host: the AMX API block and examples");
+    const char *units[] = {"f32_fma", "bf16_dot"};
+    for (int u = 0; u < 2; u++)
+        CKBT_EXPECT(!docs__shows(&s, w, units[u], amx_api) &&
+                        !docs__shows(&s, mlp, units[u], amx_gemm),
+                    "%s host: no AMX block", units[u]);
+    CKBT_EXPECT(ckb_isa_level() >= CKB_ISA_AMX ||
+                    (!docs__shows(&s, w, NULL, amx_api) && !docs__shows(&s, mlp, NULL, amx_gemm)),
+                "unmeasured on a host without AMX: no AMX block");
     ckb_docs_set_free(&s);
     /* through the builder, from a profile where f32 FMA is the faster unit */
     ckb_machine m;
@@ -384,6 +404,121 @@ CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
                     !strstr(text.data, "## Example: tiled bf16 GEMM micro-kernel"),
                 "the built docs do not teach the f32 FMA GEMM");
     ckb_strbuf_free(&text);
+}
+
+/* The dims header of workload w at dims (what `ckbench eval` force-includes). */
+static int write_dims_header(const ckb_workload *w, const int64_t *dims, const char *path)
+{
+    ckb_strbuf h = {0};
+    ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(&h, "#define %s %lldL\n", w->dims[i].name, (long long)dims[i]);
+    for (int i = 0; i < w->nconsts; i++)
+        ckb_strbuf_printf(&h, "#define %s ((float)%.9g)\n", w->consts[i].name, w->consts[i].value);
+    char *sig = ckb_workload_signature(w);
+    ckb_strbuf_printf(&h, "%s;\n", sig);
+    free(sig);
+    int rc = ckb_write_file_atomic(path, h.data, h.len);
+    ckb_strbuf_free(&h);
+    return rc;
+}
+
+CKBT_TEST(docs_amx_examples_compile, "quick")
+{
+    /* The AMX examples' tile paths compile wherever the compiler knows
+     * AMX (this host need not have it): at the small and default sizes of
+     * the workload each solves, with the candidates' flags plus AMX, and
+     * the assembly holds ldtilecfg, tileloadd, tdpbf16ps, tilestored and
+     * tilerelease (the tile path was taken, not the fallback). */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    int n = 0;
+    for (int i = 0; i < s.n; i++) {
+        const ckb_docs_block *b = &s.v[i];
+        if (strcmp(b->unit, "amx") != 0 || b->kind != CKB_DOCS_EXAMPLE)
+            continue;
+        n++;
+        const ckb_workload *w = ckb_workload_find(b->solves);
+        char *code = first_c_block(b->body);
+        CKBT_EXPECT(w && code, "%s: a workload and a C block", b->file);
+        if (!w || !code) {
+            free(code);
+            continue;
+        }
+        char src[512], inc[600];
+        snprintf(src, sizeof src, "%s/amx-%d.c", ckbt_tmpdir(), i);
+        snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+        CKBT_EXPECT(ckb_write_file_atomic(src, code, strlen(code)) == 0, "write %s", src);
+        free(code);
+        for (int size = CKB_SIZE_SMALL; size <= CKB_SIZE_DEFAULT; size++) {
+            char hdr[512], as[512];
+            int64_t dims[CKB_MAX_DIMS];
+            ckb_workload_dims(w, (ckb_size)size, dims);
+            snprintf(hdr, sizeof hdr, "%s/amx-%d-%d.h", ckbt_tmpdir(), i, size);
+            snprintf(as, sizeof as, "%s/amx-%d-%d.s", ckbt_tmpdir(), i, size);
+            CKBT_EXPECT(write_dims_header(w, dims, hdr) == 0, "write %s", hdr);
+            char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-mamx-tile",
+                            "-mamx-bf16", "-fopenmp", "-fPIC", "-std=gnu11", "-Wall", "-Werror",
+                            "-Werror=implicit-function-declaration", inc, "-include", hdr, "-S",
+                            src, "-o", as, NULL};
+            ckb_proc_result r;
+            if (ckb_proc_run(argv, 120, 1 << 20, &r) != 0) {
+                CKBT_EXPECT(0, "%s: cannot run the compiler", b->file);
+                continue;
+            }
+            int ok = r.exited && r.exit_code == 0;
+            CKBT_EXPECT(ok, "%s at size %s: the AMX path does not compile:\n%.2000s", b->file,
+                        ckb_size_name((ckb_size)size), r.output);
+            ckb_proc_result_free(&r);
+            char *asm_text = ok ? ckb_read_file(as, NULL) : NULL;
+            static const char *const insns[] = {"ldtilecfg", "tileloadd", "tdpbf16ps",
+                                                "tilestored", "tilerelease", "tilezero"};
+            for (size_t k = 0; asm_text && k < sizeof insns / sizeof *insns; k++)
+                CKBT_EXPECT(strstr(asm_text, insns[k]), "%s at size %s: no %s in the assembly",
+                            b->file, ckb_size_name((ckb_size)size), insns[k]);
+            free(asm_text);
+        }
+    }
+    CKBT_EXPECT(n == 2, "two AMX examples (GEMM, attention), found %d", n);
+    ckb_docs_set_free(&s);
+}
+
+CKBT_TEST(docs_amx_examples_pass_eval, "full")
+{
+    /* The AMX examples pass `ckbench eval` on the workload each solves:
+     * through the tiles on an AMX host; elsewhere only their plain path can
+     * run, which is evaluated, and the test says it is skipped. */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    int amx = ckb_isa_level() >= CKB_ISA_AMX;
+    for (int i = 0; i < s.n; i++) {
+        const ckb_docs_block *b = &s.v[i];
+        if (strcmp(b->unit, "amx") != 0 || b->kind != CKB_DOCS_EXAMPLE)
+            continue;
+        char *code = first_c_block(b->body);
+        char path[512];
+        snprintf(path, sizeof path, "%s/amx-example-%d.c", ckbt_tmpdir(), i);
+        CKBT_EXPECT(code && ckb_write_file_atomic(path, code, strlen(code)) == 0, "%s", b->file);
+        free(code);
+        const char *sizes[] = {"small", "default"};
+        for (int k = 0; k < (amx ? 2 : 1); k++) {
+            int exit_code = -1;
+            json_object *j = ckbt_eval(b->solves, path, &exit_code, "--warmup", "1", "--iters",
+                                       "3", "--size", sizes[k], NULL);
+            CKBT_EXPECT(exit_code == 0 && strcmp(ckbt_str(j, "status"), "ok") == 0,
+                        "%s on %s at %s: exit %d, status %s: %.600s", b->file, b->solves,
+                        sizes[k], exit_code, ckbt_str(j, "status"), ckbt_str(j, "message"));
+            json_object_put(j);
+        }
+    }
+    ckb_docs_set_free(&s);
+    if (!amx)
+        ckbt_skip("no AMX on this host (ISA level %s): the tile paths of the AMX examples "
+                  "were not run (docs_amx_examples_compile compiles them); only their plain "
+                  "fallback was evaluated",
+                  ckb_isa_name(ckb_isa_level()));
 }
 
 CKBT_TEST(docs_header_errors, "quick")
