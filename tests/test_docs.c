@@ -423,6 +423,55 @@ static int write_dims_header(const ckb_workload *w, const int64_t *dims, const c
     return rc;
 }
 
+/* The hardware block of x86-avx512 rendered for m. */
+static char *render_avx512_hardware(const ckb_machine *m)
+{
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return NULL;
+    ckb_strbuf out = {0};
+    for (int i = 0; i < s.n; i++)
+        if (s.v[i].kind == CKB_DOCS_HARDWARE)
+            ckb_docs_render(&s.v[i], m, &out);
+    ckb_docs_set_free(&s);
+    return ckb_strbuf_take(&out);
+}
+
+CKBT_TEST(docs_hardware_advice_follows_the_fastest_unit, "quick")
+{
+    /* "vdpbf16ps is NOT faster than f32 FMA ... converting reaches the
+     * higher roof" only where f32 FMA is the roof for bf16 work; never where
+     * the dot is faster (even by less than 1.2x) or AMX is higher. */
+    const char *not_faster = "vdpbf16ps is NOT faster than f32 FMA";
+    ckb_machine m;
+    ckb_machine_probe(2, &m);
+    snprintf(m.isa, sizeof m.isa, "avx512f avx512bw avx512vl avx512_bf16 fma");
+    m.bw_gbs = 25, m.l2_gbs = 200, m.l3_gbs = 90;
+    m.f32_gflops = 400, m.bf16_dot_gflops = 200, m.bf16_gflops = 400;
+    char *t = render_avx512_hardware(&m);
+    CKBT_EXPECT(t && strstr(t, not_faster) && strstr(t, "400 GFLOP/s, from the f32 FMA") &&
+                    strstr(t, "register-only loop") && strstr(t, "no AMX"),
+                "f32 FMA is the roof: the advice to convert:\n%s", t ? t : "");
+    free(t);
+    m.bf16_dot_gflops = 440, m.bf16_gflops = 440; /* the dot 1.1x faster */
+    t = render_avx512_hardware(&m);
+    CKBT_EXPECT(t && !strstr(t, not_faster) && strstr(t, "vdpbf16ps is the faster path"),
+                "the dot is the roof:\n%s", t ? t : "");
+    free(t);
+    snprintf(m.isa, sizeof m.isa, "avx512f avx512bw avx512vl avx512_bf16 amx_tile amx_bf16 fma");
+    m.bf16_dot_gflops = 200, m.bf16_amx_gflops = 3000, m.bf16_gflops = 3000;
+    t = render_avx512_hardware(&m);
+    CKBT_EXPECT(t && !strstr(t, not_faster) && strstr(t, "AMX tiles are the fastest unit") &&
+                    strstr(t, "3000 GFLOP/s, from the AMX (tdpbf16ps)") &&
+                    strstr(t, "the AMX block"),
+                "AMX is the roof: no advice to convert to f32:\n%s", t ? t : "");
+    CKBT_EXPECT(t && strstr(t, "L2 200 GB/s") && strstr(t, "L3 90 GB/s") &&
+                    strstr(t, "DRAM 25 GB/s") && !strstr(t, "bf16 peak") &&
+                    !strstr(t, "bf16 unit"),
+                "the memory roofs by level, one vocabulary:\n%s", t ? t : "");
+    free(t);
+}
+
 CKBT_TEST(docs_amx_examples_compile, "quick")
 {
     /* The AMX examples' tile paths compile wherever the compiler knows
