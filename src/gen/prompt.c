@@ -399,9 +399,10 @@ static void prompt__accuracy(ckb_strbuf *sb, json_object *eval, const char *lead
         return;
     ckb_strbuf_printf(sb, "%s: %g", lead, e);
     if (isfinite(share))
-        ckb_strbuf_printf(sb, "; the worst element used %.3g%% of its tolerance (atol + "
+        ckb_strbuf_printf(sb, "; the worst element used %.*g%% of its tolerance (atol + "
                               "rtol*|expected|)%s",
-                          100.0 * share, share <= 1 ? "" : ": out of tolerance");
+                          share < 10 ? 3 : 12, 100.0 * share,
+                          share <= 1 ? "" : ": out of tolerance");
     ckb_strbuf_printf(sb, "\n");
 }
 
