@@ -23,6 +23,7 @@
 #include "core/fsutil.h"
 #include "core/strbuf.h"
 #include "docs/docs.h"
+#include "eval/check.h"
 #include "gen/gen.h"
 #include "gen/prompt.h"
 #include "gen/refsrc.h"
@@ -410,6 +411,12 @@ CKBT_TEST(prompt_roofs_are_the_results_roof, "full")
                     ckb_roof_from_json(rj, &got) == 0,
                 "the result carries its roof");
     if (res && rj && text) {
+        json_object *sh = NULL;
+        CKBT_EXPECT(json_object_object_get_ex(res, "worst_tol_share", &sh) && sh &&
+                        json_object_get_double(sh) >= 0 && json_object_get_double(sh) <= 1 &&
+                        json_object_get_double(sh) > 0,
+                    "a correct result's worst_tol_share in (0, 1]: %s",
+                    sh ? json_object_get_string(sh) : "absent");
         CKBT_EXPECT(got.compute_gflops == want.compute_gflops && got.mem_gbs == want.mem_gbs &&
                         got.mem_level && strcmp(got.mem_level, "l3") == 0,
                     "the result's roof is the profile's for 8p small: %g %s %g", got.mem_gbs,
@@ -508,4 +515,31 @@ CKBT_TEST(feedback_gives_error_share_previous_roofs_spread, "quick")
     ckb_strbuf_free(&sb);
     json_object_put(before);
     json_object_put(now);
+}
+
+CKBT_TEST(check_worst_tolerance_share, "quick")
+{
+    /* The share of its own tolerance the worst element uses, on the fast
+     * path (all pass) and the slow one (one fails): |got - want| /
+     * (atol + rtol*|want|). */
+    float want[200], got[200];
+    for (int i = 0; i < 200; i++)
+        want[i] = got[i] = 1.0f + (float)i;
+    got[7] = 8.0f + 0.04f;   /* tol 0.01 + 0.01*8 = 0.09: 0.04/0.09 = 0.444 */
+    got[150] = 151.0f + 0.5f; /* tol 1.52: 0.329 */
+    ckb_check c;
+    ckb_check_allclose(CKB_F32, got, want, 200, 0.01, 0.01, &c);
+    CKBT_EXPECT(c.ok && fabs(c.max_tol_share - 0.04 / 0.09) < 1e-3,
+                "all within: ok %d, share %g", c.ok, c.max_tol_share);
+    got[3] = 4.0f + 0.25f; /* tol 0.05: 5x its tolerance */
+    ckb_check_allclose(CKB_F32, got, want, 200, 0.01, 0.01, &c);
+    CKBT_EXPECT(!c.ok && c.nbad == 1 && fabs(c.max_tol_share - 5.0) < 1e-3 && c.worst == 3,
+                "one out: ok %d, share %g, worst %lld", c.ok, c.max_tol_share,
+                (long long)c.worst);
+    ckb_check d;
+    got[3] = want[3];
+    ckb_check_allclose(CKB_F32, got, want, 200, 0.01, 0.01, &d);
+    ckb_check_merge(&c, &d);
+    CKBT_EXPECT(fabs(c.max_tol_share - 5.0) < 1e-3, "merged: the larger share (%g)",
+                c.max_tol_share);
 }
