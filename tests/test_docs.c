@@ -740,18 +740,28 @@ static int ragged_dims(const ckb_workload *w, const char *tails, int64_t *dims)
 /* Compiles the example with a header of ragged dims, runs it on guarded
  * buffers (an overrun faults; a write into an output's slack is seen) and
  * compares with the workload's plain reference at those dims. */
-static void check_ragged(const char *target, const ckb_docs_block *b)
+/* Compiles example b (with the extra flags, NULL-terminated) at dims,
+ * loads it and compares it with the reference of the workload it solves;
+ * label names the dims in messages. *products (may be NULL): the value of
+ * the object's amx_emu_products after the call, -1 when it has none. */
+static void run_example(const char *target, const ckb_docs_block *b, const int64_t *dims,
+                        const char *label, const char *const *extra, long *products)
 {
     const ckb_workload *w = ckb_workload_find(b->solves);
-    int64_t dims[CKB_MAX_DIMS];
-    if (!w || ragged_dims(w, b->tails, dims) != 0) {
-        CKBT_EXPECT(0, "%s/%s: bad tails '%s' for %s", target, b->file, b->tails, b->solves);
+    if (products)
+        *products = -1;
+    if (!w) {
+        CKBT_EXPECT(0, "%s/%s: unknown workload %s", target, b->file, b->solves);
         return;
     }
+    /* a file of its own per run: a library dlopen'ed again by the same path
+     * may be the one still loaded */
+    static int seq;
+    seq++;
     char hdr[512], src[512], so[512], inc[600];
-    snprintf(hdr, sizeof hdr, "%s/ragged-%s.h", ckbt_tmpdir(), w->id);
-    snprintf(src, sizeof src, "%s/ragged-%s-%s.c", ckbt_tmpdir(), target, w->id);
-    snprintf(so, sizeof so, "%s/ragged-%s-%s.so", ckbt_tmpdir(), target, w->id);
+    snprintf(hdr, sizeof hdr, "%s/example-%d-%s.h", ckbt_tmpdir(), seq, w->id);
+    snprintf(src, sizeof src, "%s/example-%d-%s-%s.c", ckbt_tmpdir(), seq, target, w->id);
+    snprintf(so, sizeof so, "%s/example-%d-%s-%s.so", ckbt_tmpdir(), seq, target, w->id);
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
     ckb_strbuf h = {0};
     ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
@@ -768,13 +778,18 @@ static void check_ragged(const char *target, const ckb_docs_block *b)
     free(code);
     ckb_strbuf_free(&h);
     CKBT_EXPECT(ok, "%s/%s: cannot write the sources", target, b->file);
-    char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                    "-std=gnu11", inc, "-include", hdr, src, "-o", so, "-lm", NULL};
+    char *argv[32] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared",
+                      "-fPIC", "-std=gnu11", inc, "-include", hdr};
+    int na = 10;
+    for (int i = 0; extra && extra[i] && na < 26; i++)
+        argv[na++] = (char *)extra[i];
+    argv[na++] = src, argv[na++] = "-o", argv[na++] = so, argv[na++] = "-lm";
+    argv[na] = NULL;
     ckb_proc_result r;
     if (!ok || ckb_proc_run(argv, 120, 1 << 20, &r) != 0)
         return;
     ok = r.exited && r.exit_code == 0;
-    CKBT_EXPECT(ok, "%s/%s at %s: compile failed:\n%.2000s", target, b->file, b->tails, r.output);
+    CKBT_EXPECT(ok, "%s/%s at %s: compile failed:\n%.2000s", target, b->file, label, r.output);
     ckb_proc_result_free(&r);
     void *lib = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
     void *sym = lib ? dlsym(lib, "workload") : NULL;
@@ -811,13 +826,27 @@ static void check_ragged(const char *target, const ckb_docs_block *b)
                            ckb_workload_atol(w), ckb_workload_rtol(w), &k);
         CKBT_EXPECT(k.ok && ckb_guard_canary_ok(&g[i]),
                     "%s/%s at %s: %lld wrong elements of %s (worst %lld: got %g, want %g), canary %d",
-                    target, b->file, b->tails, (long long)k.nbad, w->tensors[i].name,
+                    target, b->file, label, (long long)k.nbad, w->tensors[i].name,
                     (long long)k.worst, k.got, k.want, ckb_guard_canary_ok(&g[i]));
     }
+    long *count = dlsym(lib, "amx_emu_products");
+    if (products && count)
+        *products = *count;
     for (int i = 0; i < w->ntensors; i++)
         ckb_guard_free(&g[i]);
     ckb_tensors_free(w, ref);
     dlclose(lib);
+}
+
+static void check_ragged(const char *target, const ckb_docs_block *b)
+{
+    const ckb_workload *w = ckb_workload_find(b->solves);
+    int64_t dims[CKB_MAX_DIMS];
+    if (!w || ragged_dims(w, b->tails, dims) != 0) {
+        CKBT_EXPECT(0, "%s/%s: bad tails '%s' for %s", target, b->file, b->tails, b->solves);
+        return;
+    }
+    run_example(target, b, dims, b->tails, NULL, NULL);
 }
 
 CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
@@ -836,6 +865,50 @@ CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
         }
         ckb_docs_set_free(&s);
     }
+}
+
+CKBT_TEST(docs_amx_examples_emulated, "quick")
+{
+    /* The AMX examples' tile paths run here against the reference of the
+     * workload each solves, with the tile intrinsics emulated in C
+     * (tests/amx_emu.h: configuration, loads and stores by stride, the pair
+     * products, traps where the hardware would fault), at the small size
+     * and at one with more blocks per row. This checks the layouts, strides
+     * and blocking; it is not a run on AMX hardware. */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    char emu[1024];
+    snprintf(emu, sizeof emu, "%s/tests/amx_emu.h", ckb_home());
+    const char *extra[] = {"-D__AMX_TILE__", "-D__AMX_BF16__", "-include", emu, NULL};
+    int n = 0;
+    for (int i = 0; i < s.n; i++) {
+        const ckb_docs_block *b = &s.v[i];
+        if (strcmp(b->unit, "amx") != 0 || b->kind != CKB_DOCS_EXAMPLE)
+            continue;
+        const ckb_workload *w = ckb_workload_find(b->solves);
+        if (!w)
+            continue;
+        n++;
+        int64_t dims[CKB_MAX_DIMS];
+        for (int v = 0; v < 2; v++) {
+            ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+            const char *label = "small";
+            if (v == 1) {
+                /* more tiles: 8p M=96 K=160 N=64; 1p S=128 D=64 (multiples of 32) */
+                const char *tails = strcmp(w->id, "8p_GEMM") == 0 ? "M=96,K=160,N=64"
+                                                                   : "S=128,D=64,H=2";
+                CKBT_EXPECT(ragged_dims(w, tails, dims) == 0, "%s: dims %s", w->id, tails);
+                label = tails;
+            }
+            long products = -1;
+            run_example("x86-avx512", b, dims, label, extra, &products);
+            CKBT_EXPECT(products > 0, "%s at %s: the tile path did not run (%ld tdpbf16ps)",
+                        b->file, label, products);
+        }
+    }
+    CKBT_EXPECT(n == 2, "two AMX examples, found %d", n);
+    ckb_docs_set_free(&s);
 }
 
 /* 12p with both bf16 roundings truncated (>> 16) instead of rounded. */
