@@ -926,7 +926,8 @@ CKBT_TEST(gen_feedback_timing_noise_and_roof, "quick")
     CKBT_EXPECT(strstr(sb.data, "speedup 1.5x") && strstr(sb.data, "min 1.9, max 2.6, std 0.15") &&
                     strstr(sb.data, "min 2.8, max 3.7, std 0.2") && strstr(sb.data, "noise"),
                 "both medians with their spread:\n%s", sb.data);
-    CKBT_EXPECT(strstr(sb.data, "of this host's compute roof (347 GFLOP/s, f32 FMA") &&
+    CKBT_EXPECT(strstr(sb.data, "of the compute roof (347 GFLOP/s, f32 FMA (vfmadd))") &&
+                    strstr(sb.data, "of the memory roof (25 GB/s, DRAM)") &&
                     !strstr(sb.data, "171"),
                 "the roof is the fastest unit, not the bf16 dot:\n%s", sb.data);
     ckb_strbuf_free(&sb);
