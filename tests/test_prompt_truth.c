@@ -332,7 +332,7 @@ CKBT_TEST(prompt_states_the_protocol_the_code_runs, "quick")
     snprintf(want, sizeof want, "%d warm-up and %d timed calls", eo.warmup, eo.iters);
     const char *sys = p.msgs[0].content;
     CKBT_EXPECT(strstr(sys, want) && strstr(sys, "own sandboxed process") &&
-                    !strstr(sys, "same process") && strstr(sys, "same 3 cores"),
+                    !strstr(sys, "same process") && strstr(sys, "same CPUs, 3 threads each"),
                 "the protocol (%s):\n%s", want, sys);
     snprintf(want, sizeof want, "Checked on %d input sets", eo.nseeds);
     CKBT_EXPECT(strstr(sys, want), "the checked sets (%s)", want);

@@ -189,7 +189,7 @@ static char *prompt__preamble(const ckb_gen_task *t)
     ckb_strbuf_printf(
         &sb,
         "- Then it is timed: %d warm-up and %d timed calls of your kernel and of the baseline, "
-        "alternating call by call on the same %d cores (fewer calls, at least %d timed, when "
+        "alternating call by call on the same CPUs, %d threads each (fewer calls, at least %d timed, when "
         "they would take over %.0f s). Each runs in its own sandboxed process, stopped while "
         "the other runs; the clock is the evaluator's, outside both. The figure is the median "
         "of the timed calls, and the speedup the baseline's median over yours. A timing run "
