@@ -26,7 +26,7 @@
  *     the FMA rate: Sapphire Rapids and later); MMA=2 AMX tiles, 16 query
  *     rows a tile, from MMA=0's packing (the default where the compiler
  *     targets AMX; tile data needs the process's permission, which the
- *     harness's oneDNN baseline obtains in the same process);
+ *     sandbox asks for before it loads the kernel, src/eval/child.c);
  *   - AVX2 + FMA: K, V, q widened to f32 when packed, both matmuls on
  *     8-wide FMA, 4 rows x 3 vectors a tile (see that section);
  *   - otherwise a portable scalar path, row by row in f32, visiting only the

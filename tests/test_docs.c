@@ -25,6 +25,7 @@
 #include "eval/compile.h"
 #include "guard.h"
 #include "eval/symcheck.h"
+#include "machine/isa.h"
 #include "workloads/workload.h"
 
 #include "eval_util.h"
@@ -76,8 +77,8 @@ CKBT_TEST(docs_examples_pass_eval, "full")
         int nexamples = 0;
         for (int i = 0; i < s.n; i++) {
             const ckb_docs_block *b = &s.v[i];
-            if (b->kind != CKB_DOCS_EXAMPLE)
-                continue;
+            if (b->kind != CKB_DOCS_EXAMPLE || strcmp(b->unit, "amx") == 0)
+                continue; /* the AMX examples: docs_amx_examples_pass_eval */
             nexamples++;
             CKBT_EXPECT(ckb_workload_find(b->solves) != NULL, "%s/%s solves unknown workload %s",
                         docs_targets[t], b->file, b->solves);
@@ -304,9 +305,11 @@ CKBT_TEST(docs_selection_follows_tags, "quick")
                 int chosen = 0;
                 for (int k = 0; k < n; k++)
                     chosen |= idx[k] == i;
+                /* with no measured roof, AMX blocks only where the ISA has AMX */
                 int want = b->kind == CKB_DOCS_HARDWARE || b->kind == CKB_DOCS_RULES ||
                            (ckb_docs_block_serves(b, w->tags) &&
-                            !(b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) == 0));
+                            !(b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) == 0) &&
+                            (strcmp(b->unit, "amx") != 0 || ckb_isa_level() >= CKB_ISA_AMX));
                 CKBT_EXPECT(chosen == want, "%s (tags %s): %s %s", w->id, w->tags, b->file,
                             want ? "missing" : "chosen but serves none of its tags");
             }
@@ -368,6 +371,23 @@ CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
                 "AMX host: want the vdpbf16ps example only");
     CKBT_EXPECT(docs__shows(&s, w, NULL, fma) && docs__shows(&s, w, NULL, dot),
                 "unmeasured: want both");
+    /* The AMX blocks reach AMX hosts only (never its own example: 9p gets
+     * the GEMM one, 8p only the API block). */
+    const ckb_workload *mlp = ckb_workload_find("9p_SwiGLU_MLP");
+    const char *amx_api = "api/amx.md", *amx_gemm = "examples/gemm-amx.md";
+    CKBT_EXPECT(docs__shows(&s, w, "amx", amx_api) && !docs__shows(&s, w, "amx", amx_gemm) &&
+                    docs__shows(&s, mlp, "amx", amx_gemm) &&
+                    docs__shows(&s, ckb_workload_find("2p_GQA_Attention"), "amx",
+                                "examples/attention-amx.md"),
+                "AMX host: the AMX API block and examples");
+    const char *units[] = {"f32_fma", "bf16_dot"};
+    for (int u = 0; u < 2; u++)
+        CKBT_EXPECT(!docs__shows(&s, w, units[u], amx_api) &&
+                        !docs__shows(&s, mlp, units[u], amx_gemm),
+                    "%s host: no AMX block", units[u]);
+    CKBT_EXPECT(ckb_isa_level() >= CKB_ISA_AMX ||
+                    (!docs__shows(&s, w, NULL, amx_api) && !docs__shows(&s, mlp, NULL, amx_gemm)),
+                "unmeasured on a host without AMX: no AMX block");
     ckb_docs_set_free(&s);
     /* through the builder, from a profile where f32 FMA is the faster unit */
     ckb_machine m;
@@ -384,6 +404,170 @@ CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
                     !strstr(text.data, "## Example: tiled bf16 GEMM micro-kernel"),
                 "the built docs do not teach the f32 FMA GEMM");
     ckb_strbuf_free(&text);
+}
+
+/* The dims header of workload w at dims (what `ckbench eval` force-includes). */
+static int write_dims_header(const ckb_workload *w, const int64_t *dims, const char *path)
+{
+    ckb_strbuf h = {0};
+    ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
+    for (int i = 0; i < w->ndims; i++)
+        ckb_strbuf_printf(&h, "#define %s %lldL\n", w->dims[i].name, (long long)dims[i]);
+    for (int i = 0; i < w->nconsts; i++)
+        ckb_strbuf_printf(&h, "#define %s ((float)%.9g)\n", w->consts[i].name, w->consts[i].value);
+    char *sig = ckb_workload_signature(w);
+    ckb_strbuf_printf(&h, "%s;\n", sig);
+    free(sig);
+    int rc = ckb_write_file_atomic(path, h.data, h.len);
+    ckb_strbuf_free(&h);
+    return rc;
+}
+
+/* The hardware block of x86-avx512 rendered for m. */
+static char *render_avx512_hardware(const ckb_machine *m)
+{
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return NULL;
+    ckb_strbuf out = {0};
+    for (int i = 0; i < s.n; i++)
+        if (s.v[i].kind == CKB_DOCS_HARDWARE)
+            ckb_docs_render(&s.v[i], m, &out);
+    ckb_docs_set_free(&s);
+    return ckb_strbuf_take(&out);
+}
+
+CKBT_TEST(docs_hardware_advice_follows_the_fastest_unit, "quick")
+{
+    /* "vdpbf16ps is NOT faster than f32 FMA ... converting reaches the
+     * higher roof" only where f32 FMA is the roof for bf16 work; never where
+     * the dot is faster (even by less than 1.2x) or AMX is higher. */
+    const char *not_faster = "vdpbf16ps is NOT faster than f32 FMA";
+    ckb_machine m;
+    ckb_machine_probe(2, &m);
+    snprintf(m.isa, sizeof m.isa, "avx512f avx512bw avx512vl avx512_bf16 fma");
+    m.bw_gbs = 25, m.l2_gbs = 200, m.l3_gbs = 90;
+    m.f32_gflops = 400, m.bf16_dot_gflops = 200, m.bf16_gflops = 400;
+    char *t = render_avx512_hardware(&m);
+    CKBT_EXPECT(t && strstr(t, not_faster) && strstr(t, "400 GFLOP/s, from the f32 FMA") &&
+                    strstr(t, "register-only loop") && strstr(t, "no AMX"),
+                "f32 FMA is the roof: the advice to convert:\n%s", t ? t : "");
+    free(t);
+    m.bf16_dot_gflops = 440, m.bf16_gflops = 440; /* the dot 1.1x faster */
+    t = render_avx512_hardware(&m);
+    CKBT_EXPECT(t && !strstr(t, not_faster) && strstr(t, "vdpbf16ps is the faster path"),
+                "the dot is the roof:\n%s", t ? t : "");
+    free(t);
+    snprintf(m.isa, sizeof m.isa, "avx512f avx512bw avx512vl avx512_bf16 amx_tile amx_bf16 fma");
+    m.bf16_dot_gflops = 200, m.bf16_amx_gflops = 3000, m.bf16_gflops = 3000;
+    t = render_avx512_hardware(&m);
+    CKBT_EXPECT(t && !strstr(t, not_faster) && strstr(t, "AMX tiles are the fastest unit") &&
+                    strstr(t, "3000 GFLOP/s, from the AMX (tdpbf16ps)") &&
+                    strstr(t, "the AMX block"),
+                "AMX is the roof: no advice to convert to f32:\n%s", t ? t : "");
+    CKBT_EXPECT(t && strstr(t, "L2 200 GB/s") && strstr(t, "L3 90 GB/s") &&
+                    strstr(t, "DRAM 25 GB/s") && !strstr(t, "bf16 peak") &&
+                    !strstr(t, "bf16 unit"),
+                "the memory roofs by level, one vocabulary:\n%s", t ? t : "");
+    free(t);
+}
+
+CKBT_TEST(docs_amx_examples_compile, "quick")
+{
+    /* The AMX examples' tile paths compile wherever the compiler knows
+     * AMX (this host need not have it): at the small and default sizes of
+     * the workload each solves, with the candidates' flags plus AMX, and
+     * the assembly holds ldtilecfg, tileloadd, tdpbf16ps, tilestored and
+     * tilerelease (the tile path was taken, not the fallback). */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    int n = 0;
+    for (int i = 0; i < s.n; i++) {
+        const ckb_docs_block *b = &s.v[i];
+        if (strcmp(b->unit, "amx") != 0 || b->kind != CKB_DOCS_EXAMPLE)
+            continue;
+        n++;
+        const ckb_workload *w = ckb_workload_find(b->solves);
+        char *code = first_c_block(b->body);
+        CKBT_EXPECT(w && code, "%s: a workload and a C block", b->file);
+        if (!w || !code) {
+            free(code);
+            continue;
+        }
+        char src[512], inc[600];
+        snprintf(src, sizeof src, "%s/amx-%d.c", ckbt_tmpdir(), i);
+        snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
+        CKBT_EXPECT(ckb_write_file_atomic(src, code, strlen(code)) == 0, "write %s", src);
+        free(code);
+        for (int size = CKB_SIZE_SMALL; size <= CKB_SIZE_DEFAULT; size++) {
+            char hdr[512], as[512];
+            int64_t dims[CKB_MAX_DIMS];
+            ckb_workload_dims(w, (ckb_size)size, dims);
+            snprintf(hdr, sizeof hdr, "%s/amx-%d-%d.h", ckbt_tmpdir(), i, size);
+            snprintf(as, sizeof as, "%s/amx-%d-%d.s", ckbt_tmpdir(), i, size);
+            CKBT_EXPECT(write_dims_header(w, dims, hdr) == 0, "write %s", hdr);
+            char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-mamx-tile",
+                            "-mamx-bf16", "-fopenmp", "-fPIC", "-std=gnu11", "-Wall", "-Werror",
+                            "-Werror=implicit-function-declaration", inc, "-include", hdr, "-S",
+                            src, "-o", as, NULL};
+            ckb_proc_result r;
+            if (ckb_proc_run(argv, 120, 1 << 20, &r) != 0) {
+                CKBT_EXPECT(0, "%s: cannot run the compiler", b->file);
+                continue;
+            }
+            int ok = r.exited && r.exit_code == 0;
+            CKBT_EXPECT(ok, "%s at size %s: the AMX path does not compile:\n%.2000s", b->file,
+                        ckb_size_name((ckb_size)size), r.output);
+            ckb_proc_result_free(&r);
+            char *asm_text = ok ? ckb_read_file(as, NULL) : NULL;
+            static const char *const insns[] = {"ldtilecfg", "tileloadd", "tdpbf16ps",
+                                                "tilestored", "tilerelease", "tilezero"};
+            for (size_t k = 0; asm_text && k < sizeof insns / sizeof *insns; k++)
+                CKBT_EXPECT(strstr(asm_text, insns[k]), "%s at size %s: no %s in the assembly",
+                            b->file, ckb_size_name((ckb_size)size), insns[k]);
+            free(asm_text);
+        }
+    }
+    CKBT_EXPECT(n == 2, "two AMX examples (GEMM, attention), found %d", n);
+    ckb_docs_set_free(&s);
+}
+
+CKBT_TEST(docs_amx_examples_pass_eval, "full")
+{
+    /* The AMX examples pass `ckbench eval` on the workload each solves:
+     * through the tiles on an AMX host; elsewhere only their plain path can
+     * run, which is evaluated, and the test says it is skipped. */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    int amx = ckb_isa_level() >= CKB_ISA_AMX;
+    for (int i = 0; i < s.n; i++) {
+        const ckb_docs_block *b = &s.v[i];
+        if (strcmp(b->unit, "amx") != 0 || b->kind != CKB_DOCS_EXAMPLE)
+            continue;
+        char *code = first_c_block(b->body);
+        char path[512];
+        snprintf(path, sizeof path, "%s/amx-example-%d.c", ckbt_tmpdir(), i);
+        CKBT_EXPECT(code && ckb_write_file_atomic(path, code, strlen(code)) == 0, "%s", b->file);
+        free(code);
+        const char *sizes[] = {"small", "default"};
+        for (int k = 0; k < (amx ? 2 : 1); k++) {
+            int exit_code = -1;
+            json_object *j = ckbt_eval(b->solves, path, &exit_code, "--warmup", "1", "--iters",
+                                       "3", "--size", sizes[k], NULL);
+            CKBT_EXPECT(exit_code == 0 && strcmp(ckbt_str(j, "status"), "ok") == 0,
+                        "%s on %s at %s: exit %d, status %s: %.600s", b->file, b->solves,
+                        sizes[k], exit_code, ckbt_str(j, "status"), ckbt_str(j, "message"));
+            json_object_put(j);
+        }
+    }
+    ckb_docs_set_free(&s);
+    if (!amx)
+        ckbt_skip("no AMX on this host (ISA level %s): the tile paths of the AMX examples "
+                  "were not run (docs_amx_examples_compile compiles them); only their plain "
+                  "fallback was evaluated",
+                  ckb_isa_name(ckb_isa_level()));
 }
 
 CKBT_TEST(docs_header_errors, "quick")
@@ -556,18 +740,28 @@ static int ragged_dims(const ckb_workload *w, const char *tails, int64_t *dims)
 /* Compiles the example with a header of ragged dims, runs it on guarded
  * buffers (an overrun faults; a write into an output's slack is seen) and
  * compares with the workload's plain reference at those dims. */
-static void check_ragged(const char *target, const ckb_docs_block *b)
+/* Compiles example b (with the extra flags, NULL-terminated) at dims,
+ * loads it and compares it with the reference of the workload it solves;
+ * label names the dims in messages. *products (may be NULL): the value of
+ * the object's amx_emu_products after the call, -1 when it has none. */
+static void run_example(const char *target, const ckb_docs_block *b, const int64_t *dims,
+                        const char *label, const char *const *extra, long *products)
 {
     const ckb_workload *w = ckb_workload_find(b->solves);
-    int64_t dims[CKB_MAX_DIMS];
-    if (!w || ragged_dims(w, b->tails, dims) != 0) {
-        CKBT_EXPECT(0, "%s/%s: bad tails '%s' for %s", target, b->file, b->tails, b->solves);
+    if (products)
+        *products = -1;
+    if (!w) {
+        CKBT_EXPECT(0, "%s/%s: unknown workload %s", target, b->file, b->solves);
         return;
     }
+    /* a file of its own per run: a library dlopen'ed again by the same path
+     * may be the one still loaded */
+    static int seq;
+    seq++;
     char hdr[512], src[512], so[512], inc[600];
-    snprintf(hdr, sizeof hdr, "%s/ragged-%s.h", ckbt_tmpdir(), w->id);
-    snprintf(src, sizeof src, "%s/ragged-%s-%s.c", ckbt_tmpdir(), target, w->id);
-    snprintf(so, sizeof so, "%s/ragged-%s-%s.so", ckbt_tmpdir(), target, w->id);
+    snprintf(hdr, sizeof hdr, "%s/example-%d-%s.h", ckbt_tmpdir(), seq, w->id);
+    snprintf(src, sizeof src, "%s/example-%d-%s-%s.c", ckbt_tmpdir(), seq, target, w->id);
+    snprintf(so, sizeof so, "%s/example-%d-%s-%s.so", ckbt_tmpdir(), seq, target, w->id);
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
     ckb_strbuf h = {0};
     ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
@@ -584,13 +778,18 @@ static void check_ragged(const char *target, const ckb_docs_block *b)
     free(code);
     ckb_strbuf_free(&h);
     CKBT_EXPECT(ok, "%s/%s: cannot write the sources", target, b->file);
-    char *argv[] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                    "-std=gnu11", inc, "-include", hdr, src, "-o", so, "-lm", NULL};
+    char *argv[32] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared",
+                      "-fPIC", "-std=gnu11", inc, "-include", hdr};
+    int na = 10;
+    for (int i = 0; extra && extra[i] && na < 26; i++)
+        argv[na++] = (char *)extra[i];
+    argv[na++] = src, argv[na++] = "-o", argv[na++] = so, argv[na++] = "-lm";
+    argv[na] = NULL;
     ckb_proc_result r;
     if (!ok || ckb_proc_run(argv, 120, 1 << 20, &r) != 0)
         return;
     ok = r.exited && r.exit_code == 0;
-    CKBT_EXPECT(ok, "%s/%s at %s: compile failed:\n%.2000s", target, b->file, b->tails, r.output);
+    CKBT_EXPECT(ok, "%s/%s at %s: compile failed:\n%.2000s", target, b->file, label, r.output);
     ckb_proc_result_free(&r);
     void *lib = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
     void *sym = lib ? dlsym(lib, "workload") : NULL;
@@ -627,13 +826,27 @@ static void check_ragged(const char *target, const ckb_docs_block *b)
                            ckb_workload_atol(w), ckb_workload_rtol(w), &k);
         CKBT_EXPECT(k.ok && ckb_guard_canary_ok(&g[i]),
                     "%s/%s at %s: %lld wrong elements of %s (worst %lld: got %g, want %g), canary %d",
-                    target, b->file, b->tails, (long long)k.nbad, w->tensors[i].name,
+                    target, b->file, label, (long long)k.nbad, w->tensors[i].name,
                     (long long)k.worst, k.got, k.want, ckb_guard_canary_ok(&g[i]));
     }
+    long *count = dlsym(lib, "amx_emu_products");
+    if (products && count)
+        *products = *count;
     for (int i = 0; i < w->ntensors; i++)
         ckb_guard_free(&g[i]);
     ckb_tensors_free(w, ref);
     dlclose(lib);
+}
+
+static void check_ragged(const char *target, const ckb_docs_block *b)
+{
+    const ckb_workload *w = ckb_workload_find(b->solves);
+    int64_t dims[CKB_MAX_DIMS];
+    if (!w || ragged_dims(w, b->tails, dims) != 0) {
+        CKBT_EXPECT(0, "%s/%s: bad tails '%s' for %s", target, b->file, b->tails, b->solves);
+        return;
+    }
+    run_example(target, b, dims, b->tails, NULL, NULL);
 }
 
 CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
@@ -652,6 +865,50 @@ CKBT_TEST(docs_examples_handle_ragged_sizes, "full")
         }
         ckb_docs_set_free(&s);
     }
+}
+
+CKBT_TEST(docs_amx_examples_emulated, "quick")
+{
+    /* The AMX examples' tile paths run here against the reference of the
+     * workload each solves, with the tile intrinsics emulated in C
+     * (tests/amx_emu.h: configuration, loads and stores by stride, the pair
+     * products, traps where the hardware would fault), at the small size
+     * and at one with more blocks per row. This checks the layouts, strides
+     * and blocking; it is not a run on AMX hardware. */
+    ckb_docs_set s;
+    if (load_target("x86-avx512", &s) != 0)
+        return;
+    char emu[1024];
+    snprintf(emu, sizeof emu, "%s/tests/amx_emu.h", ckb_home());
+    const char *extra[] = {"-D__AMX_TILE__", "-D__AMX_BF16__", "-include", emu, NULL};
+    int n = 0;
+    for (int i = 0; i < s.n; i++) {
+        const ckb_docs_block *b = &s.v[i];
+        if (strcmp(b->unit, "amx") != 0 || b->kind != CKB_DOCS_EXAMPLE)
+            continue;
+        const ckb_workload *w = ckb_workload_find(b->solves);
+        if (!w)
+            continue;
+        n++;
+        int64_t dims[CKB_MAX_DIMS];
+        for (int v = 0; v < 2; v++) {
+            ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+            const char *label = "small";
+            if (v == 1) {
+                /* more tiles: 8p M=96 K=160 N=64; 1p S=128 D=64 (multiples of 32) */
+                const char *tails = strcmp(w->id, "8p_GEMM") == 0 ? "M=96,K=160,N=64"
+                                                                   : "S=128,D=64,H=2";
+                CKBT_EXPECT(ragged_dims(w, tails, dims) == 0, "%s: dims %s", w->id, tails);
+                label = tails;
+            }
+            long products = -1;
+            run_example("x86-avx512", b, dims, label, extra, &products);
+            CKBT_EXPECT(products > 0, "%s at %s: the tile path did not run (%ld tdpbf16ps)",
+                        b->file, label, products);
+        }
+    }
+    CKBT_EXPECT(n == 2, "two AMX examples, found %d", n);
+    ckb_docs_set_free(&s);
 }
 
 /* 12p with both bf16 roundings truncated (>> 16) instead of rounded. */

@@ -835,20 +835,29 @@ CKBT_TEST(gen_prompt_states_judge_sizes_threads_roofs, "quick")
     CKBT_EXPECT(strstr(sys, tol) && strstr(tol, "rtol = 0.02"), "12p's own tolerance (%s)", tol);
     CKBT_EXPECT(strstr(sys, "at size `small` only: B=2 S=64 D=1024"), "the dims compiled at");
     CKBT_EXPECT(strstr(sys, "Threads: 3"), "the thread budget");
-    CKBT_EXPECT(strstr(sys, "compute 347 GFLOP/s, from f32 FMA") && strstr(sys, "memory 25 GB/s"),
-                "the roof is the faster unit (f32 FMA here), and the bandwidth:\n%s", sys);
+    CKBT_EXPECT(strstr(sys, "compute roof: 347 GFLOP/s from the f32 FMA (vfmadd), measured by "
+                            "a register-only loop") &&
+                    strstr(sys, "a ceiling no real kernel reaches") &&
+                    strstr(sys, "memory roof: 25 GB/s from DRAM"),
+                "the roof is the faster unit (f32 FMA here), how it was measured, and the "
+                "memory roof of the working set's level:\n%s", sys);
     ckb_gen_prompt_free(&p);
-    /* The roof is the profile's fastest unit for the suite's bf16 work. */
-    ckb_machine m = {0};
-    const char *unit = NULL;
-    m.f32_gflops = 460, m.bf16_gflops = 5910, m.bf16_amx_gflops = 5910;
-    CKBT_EXPECT(ckb_gen_compute_roof(&m, &unit) == 5910 && strstr(unit, "AMX"), "AMX: %s", unit);
-    m.bf16_amx_gflops = 0, m.bf16_gflops = 700;
-    CKBT_EXPECT(ckb_gen_compute_roof(&m, &unit) == 700 && strstr(unit, "vdpbf16ps"), "dot: %s",
-                unit);
-    m.bf16_gflops = 171;
-    CKBT_EXPECT(ckb_gen_compute_roof(&m, &unit) == 460 && strstr(unit, "f32 FMA"), "FMA: %s",
-                unit);
+    /* The roof is the profile's fastest unit for the suite's bf16 work, named
+     * as the result names it. */
+    t.machine.bf16_amx_gflops = 5910, t.machine.bf16_gflops = 5910;
+    ckb_gen_prompt_oneshot(&t, &p);
+    CKBT_EXPECT(strstr(p.msgs[0].content, "compute roof: 5910 GFLOP/s from the AMX (tdpbf16ps)") &&
+                    strstr(p.msgs[0].content, "Below it: f32 FMA (vfmadd) 347 GFLOP/s"),
+                "AMX:\n%s", p.msgs[0].content);
+    ckb_gen_prompt_free(&p);
+    t.machine.bf16_amx_gflops = 0, t.machine.bf16_gflops = 700, t.machine.bf16_dot_gflops = 700;
+    ckb_gen_prompt_oneshot(&t, &p);
+    CKBT_EXPECT(strstr(p.msgs[0].content, "compute roof: 700 GFLOP/s from the bf16 dot (vdpbf16ps)"),
+                "dot:\n%s", p.msgs[0].content);
+    CKBT_EXPECT(!strstr(p.msgs[0].content, "bf16 unit") && !strstr(p.msgs[0].content, "bf16 peak"),
+                "one vocabulary:\n%s", p.msgs[0].content);
+    ckb_gen_prompt_free(&p);
+    t.machine.bf16_gflops = 171, t.machine.bf16_dot_gflops = 171;
     /* Unmeasured: no figure is made up. */
     t.measured = 0;
     ckb_gen_prompt_oneshot(&t, &p);
@@ -917,7 +926,8 @@ CKBT_TEST(gen_feedback_timing_noise_and_roof, "quick")
     CKBT_EXPECT(strstr(sb.data, "speedup 1.5x") && strstr(sb.data, "min 1.9, max 2.6, std 0.15") &&
                     strstr(sb.data, "min 2.8, max 3.7, std 0.2") && strstr(sb.data, "noise"),
                 "both medians with their spread:\n%s", sb.data);
-    CKBT_EXPECT(strstr(sb.data, "of this host's compute roof (347 GFLOP/s, f32 FMA") &&
+    CKBT_EXPECT(strstr(sb.data, "of the compute roof (347 GFLOP/s, f32 FMA (vfmadd))") &&
+                    strstr(sb.data, "of the memory roof (25 GB/s, DRAM)") &&
                     !strstr(sb.data, "171"),
                 "the roof is the fastest unit, not the bf16 dot:\n%s", sb.data);
     ckb_strbuf_free(&sb);

@@ -423,7 +423,7 @@ CKBT_TEST(report_compares_two_suites, "quick")
     CKBT_EXPECT(md_row(md, "compare-table", "41k_Gemm_Add_ReLU", cells) == 9 &&
                     strcmp(cells[4], "-") == 0,
                 "a workload only A ran is listed with '-' for B");
-    CKBT_EXPECT(md && strstr(md, "| bf16 roof GFLOP/s | 200.0 | 400.0 | 2.00 |"),
+    CKBT_EXPECT(md && strstr(md, "| compute roof GFLOP/s (bf16 work) | 200.0 | 400.0 | 2.00 |"),
                 "the machines' peaks side by side with their ratio");
     CKBT_EXPECT(md && strstr(md, "Suite B: the expert source src/8p_expert.c has changed since "
                                  "this run"),

@@ -371,10 +371,9 @@ static int generate__run(const ckb_cli_args *a)
     if (ckb_cli_machine(o.g.eval.threads, o.machine, &m) != 0 ||
         ckb_cli_host_sizes(o.g.eval.size, &m, o.g.eval.threads, wl, nwl) != 0)
         goto cleanup;
-    /* One roof for every workload of the run (the evaluation options are
-     * shared): the bf16 compute roof, and the fastest memory level (a working
-     * set of 0 fits L2), so the beyond_roofline note stays an upper bound for
-     * any workload. `eval` and `bench` choose the level per working set. */
+    /* A default only: each evaluation replaces it by its workload's roofs
+     * at the run's size (ckb_gen_eval, as `eval` and `bench` do), which the
+     * prompt states and the feedback quotes. */
     ckb_roof roof;
     ckb_roof_make(&m, CKB_PREC_BF16, 0, &roof);
     o.g.eval.peak_gflops = roof.compute_gflops;

@@ -108,9 +108,10 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
             docs__copy_trimmed(out->tails, sizeof out->tails, v, vlen, 1);
         } else if (klen == 4 && strncmp(p, "unit", 4) == 0) {
             docs__copy_trimmed(out->unit, sizeof out->unit, v, vlen, 1);
-            if (strcmp(out->unit, "f32_fma") != 0 && strcmp(out->unit, "bf16_dot") != 0) {
-                snprintf(err, errlen, "%s:%d: unit '%s' is not f32_fma or bf16_dot", name, line,
-                         out->unit);
+            if (strcmp(out->unit, "f32_fma") != 0 && strcmp(out->unit, "bf16_dot") != 0 &&
+                strcmp(out->unit, "amx") != 0) {
+                snprintf(err, errlen, "%s:%d: unit '%s' is not f32_fma, bf16_dot or amx", name,
+                         line, out->unit);
                 return -1;
             }
         } else {
@@ -275,12 +276,19 @@ int ckb_docs_block_serves(const ckb_docs_block *b, const char *tags)
     return 0;
 }
 
-/* An example written for one unit is shown where that unit is the roof. */
+/* A block written for one unit is shown where that unit is the roof for
+ * bf16 work; on an AMX host the bf16 dot's blocks too (the tails and
+ * epilogues around the tiles). AMX blocks never reach a host without AMX:
+ * with no measured roof, only where the ISA level in force has it. */
 static int docs__unit_fits(const ckb_docs_block *b, const char *unit)
 {
-    if (!b->unit[0] || !unit || !*unit)
+    if (!b->unit[0])
         return 1;
-    return strcmp(b->unit, strcmp(unit, "amx") == 0 ? "bf16_dot" : unit) == 0;
+    if (!unit || !*unit)
+        return strcmp(b->unit, "amx") != 0 || ckb_isa_level() >= CKB_ISA_AMX;
+    if (strcmp(b->unit, unit) == 0)
+        return 1;
+    return strcmp(unit, "amx") == 0 && strcmp(b->unit, "bf16_dot") == 0;
 }
 
 int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, const char *unit, int *idx,
@@ -297,7 +305,10 @@ int ckb_docs_select(const ckb_docs_set *s, const ckb_workload *w, const char *un
             switch (pass) {
             case 0: take = b->kind == CKB_DOCS_HARDWARE; break;
             case 1: take = b->kind == CKB_DOCS_API && every; break;
-            case 2: take = b->kind == CKB_DOCS_API && !every && ckb_docs_block_serves(b, w->tags); break;
+            case 2:
+                take = b->kind == CKB_DOCS_API && !every && ckb_docs_block_serves(b, w->tags) &&
+                       docs__unit_fits(b, unit);
+                break;
             case 3:
                 take = b->kind == CKB_DOCS_EXAMPLE && strcmp(b->solves, w->id) != 0 &&
                        ckb_docs_block_serves(b, w->tags) && docs__unit_fits(b, unit);
@@ -364,12 +375,16 @@ static const char *docs__var(const char *name, size_t len, const ckb_machine *m,
         docs__figure(buf, n, m->f32_gflops, "GFLOP/s");
     else if (IS("bf16_gflops"))
         docs__figure(buf, n, dot, "GFLOP/s");
-    else if (IS("amx_gflops"))
-        docs__figure(buf, n, m->bf16_amx_gflops, "GFLOP/s");
+    else if (IS("amx_gflops")) {
+        if (!strstr(m->isa, "amx_bf16"))
+            snprintf(buf, n, "none: this CPU (at the ISA level in force) has no AMX");
+        else
+            docs__figure(buf, n, m->bf16_amx_gflops, "GFLOP/s");
+    }
     else if (IS("roof_gflops"))
         docs__figure(buf, n, r16.compute_gflops, "GFLOP/s");
     else if (IS("roof_unit"))
-        snprintf(buf, n, "%s", r16.compute_gflops > 0 ? r16.unit : "unknown");
+        snprintf(buf, n, "%s", r16.compute_gflops > 0 ? ckb_roof_unit_label(r16.unit) : "unknown");
     else if (IS("l2_gbs"))
         docs__figure(buf, n, m->l2_gbs, "GB/s");
     else if (IS("l3_gbs"))
@@ -390,18 +405,41 @@ static const char *docs__var(const char *name, size_t len, const ckb_machine *m,
     else if (IS("measured_at"))
         snprintf(buf, n, "%s", m->measured_at[0] ? m->measured_at : "never");
     else if (IS("dot_note")) {
-        /* Which unit wins on this machine decides the inner loop. */
-        if (dot <= 0 || m->f32_gflops <= 0)
-            snprintf(buf, n, "Measure both (`ckbench machine`) before choosing between "
-                             "vdpbf16ps and f32 FMA for the inner loop.");
-        else if (dot >= 1.2 * m->f32_gflops)
-            snprintf(buf, n, "On this machine vdpbf16ps is the faster path (%.1fx the f32 FMA "
-                             "peak): feed it bf16 pairs directly.", dot / m->f32_gflops);
-        else
+        /* What is fastest on this machine decides the inner loop: the unit
+         * of the roof (machine/roofline.h), never a claim it contradicts. */
+        const char *u = r16.unit ? r16.unit : "";
+        if (r16.compute_gflops <= 0 || m->f32_gflops <= 0)
+            snprintf(buf, n, "Measure the units (`ckbench machine`) before choosing the one "
+                             "for the inner loop.");
+        else if (strcmp(u, "amx") == 0)
+            snprintf(buf, n, "On this machine AMX tiles are the fastest unit (%.1fx the f32 FMA "
+                             "roof%s): put the matrix products on tiles (the AMX block) and "
+                             "keep vdpbf16ps or f32 FMA for tails and epilogues.",
+                     r16.compute_gflops / m->f32_gflops,
+                     m->bf16_dot_gflops > 0 ? ", and above the bf16 dot" : "");
+        else if (strcmp(u, "bf16_dot") == 0)
+            snprintf(buf, n, "On this machine vdpbf16ps is the faster path (%.2fx the f32 FMA "
+                             "roof): feed it bf16 pairs directly.",
+                     r16.compute_gflops / m->f32_gflops);
+        else if (m->bf16_dot_gflops > 0)
             snprintf(buf, n, "On this machine vdpbf16ps is NOT faster than f32 FMA (%.0f vs "
-                             "%.0f GFLOP/s): converting bf16 to f32 once (while packing) and "
-                             "using _mm512_fmadd_ps reaches the higher roof.",
-                     dot, m->f32_gflops);
+                             "%.0f GFLOP/s) and there is no AMX: converting bf16 to f32 once "
+                             "(while packing) and using _mm512_fmadd_ps reaches the higher "
+                             "roof.",
+                     m->bf16_dot_gflops, m->f32_gflops);
+        else
+            snprintf(buf, n, "On this machine f32 FMA is the compute roof: convert bf16 to f32 "
+                             "once (while packing) and use _mm512_fmadd_ps.");
+    } else if (IS("amx_note")) {
+        if (strstr(m->isa, "amx_bf16"))
+            snprintf(buf, n, "AMX tiles: this CPU has them (`amx_tile`, `amx_bf16`); the AMX "
+                             "block says how to use them (tile configuration, the pair layout "
+                             "of B, accumulator blocking, per-thread state). Keep a path for "
+                             "dims the tiles do not cover (`#if defined(__AMX_BF16__)` and "
+                             "multiples of the tile shape).");
+        else
+            snprintf(buf, n, "No AMX on this CPU (at the ISA level in force): tile intrinsics "
+                             "(`_tile_*`) do not compile here.");
     } else
         return NULL;
     return buf;

@@ -33,23 +33,35 @@ static inline double check__pass(double g, double w, double atol, double rtol)
     return pass ? err : -1.0;
 }
 
+/* The share of its tolerance an error uses: err / (atol + rtol*|want|);
+ * a zero tolerance is used up by any error (share 0 or +Inf). */
+static inline double check__share(double err, double w, double atol, double rtol)
+{
+    const double tol = atol + rtol * fabs(w);
+    return tol > 0.0 ? err / tol : (err > 0.0 ? INFINITY : 0.0);
+}
+
 /* Each pass returns the elements it did not pass, and the largest error
  * over those it did. Parallel only where that pays for waking the pool.
  * One loop for every element type (a switch per element would not
  * vectorise): LOAD widens an element to what check__pass takes. */
 #define CHECK__FAST(name, type, load)                                                         \
     static int64_t name(const type *g, const type *w, int64_t n, double atol, double rtol,   \
-                        double *max_err)                                                      \
+                        double *max_err, double *max_share)                                   \
     {                                                                                         \
         int64_t fails = 0;                                                                    \
-        double m = 0.0;                                                                       \
-        _Pragma("omp parallel for simd reduction(+ : fails) reduction(max : m) if (n > 65536)") \
+        double m = 0.0, sh = 0.0;                                                             \
+        _Pragma("omp parallel for simd reduction(+ : fails) reduction(max : m, sh) if (n > 65536)") \
         for (int64_t i = 0; i < n; i++) {                                                     \
-            const double err = check__pass(load(g[i]), load(w[i]), atol, rtol);              \
+            const double wi = load(w[i]);                                                     \
+            const double err = check__pass(load(g[i]), wi, atol, rtol);                      \
+            const double share = check__share(err, wi, atol, rtol);                          \
             fails += err < 0.0;                                                               \
             m = err > m ? err : m;                                                            \
+            sh = share > sh ? share : sh;                                                     \
         }                                                                                     \
         *max_err = m;                                                                         \
+        *max_share = sh;                                                                      \
         return fails;                                                                         \
     }
 
@@ -61,18 +73,19 @@ CHECK__FAST(check__fast_i32, int32_t, (double))
 static int check__all_pass(ckb_dtype t, const void *got, const void *want, int64_t n,
                            double atol, double rtol, ckb_check *out)
 {
-    double m = 0.0;
+    double m = 0.0, sh = 0.0;
     int64_t fails = 1;
     switch (t) {
-    case CKB_BF16: fails = check__fast_bf16(got, want, n, atol, rtol, &m); break;
-    case CKB_F32: fails = check__fast_f32(got, want, n, atol, rtol, &m); break;
-    case CKB_I32: fails = check__fast_i32(got, want, n, atol, rtol, &m); break;
+    case CKB_BF16: fails = check__fast_bf16(got, want, n, atol, rtol, &m, &sh); break;
+    case CKB_F32: fails = check__fast_f32(got, want, n, atol, rtol, &m, &sh); break;
+    case CKB_I32: fails = check__fast_i32(got, want, n, atol, rtol, &m, &sh); break;
     }
     if (fails)
         return 0;
     memset(out, 0, sizeof *out);
     out->worst = -1;
     out->max_abs_err = m;
+    out->max_tol_share = sh;
     out->ok = 1;
     return 1;
 }
@@ -96,9 +109,11 @@ void ckb_check_allclose(ckb_dtype t, const void *got, const void *want, int64_t 
             out->nonfinite++;
             excess = INFINITY;
         } else {
-            double err = fabs(g - w);
+            double err = fabs(g - w), share = check__share(err, w, atol, rtol);
             if (err > out->max_abs_err)
                 out->max_abs_err = err;
+            if (share > out->max_tol_share)
+                out->max_tol_share = share;
             excess = err - (atol + rtol * fabs(w));
         }
         if (excess > 0.0) {
@@ -118,6 +133,8 @@ void ckb_check_merge(ckb_check *a, const ckb_check *b)
 {
     if (b->max_abs_err > a->max_abs_err)
         a->max_abs_err = b->max_abs_err;
+    if (b->max_tol_share > a->max_tol_share)
+        a->max_tol_share = b->max_tol_share;
     if (a->ok && !b->ok) {
         a->worst = b->worst;
         a->got = b->got;

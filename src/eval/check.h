@@ -16,6 +16,8 @@ typedef struct {
     int64_t worst;       /* index of the element with the largest violation */
     double got, want;    /* values at `worst` */
     double max_abs_err;  /* over all elements (finite ones) */
+    double max_tol_share; /* the largest |got - want| / (atol + rtol*|want|) over the
+                             finite ones: at most 1 when every element passes */
     int64_t nonfinite;   /* NaN/Inf in got where want is finite */
 } ckb_check;
 

@@ -255,6 +255,8 @@ static void eval__note_check(eval__ctx *c, const ckb_check *k)
 {
     if (k->max_abs_err > c->r->max_abs_err)
         c->r->max_abs_err = k->max_abs_err;
+    if (k->max_tol_share > c->r->worst_tol_share)
+        c->r->worst_tol_share = k->max_tol_share;
     if (!k->ok && c->r->nbad == 0) {
         c->r->nbad = k->nbad;
         c->r->worst_index = k->worst;
@@ -634,8 +636,8 @@ static int eval__timing_runs(eval__ctx *c)
         int calls = (int)(c->o->max_timing_s / pair_s);
         warmup = warmup < 1 ? warmup : (calls >= 20 ? warmup : 1);
         iters = calls - warmup;
-        if (iters < 3)
-            iters = 3;
+        if (iters < CKB_EVAL_MIN_TIMED_CALLS)
+            iters = CKB_EVAL_MIN_TIMED_CALLS;
         if (iters > c->o->iters)
             iters = c->o->iters;
     }
@@ -649,7 +651,7 @@ static int eval__timing_runs(eval__ctx *c)
     double best_disturbed = 1e9;
     double cand[CKB_PROTO_MAX_CALLS], base[CKB_PROTO_MAX_CALLS];
     double run_cand[CKB_PROTO_MAX_CALLS], run_base[CKB_PROTO_MAX_CALLS];
-    for (int run = 0; run < 3; run++) {
+    for (int run = 0; run < CKB_EVAL_TIMING_RUNS; run++) {
         pid_t pids[3] = {getpid(), c->base.sb.pid, two ? c->cand.sb.pid : 0};
         ckb_cpu_times t0, t1;
         ckb_cpu_times_read(pids, 3, &t0);

@@ -22,6 +22,13 @@ struct json_object;
  * CPU reads a share of ±30% from rounding alone. */
 #define CKB_DISTURBANCE_MIN_RUN_S 0.5
 
+/* The timing protocol's fixed counts (DESIGN §5), named so that what a model
+ * is told (src/gen/prompt.c) is generated from them, not written twice. */
+enum {
+    CKB_EVAL_TIMING_RUNS = 3,      /* timing runs at most, the least disturbed kept */
+    CKB_EVAL_MIN_TIMED_CALLS = 3,  /* a slow kernel's timed calls, at least */
+};
+
 typedef struct {
     ckb_size size;
     int threads;           /* the thread budget of candidate and baseline */
@@ -54,6 +61,9 @@ typedef struct {
     char detail[64];           /* compile error kind, signal name, cheat kind */
     int correct;
     double max_abs_err;
+    double worst_tol_share;    /* the largest |got - want| / (atol + rtol*|want|) over every
+                                  checked element: <= 1 when correct (how close to the
+                                  tolerance the worst element came) */
     int64_t nbad, worst_index;
     double worst_got, worst_want;
     char worst_tensor[32];

@@ -105,8 +105,15 @@ int ckb_gen_beam(ckb_gen_wl *g)
                                    .iter = translating ? t_iters + 1 : it - opt_start + 1,
                                    .niters = translating ? o->translate_iters
                                                          : niters - opt_start};
-            if (parent >= 0)
-                s->prev = ckb_rec_prev(ckb_run_record(g->run, g->w->id, parent));
+            if (parent >= 0) {
+                json_object *pr = ckb_run_record(g->run, g->w->id, parent), *gp;
+                s->prev = ckb_rec_prev(pr);
+                /* the parent's own parent: its medians beside the parent's */
+                if (pr && json_object_object_get_ex(pr, "parent", &gp) && gp)
+                    s->prev.before =
+                        ckb_rec_prev(ckb_run_record(g->run, g->w->id, json_object_get_int(gp)))
+                            .eval;
+            }
         }
         beam__batch b = {g, specs};
         ckb_gen_parallel(n, o->concurrency, beam__one, &b);

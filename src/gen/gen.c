@@ -206,7 +206,7 @@ static void gen__chain(void *ctx, int c)
     ckb_gen_wl *g = ctx;
     int chains, turns;
     ckb_gen_refine_shape(g->o, &chains, &turns);
-    json_object *last_code = NULL, *last = NULL;
+    json_object *last_code = NULL, *last = NULL, *code_before = NULL;
     int last_code_index = -1;
     for (int t = 0; t < turns && !g->failed; t++) {
         int index = c * turns + t;
@@ -219,6 +219,8 @@ static void gen__chain(void *ctx, int c)
                 s.prev = ckb_rec_prev(last_code);
                 s.parent = last_code_index;
                 s.prev.no_code_after = last != last_code;
+                /* the kernel before it in the chain: its medians beside */
+                s.prev.before = code_before ? ckb_rec_prev(code_before).eval : NULL;
             } else {
                 /* No kernel yet in this chain: the last failure is the feedback. */
                 s.prev.status = ckb_rec_str(last, "status");
@@ -230,6 +232,7 @@ static void gen__chain(void *ctx, int c)
             return;
         json_object *code;
         if (json_object_object_get_ex(last, "code", &code) && code) {
+            code_before = last_code;
             last_code = last;
             last_code_index = index;
         }
@@ -250,6 +253,8 @@ static int gen__workload(ckb_gen_wl *g)
         return -1;
     }
     g->task.nseeds = g->o->eval.nseeds;
+    g->task.warmup = g->o->eval.warmup;
+    g->task.iters = g->o->eval.iters;
     g->expert_speedup = gen__expert(g);
     ckb_run_set_expert(g->run, g->w->id, g->expert_speedup);
     int chains, turns;

@@ -7,14 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eval/protocol.h"
+#include "eval/eval.h"
 #include "gen/menu.h"
 #include "gen/prompt.h"
+#include "machine/roofline.h"
 
 #define PROMPT_FEEDBACK_LINES 40
-/* The input sets checked before timing when the task does not say:
- * ckb_eval_opts_default's nseeds. */
-#define PROMPT_CHECKED_SETS 3
 
 void ckb_gen_prompt_free(ckb_gen_prompt *p)
 {
@@ -31,21 +29,6 @@ static void prompt__set(ckb_gen_prompt *p, char *system, char *user)
     p->msgs[0] = (ckb_chat_msg){"system", system};
     p->msgs[1] = (ckb_chat_msg){"user", user};
     p->n = 2;
-}
-
-double ckb_gen_compute_roof(const ckb_machine *m, const char **unit)
-{
-    const char *u = "f32 FMA (bf16 converted to f32 while packing)";
-    double roof = m->f32_gflops;
-    if (m->bf16_gflops > roof) {
-        roof = m->bf16_gflops;
-        u = m->bf16_amx_gflops > 0 && m->bf16_amx_gflops >= m->bf16_gflops
-                ? "AMX tiles (tdpbf16ps)"
-                : "the AVX-512 BF16 dot (vdpbf16ps)";
-    }
-    if (unit)
-        *unit = u;
-    return roof > 0 ? roof : 0;
 }
 
 void ckb_gen_machine(int threads, ckb_machine *m, int *measured)
@@ -80,6 +63,62 @@ static void prompt__host(ckb_strbuf *sb, const ckb_machine *m)
         ckb_strbuf_printf(sb, "no AVX2");
 }
 
+/* The roofline of this workload at this size, as every result of it is
+ * divided by (machine/roofline.h, the same call as `ckbench eval`): the
+ * compute roof by unit with how it was measured, the memory roof of the
+ * level its working set fits, and the time they allow. */
+static void prompt__roofs(ckb_strbuf *sb, const ckb_gen_task *t, const int64_t *dims)
+{
+    const ckb_workload *w = t->w;
+    const ckb_machine *m = &t->machine;
+    ckb_roof r;
+    ckb_roof_make(m, ckb_roof_precision(w), ckb_roof_working_set_dims(w, dims), &r);
+    if (!t->measured || !(r.compute_gflops > 0) || !(r.mem_gbs > 0)) {
+        ckb_strbuf_printf(sb, "- Roofs: not measured yet on this host (`ckbench machine`).\n");
+        return;
+    }
+    double flops = w->flops(dims), bytes = w->bytes(dims);
+    const char *bound = ckb_roof_bound(&r, flops, bytes);
+    ckb_strbuf_printf(sb,
+                      "- Roofs (the roofline every result of this workload is divided by, "
+                      "%d threads):\n"
+                      "  - compute roof: %.0f GFLOP/s from the %s, %s.",
+                      m->threads, r.compute_gflops, ckb_roof_unit_label(r.unit),
+                      ckb_roof_compute_how());
+    /* the other units, measured the same way, below the roof */
+    struct { const char *unit; double v; } other[] = {{"f32_fma", m->f32_gflops},
+                                                      {"bf16_dot", m->bf16_dot_gflops},
+                                                      {"amx", m->bf16_amx_gflops}};
+    int said = 0;
+    for (int i = 0; i < 3; i++) {
+        if (!(other[i].v > 0) || (r.unit && strcmp(r.unit, other[i].unit) == 0))
+            continue;
+        if (r.precision == CKB_PREC_F32 && i > 0)
+            continue;
+        ckb_strbuf_printf(sb, "%s%s %.0f GFLOP/s", said ? ", " : " Below it: ",
+                          ckb_roof_unit_label(other[i].unit), other[i].v);
+        said = 1;
+    }
+    ckb_strbuf_printf(sb, "%s\n", said ? "." : "");
+    ckb_strbuf_printf(sb,
+                      "  - memory roof: %.0f GB/s from %s (%s): this working set, %.3g MB, %s",
+                      r.mem_gbs, ckb_roof_level_label(r.mem_level),
+                      ckb_roof_level_how(r.mem_level), r.working_set / 1e6,
+                      r.mem_level && strcmp(r.mem_level, "dram") == 0
+                          ? "fits no cache"
+                          : r.mem_level && strcmp(r.mem_level, "l2") == 0
+                                ? "fits the L2 of the team's cores"
+                                : "fits the L3");
+    if (r.mem_level && strcmp(r.mem_level, "dram") != 0 && r.dram_gbs > 0)
+        ckb_strbuf_printf(sb, " (DRAM, for a larger one: %.0f GB/s)", r.dram_gbs);
+    ckb_strbuf_printf(sb,
+                      ".\n"
+                      "  - this workload at this size: %.3g GFLOP and %.3g MB of compulsory "
+                      "traffic, so it is %s-bound and no kernel beats %.3g ms.\n",
+                      flops / 1e9, bytes / 1e6, bound ? bound : "?",
+                      ckb_roof_ms(&r, flops, bytes));
+}
+
 /* The task and the rules, true to what src/eval enforces, and next to the
  * signature the facts a kernel is judged and timed by: the judge and its
  * tolerance, the dims it is compiled at, the threads, the host's roofs. */
@@ -88,6 +127,12 @@ static char *prompt__preamble(const ckb_gen_task *t)
     ckb_strbuf sb = {0};
     const ckb_workload *w = t->w;
     const ckb_machine *m = &t->machine;
+    /* The protocol as the evaluator runs it: its defaults, or the run's. */
+    ckb_eval_opts eo;
+    ckb_eval_opts_default(&eo);
+    int nseeds = t->nseeds > 0 ? t->nseeds : eo.nseeds;
+    int warmup = t->warmup > 0 ? t->warmup : eo.warmup;
+    int iters = t->iters > 0 ? t->iters : eo.iters;
     char *sig = ckb_workload_signature(w);
     int64_t dims[CKB_MAX_DIMS];
     ckb_workload_dims(w, t->size, dims);
@@ -117,7 +162,7 @@ static char *prompt__preamble(const ckb_gen_task *t)
                       "timed call (each gets a fresh input set of its own) and on a fresh set "
                       "at the end; outputs are poisoned before each call (write every element); "
                       "memory past the tensors is guarded.\n",
-                      t->nseeds > 0 ? t->nseeds : PROMPT_CHECKED_SETS);
+                      nseeds);
     ckb_strbuf_printf(&sb, "- Compiled once, at size `%s` only:", ckb_size_name(t->size));
     for (int i = 0; i < w->ndims; i++)
         ckb_strbuf_printf(&sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
@@ -131,27 +176,8 @@ static char *prompt__preamble(const ckb_gen_task *t)
         t->threads);
     ckb_strbuf_printf(&sb, "- This host: ");
     prompt__host(&sb, m);
-    const char *unit = NULL;
-    double roof = t->measured ? ckb_gen_compute_roof(m, &unit) : 0;
-    if (roof > 0) {
-        double flops = w->flops(dims), bytes = w->bytes(dims);
-        double tc = flops / (roof * 1e9), tm = m->bw_gbs > 0 ? bytes / (m->bw_gbs * 1e9) : 0;
-        ckb_strbuf_printf(&sb, ". Roofs for %d threads: compute %.0f GFLOP/s, from %s (",
-                          m->threads, roof, unit);
-        if (strstr(m->isa, "avx512_bf16") || strstr(m->isa, "amx_bf16"))
-            ckb_strbuf_printf(&sb, "f32 FMA %.0f, bf16 unit %.0f GFLOP/s", m->f32_gflops,
-                              m->bf16_gflops);
-        else
-            ckb_strbuf_printf(&sb, "no bf16 arithmetic unit on this host");
-        ckb_strbuf_printf(&sb,
-                          "), memory %.0f GB/s. This workload at this size: %.3g GFLOP and "
-                          "%.3g MB of compulsory traffic, so no kernel beats %.3g ms "
-                          "(%s-bound).\n",
-                          m->bw_gbs, flops / 1e9, bytes / 1e6, 1e3 * (tc > tm ? tc : tm),
-                          tc > tm ? "compute" : "memory");
-    } else {
-        ckb_strbuf_printf(&sb, ". Its roofs are not measured yet (`ckbench machine`).\n");
-    }
+    ckb_strbuf_printf(&sb, ".\n");
+    prompt__roofs(&sb, t, dims);
     ckb_strbuf_printf(
         &sb,
         "- You may include the C standard headers, <immintrin.h>, <omp.h> and \"ckbench.h\" "
@@ -159,9 +185,18 @@ static char *prompt__preamble(const ckb_gen_task *t)
         "nearest even), ckb_hash64, ckb_uniform). malloc/free and libm are allowed.\n"
         "- Forbidden (the build is rejected or the run killed): I/O, files, sockets, "
         "processes, signals, timers, syscalls, dlopen; state kept between calls (static or "
-        "global caches of inputs or results); reading anything but the arguments.\n"
-        "- Then it is timed (median of many calls) against the baseline in the same "
-        "process.\n");
+        "global caches of inputs or results); reading anything but the arguments.\n");
+    ckb_strbuf_printf(
+        &sb,
+        "- Then it is timed: %d warm-up and %d timed calls of your kernel and of the baseline, "
+        "alternating call by call on the same CPUs, %d threads each (fewer calls, at least %d timed, when "
+        "they would take over %.0f s). Each runs in its own sandboxed process, stopped while "
+        "the other runs; the clock is the evaluator's, outside both. The figure is the median "
+        "of the timed calls, and the speedup the baseline's median over yours. A timing run "
+        "in which other work took over %g%% of the machine's CPU time is redone (%d runs at "
+        "most, the least disturbed kept); one still disturbed gives no figure.\n",
+        warmup, iters, t->threads, CKB_EVAL_MIN_TIMED_CALLS, eo.max_timing_s,
+        eo.max_steal_pct, CKB_EVAL_TIMING_RUNS);
     return ckb_strbuf_take(&sb);
 }
 
@@ -263,15 +298,45 @@ static const char *prompt__str(json_object *o, const char *k)
 /* One side's timing: the median and the spread of its calls. */
 static void prompt__timing_side(ckb_strbuf *sb, const char *who, json_object *t)
 {
-    ckb_strbuf_printf(sb, "%s %.4g ms (median of %d calls; min %.4g, max %.4g, std %.3g ms)",
-                      who, prompt__num(t, "median_ms"), (int)prompt__num(t, "n"),
-                      prompt__num(t, "min_ms"), prompt__num(t, "max_ms"),
-                      prompt__num(t, "std_ms"));
+    double med = prompt__num(t, "median_ms"), lo = prompt__num(t, "min_ms"),
+           hi = prompt__num(t, "max_ms");
+    ckb_strbuf_printf(sb,
+                      "%s %.4g ms (median of %d calls; min %.4g, max %.4g, std %.3g ms; "
+                      "spread (max - min) / median %.1f%%)",
+                      who, med, (int)prompt__num(t, "n"), lo, hi, prompt__num(t, "std_ms"),
+                      100.0 * (hi - lo) / med);
 }
 
-/* The timing block: disturbed or not, both medians with their spread, and
- * the profile against the host's roof (ckb_gen_compute_roof: the seam). */
-static void prompt__timing(ckb_strbuf *sb, json_object *eval, const ckb_machine *m)
+/* The medians of the kernel before this one beside this one's. */
+static void prompt__versus(ckb_strbuf *sb, json_object *eval, json_object *before)
+{
+    json_object *bc, *bb, *c, *b, *dist;
+    if (!before || !json_object_object_get_ex(before, "candidate", &bc) ||
+        !json_object_object_get_ex(before, "baseline", &bb) ||
+        !json_object_object_get_ex(eval, "candidate", &c) ||
+        !json_object_object_get_ex(eval, "baseline", &b))
+        return;
+    double pc = prompt__num(bc, "median_ms"), pb = prompt__num(bb, "median_ms");
+    double cc = prompt__num(c, "median_ms"), cb = prompt__num(b, "median_ms");
+    if (!(pc > 0) || !(cc > 0))
+        return;
+    int was_disturbed = json_object_object_get_ex(before, "timing_disturbed", &dist) &&
+                        json_object_get_boolean(dist);
+    ckb_strbuf_printf(sb,
+                      "Against the previous kernel: its median %.4g ms (baseline %.4g ms, "
+                      "speedup %.3gx) -> this one %.4g ms (baseline %.4g ms, speedup %.3gx): "
+                      "%s %.1f%%%s.\n",
+                      pc, pb, pb / pc, cc, cb, cb / cc, cc <= pc ? "faster by" : "slower by",
+                      100.0 * fabs(pc - cc) / pc,
+                      was_disturbed ? " (the previous timing was disturbed: compare with care)"
+                                    : "");
+}
+
+/* The timing block: disturbed or not, both medians with their spread, the
+ * previous kernel's beside them, and the profile against the roof the
+ * result was divided by (machine/roofline.h). */
+static void prompt__timing(ckb_strbuf *sb, json_object *eval, json_object *before,
+                           const ckb_machine *m)
 {
     json_object *cand, *base, *dist;
     if (!eval || !json_object_object_get_ex(eval, "candidate", &cand) ||
@@ -304,25 +369,51 @@ static void prompt__timing(ckb_strbuf *sb, json_object *eval, const ckb_machine 
     ckb_strbuf_printf(sb, ": speedup %.3gx%s (ratio of medians). A change between turns "
                           "smaller than the spread of the calls is noise, not a gain.\n",
                       bm / cm, bm / cm < 1 ? " (slower than the baseline)" : "");
-    double g = prompt__num(eval, "gflops");
-    ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s; arithmetic intensity %.3g FLOP/byte", g,
-                      prompt__num(eval, "arithmetic_intensity"));
-    const char *unit = NULL;
-    double roof = m ? ckb_gen_compute_roof(m, &unit) : 0;
+    prompt__versus(sb, eval, before);
     double flops = prompt__num(eval, "flops"), bytes = prompt__num(eval, "bytes");
-    if (roof > 0 && m->bw_gbs > 0 && isfinite(flops) && isfinite(bytes)) {
-        double tc = flops / (roof * 1e9), tm = bytes / (m->bw_gbs * 1e9);
+    double g = flops / (cm * 1e-3) / 1e9, gbs = bytes / (cm * 1e-3) / 1e9;
+    ckb_strbuf_printf(sb, "Profile: %.4g GFLOP/s and %.4g GB/s of compulsory traffic; "
+                          "arithmetic intensity %.3g FLOP/byte",
+                      g, gbs, prompt__num(eval, "arithmetic_intensity"));
+    ckb_roof r;
+    if (isfinite(flops) && isfinite(bytes) && ckb_roof_of_result(eval, m, &r) == 0) {
+        const char *bound = ckb_roof_bound(&r, flops, bytes);
+        double ms = ckb_roof_ms(&r, flops, bytes);
         ckb_strbuf_printf(sb,
-                          "; %.3g%% of this host's compute roof (%.4g GFLOP/s, %s); %s-bound: "
-                          "the roofline allows %.4g ms",
-                          100.0 * g / roof, roof, unit, tc > tm ? "compute" : "memory",
-                          1e3 * (tc > tm ? tc : tm));
+                          ". %.3g%% of the compute roof (%.4g GFLOP/s, %s) and %.3g%% of the "
+                          "memory roof (%.4g GB/s, %s): the %s roof binds this workload, so "
+                          "no kernel beats %.4g ms (yours takes %.3gx that)",
+                          100.0 * g / r.compute_gflops, r.compute_gflops,
+                          ckb_roof_unit_label(r.unit), 100.0 * gbs / r.mem_gbs, r.mem_gbs,
+                          ckb_roof_level_label(r.mem_level), bound ? bound : "?", ms, cm / ms);
     }
     ckb_strbuf_printf(sb, ".\n");
 }
 
+/* The error of the outputs: the largest, and the worst element's share of
+ * its own tolerance (atol + rtol*|expected|; over 100%: out of it). */
+static void prompt__accuracy(ckb_strbuf *sb, json_object *eval, const char *lead)
+{
+    double e = prompt__num(eval, "max_abs_err"), share = prompt__num(eval, "worst_tol_share");
+    if (!isfinite(e))
+        return;
+    ckb_strbuf_printf(sb, "%s: %g", lead, e);
+    if (isfinite(share))
+        ckb_strbuf_printf(sb, "; the worst element used %.*g%% of its tolerance (atol + "
+                              "rtol*|expected|)%s",
+                          share < 10 ? 3 : 12, 100.0 * share,
+                          share <= 1 ? "" : ": out of tolerance");
+    ckb_strbuf_printf(sb, "\n");
+}
+
 void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
                       const ckb_machine *m)
+{
+    ckb_gen_feedback_turn(sb, status, eval, NULL, m);
+}
+
+void ckb_gen_feedback_turn(ckb_strbuf *sb, const char *status, json_object *eval,
+                           json_object *before, const ckb_machine *m)
 {
     const char *detail = prompt__str(eval, "detail"), *msg = prompt__str(eval, "message");
     ckb_strbuf_printf(sb, "Status: %s%s%s%s\n", status, detail ? " (" : "", detail ? detail : "",
@@ -340,7 +431,7 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
     if (eval)
         json_object_object_get_ex(eval, "worst", &worst);
     if (strcmp(status, "wrong_result") == 0 || strcmp(status, "nondeterministic") == 0) {
-        ckb_strbuf_printf(sb, "Max abs error: %g\n", prompt__num(eval, "max_abs_err"));
+        prompt__accuracy(sb, eval, "Max abs error");
         if (worst)
             ckb_strbuf_printf(sb,
                               "Worst element: tensor %s, flat index %lld (row-major), got %g, "
@@ -349,6 +440,8 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
                               (long long)prompt__num(worst, "index"), prompt__num(worst, "got"),
                               prompt__num(worst, "expected"),
                               (long long)prompt__num(worst, "bad_elements"));
+    } else if (strcmp(status, "ok") == 0) {
+        prompt__accuracy(sb, eval, "Correct; max abs error");
     }
     int call = 0, calls = 0;
     long long nbad = 0, index = 0;
@@ -390,11 +483,11 @@ void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
         prompt__trimmed(sb, msg, PROMPT_FEEDBACK_LINES);
         ckb_strbuf_printf(sb, "```\n");
     }
-    prompt__timing(sb, eval, m);
+    prompt__timing(sb, eval, before, m);
 }
 
 /* The host profile for the feedback's roof, or NULL when not measured. */
-static const ckb_machine *prompt__roofs(const ckb_gen_task *t)
+static const ckb_machine *prompt__machine(const ckb_gen_task *t)
 {
     return t->measured ? &t->machine : NULL;
 }
@@ -407,14 +500,15 @@ static void prompt__prev(ckb_strbuf *sb, const ckb_gen_task *t, const ckb_gen_pr
         ckb_strbuf_printf(sb, "\n## %s\n\nNo kernel yet: start from the reference.\n", title);
         if (prev && prev->status) {
             ckb_strbuf_printf(sb, "The previous attempt:\n");
-            ckb_gen_feedback(sb, prev->status, prev->eval, prompt__roofs(t));
+            ckb_gen_feedback_turn(sb, prev->status, prev->eval, NULL, prompt__machine(t));
         }
         return;
     }
     ckb_strbuf_printf(sb, "\n## %s\n\n```c\n%s%s```\n\n### Its evaluation\n\n", title,
                       prev->code,
                       prev->code[0] && prev->code[strlen(prev->code) - 1] == '\n' ? "" : "\n");
-    ckb_gen_feedback(sb, prev->status ? prev->status : "ok", prev->eval, prompt__roofs(t));
+    ckb_gen_feedback_turn(sb, prev->status ? prev->status : "ok", prev->eval, prev->before,
+                          prompt__machine(t));
     if (prev->no_code_after)
         ckb_strbuf_printf(sb, "\nYour last reply after this kernel held no C code block.\n");
 }

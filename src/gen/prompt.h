@@ -28,17 +28,9 @@ typedef struct {
     const char *docs;      /* documentation blocks, or NULL: none in the prompt */
     ckb_machine machine;   /* this host: its facts always, its figures when measured */
     int measured;          /* 1: machine holds a stored profile's figures (roofs) */
-    int nseeds;            /* input sets the evaluation checks (0: the default, 3) */
+    int nseeds;            /* input sets the evaluation checks (0: the evaluator's default) */
+    int warmup, iters;     /* its warm-up and timed calls (0: the evaluator's defaults) */
 } ckb_gen_task;
-
-/* The compute roof of m for the suite's work (bf16 operands, f32
- * accumulation), in GFLOP/s, and the unit that reaches it (*unit, static
- * text): the fastest unit the host has (AMX tiles, the AVX-512 BF16 dot, or
- * f32 FMA on operands converted while packing). 0 when m holds no figures.
- * SEAM: the roofline model of src/machine (being written elsewhere) will
- * own this choice; the prompt and the feedback ask here and nowhere else,
- * so this body is the one line to replace by its call. */
-double ckb_gen_compute_roof(const ckb_machine *m, const char **unit);
 
 /* The machine facts of `threads` for a prompt: the stored profile when it
  * belongs to this CPU (*measured = 1), else what a probe reads (no
@@ -52,6 +44,8 @@ typedef struct {
     const char *status;
     struct json_object *eval;
     int no_code_after; /* 1: the latest reply after this kernel had no code */
+    struct json_object *before; /* the eval of the kernel this one was made from (its
+                                   parent), or NULL: its medians are shown beside */
 } ckb_gen_prev;
 
 #define CKB_GEN_MAX_MSGS 2
@@ -84,6 +78,13 @@ void ckb_gen_prompt_implement(const ckb_gen_task *t, const ckb_gen_prev *parent,
  * and the profile against m's compute roof (m NULL: no roof is quoted). */
 void ckb_gen_feedback(ckb_strbuf *sb, const char *status, struct json_object *eval,
                       const ckb_machine *m);
+/* The same with the eval of the kernel this one was made from (NULL: none),
+ * whose medians are shown beside this one's. The roof quoted is the one the
+ * result was divided by (its "roof"; else made from m, machine/roofline.h).
+ * Correct or not, the largest error and the worst element's share of its
+ * tolerance (the result's worst_tol_share) are given. */
+void ckb_gen_feedback_turn(ckb_strbuf *sb, const char *status, struct json_object *eval,
+                           struct json_object *before, const ckb_machine *m);
 
 /* SHA-256 of the messages in order (role, NUL, content, NUL each), as hex. */
 void ckb_gen_prompt_sha256(const ckb_gen_prompt *p, char hex[65]);

@@ -15,6 +15,7 @@
 #include "core/proc.h"
 #include "gen/extract.h"
 #include "gen/sample.h"
+#include "machine/roofline.h"
 
 static pthread_mutex_t sample__print = PTHREAD_MUTEX_INITIALIZER;
 
@@ -206,8 +207,26 @@ int ckb_gen_eval(ckb_gen_wl *g, const char *name, const char *src, const ckb_eva
 {
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/evals", ckb_run_dir(g->run));
-    ckb_exec_job job = {.w = g->w, .src = src, .eo = eo, .dir = dir, .name = name};
-    return ckb_exec_eval(g->exec, &job, NULL, eval, g->error, sizeof g->error);
+    /* This workload's roofs at this size (machine/roofline.h), as `ckbench
+     * eval` makes them, so the record's figures and the roof the feedback
+     * quotes are the ones the prompt stated; a node replaces them by its own
+     * and records those. */
+    ckb_eval_opts own = *eo;
+    ckb_roof roof;
+    int have_roof = 0;
+    if (g->o->machine) {
+        ckb_roof_for_workload(g->o->machine, g->w, eo->size, &roof);
+        have_roof = roof.compute_gflops > 0 && roof.mem_gbs > 0;
+        if (have_roof) {
+            own.peak_gflops = roof.compute_gflops;
+            own.bw_gbs = roof.mem_gbs;
+        }
+    }
+    ckb_exec_job job = {.w = g->w, .src = src, .eo = &own, .dir = dir, .name = name};
+    int rc = ckb_exec_eval(g->exec, &job, NULL, eval, g->error, sizeof g->error);
+    if (rc == 0 && *eval && have_roof && !json_object_object_get_ex(*eval, "roof", NULL))
+        json_object_object_add(*eval, "roof", ckb_roof_to_json(&roof));
+    return rc;
 }
 
 static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_object *rec)

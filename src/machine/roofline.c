@@ -71,14 +71,60 @@ ckb_precision ckb_roof_precision(const ckb_workload *w)
     return CKB_PREC_F32;
 }
 
-double ckb_roof_working_set(const ckb_workload *w, ckb_size s)
+double ckb_roof_working_set_dims(const ckb_workload *w, const int64_t *dims)
 {
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_dims(w, s, dims);
     double total = 0;
     for (int i = 0; i < w->ntensors; i++)
         total += (double)ckb_tensor_bytes(&w->tensors[i], dims);
     return total;
+}
+
+double ckb_roof_working_set(const ckb_workload *w, ckb_size s)
+{
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, s, dims);
+    return ckb_roof_working_set_dims(w, dims);
+}
+
+const char *ckb_roof_unit_label(const char *unit)
+{
+    if (!unit)
+        return "?";
+    if (strcmp(unit, "f32_fma") == 0)
+        return "f32 FMA (vfmadd)";
+    if (strcmp(unit, "bf16_dot") == 0)
+        return "bf16 dot (vdpbf16ps)";
+    if (strcmp(unit, "amx") == 0)
+        return "AMX (tdpbf16ps)";
+    return unit;
+}
+
+const char *ckb_roof_level_label(const char *level)
+{
+    if (!level)
+        return "?";
+    if (strcmp(level, "l2") == 0)
+        return "L2";
+    if (strcmp(level, "l3") == 0)
+        return "L3";
+    if (strcmp(level, "dram") == 0)
+        return "DRAM";
+    return level;
+}
+
+const char *ckb_roof_compute_how(void)
+{
+    return "measured by a register-only loop (independent accumulators, no loads or stores, "
+           "best of a few runs): a ceiling no real kernel reaches";
+}
+
+const char *ckb_roof_level_how(const char *level)
+{
+    if (level && strcmp(level, "dram") == 0)
+        return "STREAM-triad-like over arrays far larger than the L3";
+    if (level && strcmp(level, "l2") == 0)
+        return "streaming reads, each thread over its own buffer that fits its core's L2";
+    return "streaming reads over buffers that together fit the L3";
 }
 
 void ckb_roof_for_workload(const ckb_machine *m, const ckb_workload *w, ckb_size s,
@@ -143,6 +189,34 @@ static double roof__num(json_object *j, const char *key)
         !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
         return NAN;
     return json_object_get_double(v);
+}
+
+int ckb_roof_of_result(json_object *result, const ckb_machine *m, ckb_roof *out)
+{
+    json_object *v, *dj;
+    memset(out, 0, sizeof *out);
+    if (!result)
+        return -1;
+    if (json_object_object_get_ex(result, "roof", &v) && ckb_roof_from_json(v, out) == 0)
+        return 0;
+    const ckb_workload *w = json_object_object_get_ex(result, "workload", &v)
+                                ? ckb_workload_find(json_object_get_string(v))
+                                : NULL;
+    if (!m || !w)
+        return -1;
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_workload_dims(w, CKB_SIZE_DEFAULT, dims);
+    if (json_object_object_get_ex(result, "size", &v))
+        for (int s = 0; s <= CKB_SIZE_HOST; s++)
+            if (strcmp(json_object_get_string(v), ckb_size_name((ckb_size)s)) == 0)
+                ckb_workload_dims(w, (ckb_size)s, dims);
+    /* the dims the result records win over its size's (a host size) */
+    if (json_object_object_get_ex(result, "dims", &dj) && json_object_is_type(dj, json_type_object))
+        for (int i = 0; i < w->ndims; i++)
+            if (json_object_object_get_ex(dj, w->dims[i].name, &v))
+                dims[i] = json_object_get_int64(v);
+    ckb_roof_make(m, ckb_roof_precision(w), ckb_roof_working_set_dims(w, dims), out);
+    return out->compute_gflops > 0 && out->mem_gbs > 0 ? 0 : -1;
 }
 
 int ckb_roof_from_json(json_object *j, ckb_roof *out)

@@ -60,6 +60,30 @@ const char *ckb_roof_bound(const ckb_roof *r, double flops, double bytes);
 double ckb_roof_pct(const ckb_roof *r, double gflops);
 double ckb_roof_ridge(const ckb_roof *r);
 
+/* The one vocabulary (issue 32): what the prompt, the documentation, the
+ * feedback, the result and the report call a unit and a level. A unit
+ * ("f32_fma", "bf16_dot", "amx") reads "f32 FMA (vfmadd)", "bf16 dot
+ * (vdpbf16ps)", "AMX (tdpbf16ps)"; a level ("l2", "l3", "dram") reads "L2",
+ * "L3", "DRAM"; an unknown name reads as itself ("?" for NULL). */
+const char *ckb_roof_unit_label(const char *unit);
+const char *ckb_roof_level_label(const char *level);
+/* How a compute roof and a memory level were measured, one clause each
+ * (peak.c): the prompt and the docs quote them so a model knows the
+ * compute roof is a register-only ceiling no real kernel reaches. */
+const char *ckb_roof_compute_how(void);
+const char *ckb_roof_level_how(const char *level);
+
+/* A workload's working set at explicit dims (every tensor once): what
+ * ckb_roof_working_set computes for a size, for dims read back from a
+ * result (a host size included). */
+double ckb_roof_working_set_dims(const ckb_workload *w, const int64_t *dims);
+
+/* The roof an evaluation result's figures were divided by: its "roof"
+ * object when it has one (eval, bench, an executor's node, generate);
+ * else made from m for the result's workload and dims (m NULL: none).
+ * 0 on success, -1 when neither gives one (then *out is zero). */
+int ckb_roof_of_result(struct json_object *result, const ckb_machine *m, ckb_roof *out);
+
 /* {"precision","unit","compute_gflops","memory","memory_gbs","dram_gbs",
  * "working_set_bytes"}; the caller owns it. */
 struct json_object *ckb_roof_to_json(const ckb_roof *r);

@@ -64,8 +64,8 @@ void ckb_report_machine_section(ckb_doc *d, const ckb_report_suite *s, int n)
         {"cpu", "CPU"},                  {"isa", "ISA"},
         {"cores", "cores"},              {"threads", "thread budget"},
         {"caches", "L1d / L2 / L3"},     {"f32_peak", "f32 peak GFLOP/s"},
-        {"bf16_peak", "bf16 roof GFLOP/s"}, {"bw", "DRAM bandwidth GB/s"},
-        {"ridge", "ridge (bf16 roof / DRAM) FLOP/B"}, {"profiled", "profile measured"},
+        {"bf16_peak", "compute roof GFLOP/s (bf16 work)"}, {"bw", "DRAM bandwidth GB/s"},
+        {"ridge", "ridge (compute roof / DRAM) FLOP/B"}, {"profiled", "profile measured"},
         {"kernel", "kernel"},            {"compiler", "compiler"},
         {"flags", "candidate flags"},    {"onednn", "oneDNN"},
         {"libraries", "libraries"},      {"commit", "ckbench commit"},
@@ -240,17 +240,20 @@ void ckb_report_suite_section(ckb_doc *d, const ckb_report_suite *s, int n,
         snprintf(file, sizeof file, "roofline-%s.svg", s[k].label);
         const ckb_machine *m = &s[k].machine;
         char cap[768];
-        double top = ckb_roof_compute(m, CKB_PREC_BF16, NULL);
+        const char *top_unit = NULL;
+        double top = ckb_roof_compute(m, CKB_PREC_BF16, &top_unit);
         if (m->bw_gbs > 0 && top > 0)
             snprintf(cap, sizeof cap,
-                     "Roofline of suite %s (log-log): roofs from the machine profile (bf16 roof "
-                     "%.1f GFLOP/s, f32 FMA %.1f GFLOP/s, DRAM %.1f GB/s, ridge %.1f FLOP/B; "
+                     "Roofline of suite %s (log-log): roofs from the machine profile (compute "
+                     "roof for bf16 work %.1f GFLOP/s from the %s, f32 FMA %.1f GFLOP/s, DRAM "
+                     "%.1f GB/s, ridge %.1f FLOP/B; "
                      "dashed: the other units and the L2/L3 roofs a working set in cache "
                      "gets); circles are baselines, squares experts, other markers the best "
                      "kernel of each generation method and model at this size, labelled with "
                      "the workload number. A point above its roof means the profile missed "
                      "the machine's best.",
-                     s[k].label, top, m->f32_gflops, m->bw_gbs, top / m->bw_gbs);
+                     s[k].label, top, ckb_roof_unit_label(top_unit), m->f32_gflops, m->bw_gbs,
+                     top / m->bw_gbs);
         else
             snprintf(cap, sizeof cap,
                      "Suite %s: the run recorded no machine peaks, so no roofs are drawn; "

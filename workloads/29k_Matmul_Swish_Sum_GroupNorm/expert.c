@@ -31,7 +31,7 @@
  *   the same epilogue (see its comment); a portable OpenMP path below AVX2.
  * - exp is a vector one within ~1 ulp of expf.
  * AMX needs the process's permission to use tile data (arch_prctl); the
- * harness's oneDNN baseline runs first in the same process and obtains it.
+ * sandbox asks for it before it loads the kernel (src/eval/child.c).
  * No state is kept between calls; buffers live for one call.
  */
 #include <math.h>

@@ -37,7 +37,7 @@
  * - exp is a vector one within ~1 ulp of expf (range reduction by ln 2
  *   split in two, degree-7 polynomial, scalef).
  * AMX needs the process's permission to use tile data (arch_prctl); the
- * harness's oneDNN baseline runs first in the same process and obtains it.
+ * sandbox asks for it before it loads the kernel (src/eval/child.c).
  * No state is kept between calls; buffers live for one call.
  */
 #include <math.h>
