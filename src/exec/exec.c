@@ -65,7 +65,7 @@ static int exec__on_path(const char *prog)
 /* The partition's nodes (sinfo), 0 when sinfo cannot tell. More sruns in
  * flight than nodes only queue: each queued job then waits for one of
  * Slurm's scheduling passes, which left the test cluster's node idle for
- * most of the time (README). */
+ * most of the time (docs/MANUAL.md, "Running on a cluster"). */
 static int exec__partition_nodes(const char *partition)
 {
     char part[160];
