@@ -1077,3 +1077,136 @@ CKBT_TEST(docs_design_citations_resolve, "quick")
                 s.cited);
     free(design);
 }
+
+/* ---- README.md, docs/MANUAL.md, docs/measurements/: their links resolve ---- */
+
+/* GitHub's anchor of a Markdown heading's text: lower case; letters, digits,
+ * '-' and '_' kept, spaces made '-', anything else dropped. */
+static void readme_slug(const char *text, size_t len, char *out, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < n; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (isalnum(c) || c == '-' || c == '_')
+            out[k++] = (char)tolower(c);
+        else if (c == ' ')
+            out[k++] = '-';
+    }
+    out[k] = '\0';
+}
+
+/* 1 when the Markdown text has a heading whose anchor is `anchor`. */
+static int readme_has_anchor(const char *md, const char *anchor)
+{
+    for (const char *l = md; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (*l != '#' || (l > md && l[-1] != '\n'))
+            continue;
+        const char *t = l;
+        while (*t == '#')
+            t++;
+        if (*t != ' ')
+            continue;
+        t++;
+        const char *e = strchr(t, '\n');
+        char slug[512];
+        readme_slug(t, e ? (size_t)(e - t) : strlen(t), slug, sizeof slug);
+        if (strcmp(slug, anchor) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Checks every relative link "](target)" of the file at path: the target
+ * exists (relative to the file's folder), and a "#anchor" names a heading of
+ * it. Records in seen[] the pages of docs/measurements/ it links. */
+static int readme_check_links(const char *path, char (*seen)[256], int nseen_max, int *nseen)
+{
+    char *text = ckb_read_file(path, NULL);
+    CKBT_EXPECT(text != NULL, "cannot read %s", path);
+    if (!text)
+        return 0;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        dir[0] = '\0';
+    int links = 0;
+    for (const char *p = text; (p = strstr(p, "](")) != NULL;) {
+        p += 2;
+        const char *end = strchr(p, ')');
+        if (!end || memchr(p, '\n', (size_t)(end - p)) || end - p >= 400)
+            continue;
+        if (strncmp(p, "http://", 7) == 0 || strncmp(p, "https://", 8) == 0 ||
+            strncmp(p, "mailto:", 7) == 0)
+            continue;
+        char target[512], file[1024], anchor[400] = "";
+        snprintf(target, sizeof target, "%.*s", (int)(end - p), p);
+        char *hash = strchr(target, '#');
+        if (hash) {
+            snprintf(anchor, sizeof anchor, "%s", hash + 1);
+            *hash = '\0';
+        }
+        links++;
+        if (target[0])
+            snprintf(file, sizeof file, "%s%s", dir, target);
+        else
+            snprintf(file, sizeof file, "%s", path); /* "#anchor": this file */
+        struct stat st;
+        CKBT_EXPECT(stat(file, &st) == 0, "%s links to %s, which does not exist", path, file);
+        if (anchor[0] && stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
+            char *md = ckb_read_file(file, NULL);
+            CKBT_EXPECT(md && readme_has_anchor(md, anchor),
+                        "%s links to %s#%s: %s has no heading with that anchor", path, file,
+                        anchor, file);
+            free(md);
+        }
+        const char *m = strstr(file, "docs/measurements/");
+        if (m && *nseen < nseen_max && strlen(m) > strlen("docs/measurements/"))
+            snprintf(seen[(*nseen)++], 256, "%s", m + strlen("docs/measurements/"));
+    }
+    free(text);
+    return links;
+}
+
+/* The README was cut to a ten-minute read (issue 31): what it left out went to
+ * docs/MANUAL.md and, one page per host kind, docs/measurements/. Every link
+ * between them resolves, anchors included, and the README's table of figures
+ * links every page of docs/measurements/. */
+CKBT_TEST(docs_readme_links_resolve, "quick")
+{
+    char seen[64][256];
+    int nseen = 0, links = 0;
+    links += readme_check_links("README.md", seen, 64, &nseen);
+    int from_readme = nseen;
+    links += readme_check_links("docs/MANUAL.md", seen, 64, &nseen);
+    DIR *d = opendir("docs/measurements");
+    CKBT_EXPECT(d != NULL, "docs/measurements/ holds the figures measured per host kind");
+    int pages = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".md") != 0)
+            continue;
+        pages++;
+        char path[512];
+        snprintf(path, sizeof path, "docs/measurements/%s", e->d_name);
+        int dummy = 0;
+        char none[1][256];
+        links += readme_check_links(path, none, 0, &dummy);
+        int linked = 0;
+        for (int i = 0; i < from_readme; i++)
+            linked |= strcmp(seen[i], e->d_name) == 0;
+        CKBT_EXPECT(linked, "README.md's \"Figures measured, per host kind\" does not link %s",
+                    path);
+    }
+    if (d)
+        closedir(d);
+    CKBT_EXPECT(pages >= 5, "docs/measurements/ has %d pages (5 host kinds measured)", pages);
+    /* the checker's own checks */
+    char slug[128];
+    readme_slug("Hiding ISA features: `CKBENCH_ISA`", 34, slug, sizeof slug);
+    CKBT_EXPECT(strcmp(slug, "hiding-isa-features-ckbench_isa") == 0, "slug '%s'", slug);
+    CKBT_EXPECT(links >= 30, "read %d links", links);
+}

@@ -16,7 +16,7 @@
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "exec/executor.h"
-#include "exec/plan.h"
+#include "gen/plan.h"
 #include "gen/extract.h"
 #include "gen/gen.h"
 #include "gen/run.h"

@@ -17,12 +17,12 @@
 #include "bench/host_speed.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/parallel.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "eval/compile.h"
 #include "eval/eval.h"
-#include "gen/sample.h"
 #include "machine/isa.h"
 #include "machine/roofline.h"
 #include "workloads/dnnl_ops.h"
@@ -607,7 +607,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
         fprintf(stderr, "ckbench: %d workloads on Slurm nodes ...\n", o->n);
         suite__pre ctx = {o, old_list, pre};
         if (pre)
-            ckb_gen_parallel(o->n, o->n, suite__pre_one, &ctx);
+            ckb_parallel_for(o->n, o->n, suite__pre_one, &ctx);
     }
     for (int i = 0; i < o->n; i++) {
         const ckb_workload *w = o->list[i];

@@ -10,7 +10,7 @@
 #include "bench/expert.h"
 #include "cli/cli.h"
 #include "exec/executor.h"
-#include "exec/plan.h"
+#include "gen/plan.h"
 
 /* Scheduling overhead per evaluation of the slurm executor (srun's wall
  * time less the node's own), measured on the one-node test cluster: see

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,8 +13,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include "core/fsutil.h"
 
 #define CLEANUP_SLOTS 128
 #define CLEANUP_PATH 512
@@ -300,6 +299,20 @@ static const char *cleanup__tmp(void)
     return tmp && *tmp ? tmp : "/tmp";
 }
 
+static int cleanup__rm(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+/* Removes the tree at path: ckb_remove_tree of fsutil.h less its forgetting
+ * (a stale folder was another process's, never in this one's list); here
+ * so that cleanup.c needs nothing of fsutil.c, which calls it. */
+static int cleanup__remove_tree(const char *path)
+{
+    return nftw(path, cleanup__rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Whether pid is a process that still runs (a zombie does not). */
 static int cleanup__alive(long pid)
 {
@@ -336,7 +349,7 @@ int ckb_tmpdir_sweep(void)
         snprintf(path, sizeof path, "%s/%s", tmp, e->d_name);
         if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
             continue;
-        if (ckb_remove_tree(path) == 0)
+        if (cleanup__remove_tree(path) == 0)
             removed++;
     }
     closedir(d);

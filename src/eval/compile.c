@@ -415,7 +415,7 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
     char def_buf[COMPILE_MAX_DEFINES][128];
     char *argv[64];
     int n = 0;
-    argv[n++] = NULL; /* the compiler's real file, found by ckb_confined_cc */
+    argv[n++] = (char *)ckb_compiler(); /* ckb_confined_cc runs its real file */
     argv[n++] = "-O3";
     /* -march=native, or the level CKBENCH_ISA lowers it to (machine/isa.h) */
     const char *march[CKB_ISA_MAX_FLAGS];

@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -57,7 +58,6 @@
 #include <unistd.h>
 
 #include "core/proc.h"
-#include "eval/compile.h"
 #include "eval/sandbox.h"
 
 enum { COMPILE_MAX_STEPS = 24, COMPILE_MAX_INPUTS = 4, COMPILE_MAX_INODES = 1024 };
@@ -496,11 +496,11 @@ static int compile__in_system(const char *path)
     return 0;
 }
 
-/* The compiler's real file: $CKBENCH_CC or cc, looked up in PATH as a
- * shell would, links resolved (the new root has no /etc/alternatives). */
-static int compile__find_cc(char *real, char *why, size_t n)
+/* The real file of the compiler cc (ckb_compiler(): $CKBENCH_CC or cc),
+ * looked up in PATH as a shell would, links resolved (the new root has no
+ * /etc/alternatives). */
+static int compile__find_cc(const char *cc, char *real, char *why, size_t n)
 {
-    const char *cc = ckb_compiler();
     char cand[PATH_MAX];
     if (strchr(cc, '/')) {
         if (realpath(cc, real))
@@ -674,7 +674,7 @@ int ckb_confined_cc(char **argv, const char *dir, int expert_kit, const char *co
         goto done;
     }
     if (compile__add_files(pl, dir, inputs, output, why, n) != 0 ||
-        compile__find_cc(pl->cc, why, n) != 0 || compile__add_system(pl, why, n) != 0 ||
+        compile__find_cc(argv[0], pl->cc, why, n) != 0 || compile__add_system(pl, why, n) != 0 ||
         compile__add_scratch(pl, why, n) != 0 ||
         compile__bind(pl, dir, "./include", CKB_CONFINED_INCLUDE, 0, 0, why, n) != 0 ||
         (expert_kit &&

@@ -63,8 +63,9 @@ typedef struct {
     double cpu_s;         /* user + system seconds of all its processes */
 } ckb_confined_result;
 
-/* Runs argv (argv[0] ignored: the compiler's real file, $CKBENCH_CC or cc,
- * runs) confined, with the limits above, in the compile folder dir: its
+/* Runs argv confined (argv[0]: the compiler's name, ckb_compiler() of
+ * compile.h, $CKBENCH_CC or cc; its real file, found in PATH, runs and
+ * replaces argv[0]), with the limits above, in the compile folder dir: its
  * include/ and, with expert_kit, expert-kit/ are what the compiler sees of
  * ckbench. inputs (NULL-terminated, relative to dir/work) are copied from
  * dir/work into the compile's tmpfs, where the compiler runs; output, when

@@ -22,6 +22,7 @@
 #include "core/stats.h"
 #include "eval/check.h"
 #include "eval/compile.h"
+#include "eval/limits.h"
 #include "eval/perturb.h"
 #include "eval/sandbox.h"
 #include "eval/symcheck.h"
@@ -39,13 +40,13 @@ void ckb_eval_opts_default(ckb_eval_opts *o)
     memset(o, 0, sizeof *o);
     o->size = CKB_SIZE_DEFAULT;
     o->threads = omp_get_num_procs();
-    o->nseeds = 3;
-    o->warmup = 5;
-    o->iters = 50;
+    o->nseeds = CKB_EVAL_DEFAULT_SEEDS;
+    o->warmup = CKB_EVAL_DEFAULT_WARMUP;
+    o->iters = CKB_EVAL_DEFAULT_ITERS;
     o->mode = CKB_MODE_CANDIDATE;
     o->timeout_scale = 1.0;
-    o->max_timing_s = 60.0;
-    o->max_steal_pct = 10.0;
+    o->max_timing_s = CKB_EVAL_DEFAULT_MAX_TIMING_S;
+    o->max_steal_pct = CKB_EVAL_DEFAULT_MAX_DISTURBED_PCT;
     /* $CKBENCH_MAX_DISTURBED_PCT replaces it: the share of the machine's CPU
      * time other work may take during a timing run before the run counts as
      * disturbed (a negative value makes every timing disturbed, for tests). */
@@ -378,8 +379,10 @@ static int eval__make_root(eval__ctx *c, const char *so_path)
 static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
 {
     ckb_sandbox_limits lim = {
-        .mem_bytes = c->lay.in_bytes + c->lay.out_bytes + ((size_t)8 << 30),
-        .cpu_s = (600.0 + 20.0 * c->o->max_timing_s) * c->o->timeout_scale * c->o->threads,
+        .mem_bytes = c->lay.in_bytes + c->lay.out_bytes + CKB_EVAL_SANDBOX_SPARE_BYTES,
+        .cpu_s = (CKB_EVAL_SANDBOX_CPU_BASE_S +
+                  CKB_EVAL_SANDBOX_CPU_PER_TIMING_S * c->o->max_timing_s) *
+                 c->o->timeout_scale * c->o->threads,
         .threads = c->o->threads,
     };
     char why[256], size[64];
@@ -400,10 +403,10 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
         return -1;
     }
     p->started = 1;
-    int ready = ckb_sandbox_wait(&p->sb, 60.0 * c->o->timeout_scale);
+    int ready = ckb_sandbox_wait(&p->sb, CKB_EVAL_LOAD_WAIT_S * c->o->timeout_scale);
     if (ready == CKB_REPLY_OPENING && runs_candidate) {
         p->opened = 1;
-        ready = ckb_sandbox_wait(&p->sb, 60.0 * c->o->timeout_scale);
+        ready = ckb_sandbox_wait(&p->sb, CKB_EVAL_LOAD_WAIT_S * c->o->timeout_scale);
     }
     if (ready == CKB_REPLY_LOAD_ERROR && runs_candidate) {
         eval__fail(c, CKB_V_COMPILE_LOAD, "the shared object does not load: %s",
@@ -568,6 +571,12 @@ static int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, double limit_
     return 0;
 }
 
+/* The wall-clock limit of a checked call (limits.h). */
+static double eval__checked_limit_s(const eval__ctx *c)
+{
+    return CKB_EVAL_CHECKED_CALL_BASE_S + CKB_EVAL_CHECKED_CALL_PER_BASE * c->base_s;
+}
+
 static int eval__correctness(eval__ctx *c)
 {
     c->r->stage = CKB_STAGE_CORRECTNESS;
@@ -577,7 +586,7 @@ static int eval__correctness(eval__ctx *c)
     for (int k = 0; k <= c->o->nseeds; k++) {
         uint64_t seed = c->r->seeds[k < c->o->nseeds ? k : 0];
         eval__pair_result pr;
-        if (eval__pair(c, seed, 0, 30.0 + 100.0 * c->base_s, &pr) != 0)
+        if (eval__pair(c, seed, 0, eval__checked_limit_s(c), &pr) != 0)
             return -1;
         eval__note_check(c, &pr.check);
         if (!pr.check.ok) {
@@ -634,10 +643,10 @@ static int eval__timing_runs(eval__ctx *c)
      * used are in the result. */
     if (pair_s > 0 && (warmup + iters) * pair_s > c->o->max_timing_s) {
         int calls = (int)(c->o->max_timing_s / pair_s);
-        warmup = warmup < 1 ? warmup : (calls >= 20 ? warmup : 1);
+        warmup = warmup < 1 ? warmup : (calls >= CKB_EVAL_CALLS_TO_KEEP_WARMUP ? warmup : 1);
         iters = calls - warmup;
-        if (iters < CKB_EVAL_MIN_TIMED_CALLS)
-            iters = CKB_EVAL_MIN_TIMED_CALLS;
+        if (iters < CKB_EVAL_MIN_ITERS)
+            iters = CKB_EVAL_MIN_ITERS;
         if (iters > c->o->iters)
             iters = c->o->iters;
     }
@@ -645,7 +654,8 @@ static int eval__timing_runs(eval__ctx *c)
         iters = CKB_PROTO_MAX_CALLS - warmup;
     c->r->warmup = warmup;
     c->r->iters = iters;
-    double limit = 30.0 + 20.0 * (c->cand_s > c->base_s ? c->cand_s : c->base_s);
+    double limit = CKB_EVAL_TIMED_CALL_BASE_S +
+                   CKB_EVAL_TIMED_CALL_PER_SLOWEST * (c->cand_s > c->base_s ? c->cand_s : c->base_s);
     int calls = warmup + iters;
 
     double best_disturbed = 1e9;
@@ -661,7 +671,8 @@ static int eval__timing_runs(eval__ctx *c)
             eval__pair_result pr;
             /* Every call a set of its own, drawn now: nothing the kernel saw
              * before, nothing it can see before its turn. */
-            uint64_t seed = eval__draw_seed(c->o, 5000 + 1000 * run + it);
+            uint64_t seed =
+                eval__draw_seed(c->o, CKB_EVAL_SEED_TIMED + CKB_EVAL_SEED_PER_RUN * run + it);
             if (eval__pair(c, seed, it % 2 == 0, limit, &pr) != 0)
                 return -1;
             eval__note_check(c, &pr.check);
@@ -677,7 +688,7 @@ static int eval__timing_runs(eval__ctx *c)
         /* The machine's CPU time during the run that went neither to the
          * sandboxes nor to us: stolen by the hypervisor, or used by other
          * processes (whose threads then preempt ours mid-barrier). Clock
-         * ticks are 10 ms, so only runs of CKB_DISTURBANCE_MIN_RUN_S or more
+         * ticks are 10 ms, so only runs of CKB_EVAL_JUDGED_RUN_S or more
          * are judged (a shorter one's share is a few ticks: noise). */
         double steal_pct, others_pct;
         ckb_cpu_times_disturbance(&t0, &t1, elapsed, &steal_pct, &others_pct);
@@ -685,7 +696,7 @@ static int eval__timing_runs(eval__ctx *c)
          * cores while they run; unlike the rest, measured precisely, so
          * judged at any length. */
         double harness_pct = c->call_s > 0 ? 100.0 * c->harness_cpu_s / (c->call_s * t0.ncpu) : 0;
-        int judged = elapsed >= CKB_DISTURBANCE_MIN_RUN_S;
+        int judged = elapsed >= CKB_EVAL_JUDGED_RUN_S;
         double disturbed = (judged ? steal_pct + others_pct : 0.0) + harness_pct;
         c->r->timing_runs = run + 1;
         if (disturbed < best_disturbed) {
@@ -738,9 +749,9 @@ static int eval__final_check(eval__ctx *c)
 {
     double t0 = ckb_now();
     c->r->stage = CKB_STAGE_FINAL_CHECK;
-    c->r->final_seed = eval__draw_seed(c->o, 1000);
+    c->r->final_seed = eval__draw_seed(c->o, CKB_EVAL_SEED_FINAL_CHECK);
     eval__pair_result pr;
-    int rc = eval__pair(c, c->r->final_seed, 0, 30.0 + 100.0 * c->base_s, &pr);
+    int rc = eval__pair(c, c->r->final_seed, 0, eval__checked_limit_s(c), &pr);
     if (rc == 0) {
         eval__note_check(c, &pr.check);
         if (!pr.check.ok) {

@@ -11,23 +11,13 @@
 #include <stdint.h>
 
 #include "core/stats.h"
+#include "eval/limits.h" /* the protocol's counts and every limit, each with its reason */
 #include "eval/protocol.h"
 #include "eval/stage.h"
 #include "workloads/workload.h"
 
 struct json_object;
 
-/* A timing run shorter than this is not judged by the others' share of the
- * CPU: /proc's CPU times move in 10 ms ticks, and a run of a few ticks per
- * CPU reads a share of ±30% from rounding alone. */
-#define CKB_DISTURBANCE_MIN_RUN_S 0.5
-
-/* The timing protocol's fixed counts (DESIGN §5), named so that what a model
- * is told (src/gen/prompt.c) is generated from them, not written twice. */
-enum {
-    CKB_EVAL_TIMING_RUNS = 3,      /* timing runs at most, the least disturbed kept */
-    CKB_EVAL_MIN_TIMED_CALLS = 3,  /* a slow kernel's timed calls, at least */
-};
 
 typedef struct {
     ckb_size size;

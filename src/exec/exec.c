@@ -1,4 +1,5 @@
-/* The executor: its configuration, the local executor, the nodes seen (see executor.h). */
+/* The executor: its configuration, the local executor, the nodes seen (see
+ * executor.h; nodes.c tallies them). */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -64,7 +65,7 @@ static int exec__on_path(const char *prog)
 /* The partition's nodes (sinfo), 0 when sinfo cannot tell. More sruns in
  * flight than nodes only queue: each queued job then waits for one of
  * Slurm's scheduling passes, which left the test cluster's node idle for
- * most of the time (README). */
+ * most of the time (docs/MANUAL.md, "Running on a cluster"). */
 static int exec__partition_nodes(const char *partition)
 {
     char part[160];
@@ -153,40 +154,6 @@ void ckb_exec_close(ckb_exec *x)
 ckb_exec_kind ckb_exec_kind_of(const ckb_exec *x) { return x ? x->c.kind : CKB_EXEC_LOCAL; }
 
 int ckb_exec_slots(const ckb_exec *x) { return x->c.max_jobs > 0 ? x->c.max_jobs : 1; }
-
-void exec__note_node(ckb_exec *x, json_object *json)
-{
-    json_object *e = ckb_json_obj(json, "executor");
-    const char *node = ckb_json_str(e, "node"), *cpu = ckb_json_str(e, "cpu");
-    if (!node)
-        return;
-    if (!cpu)
-        cpu = "";
-    pthread_mutex_lock(&x->mu);
-    int i = 0;
-    while (i < x->nnodes && strcmp(x->nodes[i].node, node) != 0)
-        i++;
-    if (i == x->nnodes && i < EXEC__MAX_NODES) {
-        snprintf(x->nodes[i].node, sizeof x->nodes[i].node, "%s", node);
-        snprintf(x->nodes[i].cpu, sizeof x->nodes[i].cpu, "%s", cpu);
-        x->nnodes++;
-        if (!x->first_cpu[0]) {
-            snprintf(x->first_cpu, sizeof x->first_cpu, "%s", cpu);
-        } else if (strcmp(x->first_cpu, cpu) != 0) {
-            /* Each speedup is timed on one node, but a best-of or a geomean
-             * over nodes of different CPUs mixes machines: say so. */
-            fprintf(stderr,
-                    "ckbench: warning: node %s has another CPU (%s) than the first node of this "
-                    "run (%s): results from different CPUs are being pooled; restrict the "
-                    "partition to one kind of node to compare methods (see nodes.json)\n",
-                    node, cpu, x->first_cpu);
-            x->mixed = 1;
-        }
-    }
-    if (i < x->nnodes)
-        x->nodes[i].n++;
-    pthread_mutex_unlock(&x->mu);
-}
 
 json_object *ckb_exec_nodes_json(ckb_exec *x)
 {

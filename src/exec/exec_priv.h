@@ -1,7 +1,10 @@
 /*
  * exec_priv.h — inside the executor module: the executor's state, shared by
- * exec.c (common part, local), exec_slurm.c (the driver side of slurm) and
- * exec_node.c (the job file and the node side).
+ * exec.c (common part, local), exec_slurm.c (the driver side of slurm),
+ * exec_node.c (the job file and the node side) and nodes.c (the nodes
+ * results came from). No two of them call each other both ways: exec.c
+ * calls exec_slurm.c, both call nodes.c and exec_node.c, and those two
+ * call neither.
  */
 #ifndef CKB_EXEC_PRIV_H
 #define CKB_EXEC_PRIV_H
@@ -49,7 +52,7 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17]);
 int exec__read_result(const ckb_exec_job *job, const char *fp, ckb_eval_result *r,
                       struct json_object **json);
 
-/* Records the node of a result, warns once per new CPU model. */
+/* Records the node of a result, warns once per new CPU model (nodes.c). */
 void exec__note_node(ckb_exec *x, struct json_object *json);
 
 /* slurm, and local with isolate: runs the job in `ckbench __exec JOBFILE`,

@@ -1,7 +1,7 @@
 /*
  * The driver side of an evaluation in a `ckbench __exec JOBFILE` process:
  * for slurm one `srun --exclusive -N1 -n1` per evaluation (see executor.h,
- * and the README's cluster section for why one srun per evaluation and not
+ * and docs/MANUAL.md's cluster section for why one srun per evaluation and not
  * a pool of workers or job arrays); for an isolated local evaluation the
  * same job file and result, the child started here without srun.
  */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/jsonget.h"
+#include "core/parallel.h"
 #include "gen/sample.h"
 
 typedef struct {
@@ -116,7 +117,7 @@ int ckb_gen_beam(ckb_gen_wl *g)
             }
         }
         beam__batch b = {g, specs};
-        ckb_gen_parallel(n, o->concurrency, beam__one, &b);
+        ckb_parallel_for(n, o->concurrency, beam__one, &b);
         if (g->failed || g->sh->unreachable)
             break;
 

@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jsonget.h"
 #include "bench/expert.h"
 #include "core/fsutil.h"
+#include "core/jsonget.h"
+#include "core/parallel.h"
 #include "core/utf8.h"
 #include "docs/docs.h"
 #include "gen/refsrc.h"
@@ -260,12 +261,12 @@ static int gen__workload(ckb_gen_wl *g)
     int chains, turns;
     switch (g->o->method) {
     case CKB_GEN_BEST_OF_N:
-        ckb_gen_parallel(g->o->budget, g->o->concurrency, gen__bon_one, g);
+        ckb_parallel_for(g->o->budget, g->o->concurrency, gen__bon_one, g);
         break;
     case CKB_GEN_REFINE:
     case CKB_GEN_REFINE_DOCS:
         ckb_gen_refine_shape(g->o, &chains, &turns);
-        ckb_gen_parallel(chains, g->o->concurrency, gen__chain, g);
+        ckb_parallel_for(chains, g->o->concurrency, gen__chain, g);
         break;
     case CKB_GEN_BEAM:
         ckb_gen_beam(g);
@@ -312,7 +313,7 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
     for (int i = 0; i < n; i++)
         a.wl[i] = (ckb_gen_wl){.o = o, .sh = &sh, .p = p, .run = run, .w = workloads[i],
                                .exec = o->exec ? o->exec : local, .expert_speedup = NAN};
-    ckb_gen_parallel(n, o->jobs, gen__one_workload, &a);
+    ckb_parallel_for(n, o->jobs, gen__one_workload, &a);
     ckb_run_write_summary(run);
     /* Drain the disturbed timings: a figure is measured undisturbed or it
      * is not one (DESIGN §5). */

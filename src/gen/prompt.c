@@ -195,7 +195,7 @@ static char *prompt__preamble(const ckb_gen_task *t)
         "of the timed calls, and the speedup the baseline's median over yours. A timing run "
         "in which other work took over %g%% of the machine's CPU time is redone (%d runs at "
         "most, the least disturbed kept); one still disturbed gives no figure.\n",
-        warmup, iters, t->threads, CKB_EVAL_MIN_TIMED_CALLS, eo.max_timing_s,
+        warmup, iters, t->threads, CKB_EVAL_MIN_ITERS, eo.max_timing_s,
         eo.max_steal_pct, CKB_EVAL_TIMING_RUNS);
     return ckb_strbuf_take(&sb);
 }

@@ -54,9 +54,6 @@ typedef struct {
  * now and appended. NULL when the harness failed (g->failed is set). */
 struct json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s);
 
-/* Runs fn(ctx, i) for i in [0, n), at most width at once (threads). */
-void ckb_gen_parallel(int n, int width, void (*fn)(void *ctx, int i), void *ctx);
-
 /* Record fields. */
 const char *ckb_rec_str(struct json_object *rec, const char *key); /* "" if absent */
 int ckb_rec_correct(struct json_object *rec);

@@ -7,7 +7,7 @@
 
 #include "core/fsutil.h"
 #include "core/jsonget.h"
-#include "exec/plan.h"
+#include "gen/plan.h"
 
 void ckb_plan_count(const ckb_gen_opts *o, int workloads, int experts, ckb_plan_counts *out)
 {

@@ -4,8 +4,8 @@
  * count, and node-hours from a cost per evaluation (measured from earlier
  * runs' records, or CKB_EXEC_DEFAULT_EVAL_S).
  */
-#ifndef CKB_EXEC_PLAN_H
-#define CKB_EXEC_PLAN_H
+#ifndef CKB_GEN_PLAN_H
+#define CKB_GEN_PLAN_H
 
 #include "gen/gen.h"
 
@@ -31,4 +31,4 @@ typedef struct {
 /* Adds a run's records to *c. -1 when the run has no records.jsonl. */
 int ckb_plan_measure(const char *run, ckb_plan_cost *c);
 
-#endif /* CKB_EXEC_PLAN_H */
+#endif /* CKB_GEN_PLAN_H */
