@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/fsutil.h"
+#include "eval/limits.h"
 #include "eval_util.h"
 #include "harness.h"
 
@@ -154,6 +155,29 @@ CKBT_TEST(timing_other_work_is_seen_as_disturbance_and_quiet_is_not, "full")
     CKBT_EXPECT(ckbt_num(busy, "timing_runs") == 3, "and timed again until the last try (%g runs)",
                 ckbt_num(busy, "timing_runs"));
     json_object_put(busy);
+
+    /* A run far shorter than the CPU-time ticks can judge (8p's GEMM once, a
+     * few ms a call): the kernels' own run-queue wait (schedstat) still
+     * sees the spinners. */
+    char *quick = timing__gemm_reps(1);
+    ns = timing__spin(spinners, 256);
+    json_object *brief = timing__eval(quick, "10");
+    timing__stop(spinners, ns);
+    if (json_object_object_get(brief, "runqueue_wait_pct") == NULL) {
+        ckbt_skip("this kernel keeps no schedstat: a run shorter than %.1f s is not judged here",
+                  CKB_EVAL_JUDGED_RUN_S);
+    } else {
+        CKBT_EXPECT(ckbt_num(brief, "parent_timing_ms") < 1e3 * CKB_EVAL_JUDGED_RUN_S,
+                    "the brief run is shorter than the ticks can judge (%.0f ms)",
+                    ckbt_num(brief, "parent_timing_ms"));
+        CKBT_EXPECT(json_object_get_boolean(json_object_object_get(brief, "timing_disturbed")) &&
+                        ckbt_num(brief, "timing_runs") == 3,
+                    "a brief run among spinners is flagged and timed again: %.1f%% of the "
+                    "kernels' time waiting for a CPU, %g runs",
+                    ckbt_num(brief, "runqueue_wait_pct"), ckbt_num(brief, "timing_runs"));
+    }
+    json_object_put(brief);
+    free(quick);
 
     /* Quiet: the same evaluation with nothing else running. A shared host
      * may still be busy for reasons of its own; one more try, then the

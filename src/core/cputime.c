@@ -1,6 +1,7 @@
 /* Where the machine's CPU time went: /proc/stat and /proc/PID/stat. */
 #include "core/cputime.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,4 +62,46 @@ void ckb_cpu_times_disturbance(const ckb_cpu_times *a, const ckb_cpu_times *b, d
     double others = (b->busy - a->busy) - (b->ours - a->ours);
     *steal_pct = capacity > 0 ? 100.0 * (b->steal - a->steal) / capacity : 0;
     *other_pct = capacity > 0 && others > 0 ? 100.0 * others / capacity : 0;
+}
+
+void ckb_sched_times_read(const pid_t *pids, int npids, ckb_sched_times *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ok = access("/proc/self/schedstat", R_OK) == 0;
+    for (int i = 0; out->ok && i < npids; i++) {
+        if (pids[i] <= 0)
+            continue;
+        char dir[64];
+        snprintf(dir, sizeof dir, "/proc/%d/task", (int)pids[i]);
+        DIR *d = opendir(dir);
+        if (!d) /* gone: it contributes nothing more */
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] < '0' || e->d_name[0] > '9')
+                continue;
+            char path[128];
+            snprintf(path, sizeof path, "%s/%.20s/schedstat", dir, e->d_name);
+            FILE *f = fopen(path, "r");
+            unsigned long long run = 0, wait = 0;
+            int got = f ? fscanf(f, "%llu %llu", &run, &wait) : 0;
+            if (f)
+                fclose(f);
+            if (got != 2) /* a thread that ended meanwhile */
+                continue;
+            out->run_ns += (double)run;
+            out->wait_ns += (double)wait;
+        }
+        closedir(d);
+    }
+}
+
+double ckb_sched_wait_pct(const ckb_sched_times *a, const ckb_sched_times *b)
+{
+    if (!a->ok || !b->ok)
+        return -1;
+    double run = b->run_ns - a->run_ns, wait = b->wait_ns - a->wait_ns;
+    if (run < 0 || wait < 0) /* a thread left between the samples */
+        return -1;
+    return run + wait > 0 ? 100.0 * wait / (run + wait) : 0;
 }

@@ -60,6 +60,7 @@ void ckb_eval_opts_default(ckb_eval_opts *o)
 /* One sandboxed process and the trusted side's view of its OUT memfd. */
 typedef struct {
     ckb_sandbox sb;
+    int root_fd;   /* the folder its sandbox sees (a compiled kernel's), -1: none */
     int started;
     int opened;    /* it is about to open (or has opened) the candidate: from then on
                       the candidate's code, not ours, decides how it ends */
@@ -82,6 +83,9 @@ typedef struct {
     void *in;              /* the input set of the next call, written here only */
     eval__proc base;       /* the baseline, in every mode */
     eval__proc cand;       /* the candidate (or a second baseline, in SELF mode) */
+    eval__proc expert;     /* the workload's expert, with expert_src (--vs-expert) */
+    int expert_root_fd;    /* workdir/expert/root: all the expert's sandbox sees */
+    double expert_s;       /* the expert's slowest checked call */
     unsigned seq;          /* calls made, the next call's sequence number */
     void *want[CKB_MAX_TENSORS]; /* create_inputs's output arguments: scratch, never read */
     double base_s;         /* the baseline's slowest checked call */
@@ -224,7 +228,7 @@ static int eval__canary_broken(eval__ctx *c, eval__proc *p)
  * copying them first (2 x the outputs' size per call) was most of the
  * checking's memory traffic at the larger sizes (issue 29). Names the
  * first wrong tensor. */
-static ckb_check eval__compare(eval__ctx *c)
+static ckb_check eval__compare(eval__ctx *c, eval__proc *p)
 {
     ckb_check all = {.ok = 1, .worst = -1};
     for (int i = 0; i < c->w->ntensors; i++) {
@@ -232,7 +236,7 @@ static ckb_check eval__compare(eval__ctx *c)
         if (t->role != CKB_OUT)
             continue;
         ckb_check k;
-        ckb_check_allclose(t->dtype, eval__tensor(c, &c->cand, i), eval__tensor(c, &c->base, i),
+        ckb_check_allclose(t->dtype, eval__tensor(c, p, i), eval__tensor(c, &c->base, i),
                            ckb_tensor_numel(t, c->dims),
                            ckb_workload_atol(c->w), ckb_workload_rtol(c->w), &k);
         if (all.ok && !k.ok)
@@ -355,10 +359,10 @@ static void eval__child_died(eval__ctx *c, eval__proc *p, int wait_rc)
 
 /* workdir/root, world-readable, holding only the candidate object: the
  * whole file system a candidate's sandbox sees. */
-static int eval__make_root(eval__ctx *c, const char *so_path)
+static int eval__make_root(const char *dir, const char *so_path, int *root_fd)
 {
     char root[300], so[320];
-    snprintf(root, sizeof root, "%s/root", c->workdir);
+    snprintf(root, sizeof root, "%s/root", dir);
     snprintf(so, sizeof so, "%s/candidate.so", root);
     if (mkdir(root, 0755) != 0 || chmod(root, 0755) != 0)
         return -1;
@@ -372,8 +376,8 @@ static int eval__make_root(eval__ctx *c, const char *so_path)
     }
     if (chmod(so, 0644) != 0)
         return -1;
-    c->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    return c->root_fd >= 0 ? 0 : -1;
+    *root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return *root_fd >= 0 ? 0 : -1;
 }
 
 static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
@@ -397,7 +401,7 @@ static int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
                    strerror(errno));
         return -1;
     }
-    if (ckb_sandbox_start(&p->sb, c->in_fd, p->out_fd, runs_candidate ? c->root_fd : -1,
+    if (ckb_sandbox_start(&p->sb, c->in_fd, p->out_fd, runs_candidate ? p->root_fd : -1,
                           c->w->id, size, runs_candidate ? "candidate.so" : NULL, &lim, why, sizeof why) != 0) {
         eval__fail(c, CKB_V_HARNESS_SPAWN, "cannot start the sandbox: %s", why);
         return -1;
@@ -527,15 +531,33 @@ static int eval__violated(eval__ctx *c)
 }
 
 typedef struct {
-    double cand_ms, base_ms;
+    double cand_ms, base_ms, expert_ms;
     ckb_check check;
 } eval__pair_result;
 
-/* One input set through both processes, in the given order: the
- * baseline's outputs are the oracle of the candidate's call on the same
- * inputs. In BASELINE mode only the baseline runs. */
-static int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, double limit_s,
-                      eval__pair_result *pr)
+/* The expert's outputs against the baseline's: it is trusted code, so a
+ * miss is the benchmark's fault (harness_error), never the candidate's. */
+static int eval__expert_checked(eval__ctx *c)
+{
+    int bad = eval__canary_broken(c, &c->expert);
+    ckb_check k = bad ? (ckb_check){.ok = 0} : eval__compare(c, &c->expert);
+    if (k.ok)
+        return 0;
+    eval__fail(c, CKB_V_HARNESS_EXPERT,
+               "the workload's expert, timed beside the candidate (--vs-expert), %s",
+               bad ? "wrote past the end of an output"
+                   : "disagrees with the baseline on this input set: the expert is wrong");
+    return -1;
+}
+
+/* One input set through the processes, in the given order: the baseline's
+ * outputs are the oracle of the candidate's call on the same inputs. In
+ * BASELINE mode only the baseline runs. With an expert (--vs-expert) it
+ * runs too, at position expert_slot (0, 1 or 2) among the three, so that
+ * over three calls each kernel takes each place once (the one that runs
+ * first finds the inputs out of cache). */
+static int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, int expert_slot,
+                      double limit_s, eval__pair_result *pr)
 {
     memset(pr, 0, sizeof *pr);
     pr->check.ok = 1;
@@ -544,8 +566,15 @@ static int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, double limit_
     if (c->timing)
         c->r->inputs_s += ckb_now() - t0;
     int two = c->o->mode != CKB_MODE_BASELINE;
-    for (int k = 0; k < 2; k++) {
-        int cand_turn = (k == 0) == (cand_first != 0);
+    int expert = c->r->has_expert;
+    for (int k = 0, pos = 0; pos < 2 + expert; pos++) {
+        if (expert && pos == expert_slot) {
+            if (eval__call(c, &c->expert, limit_s, &pr->expert_ms) != 0 ||
+                (!c->timing && eval__expert_checked(c) != 0))
+                return -1;
+            continue;
+        }
+        int cand_turn = (k++ == 0) == (cand_first != 0);
         if (cand_turn && !two)
             continue;
         eval__proc *p = cand_turn ? &c->cand : &c->base;
@@ -565,7 +594,7 @@ static int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, double limit_
     }
     double t2 = ckb_now();
     if (two)
-        pr->check = eval__compare(c);
+        pr->check = eval__compare(c, &c->cand);
     if (c->timing)
         c->r->checks_s += ckb_now() - t2;
     return 0;
@@ -586,7 +615,7 @@ static int eval__correctness(eval__ctx *c)
     for (int k = 0; k <= c->o->nseeds; k++) {
         uint64_t seed = c->r->seeds[k < c->o->nseeds ? k : 0];
         eval__pair_result pr;
-        if (eval__pair(c, seed, 0, eval__checked_limit_s(c), &pr) != 0)
+        if (eval__pair(c, seed, 0, 2, eval__checked_limit_s(c), &pr) != 0)
             return -1;
         eval__note_check(c, &pr.check);
         if (!pr.check.ok) {
@@ -610,6 +639,8 @@ static int eval__correctness(eval__ctx *c)
             c->base_s = pr.base_ms * 1e-3;
         if (pr.cand_ms * 1e-3 > c->cand_s)
             c->cand_s = pr.cand_ms * 1e-3;
+        if (pr.expert_ms * 1e-3 > c->expert_s)
+            c->expert_s = pr.expert_ms * 1e-3;
     }
     c->r->correctness_s = ckb_now() - t0;
     return 0;
@@ -637,7 +668,7 @@ static void eval__timed_miss(eval__ctx *c, int call, int calls, const ckb_check 
 static int eval__timing_runs(eval__ctx *c)
 {
     int two = c->o->mode != CKB_MODE_BASELINE;
-    double pair_s = c->base_s + (two ? c->cand_s : 0.0);
+    double pair_s = c->base_s + (two ? c->cand_s : 0.0) + c->expert_s;
     int warmup = c->o->warmup, iters = c->o->iters;
     /* A slow candidate gets fewer calls rather than a timeout; the counts
      * used are in the result. */
@@ -654,17 +685,23 @@ static int eval__timing_runs(eval__ctx *c)
         iters = CKB_PROTO_MAX_CALLS - warmup;
     c->r->warmup = warmup;
     c->r->iters = iters;
-    double limit = CKB_EVAL_TIMED_CALL_BASE_S +
-                   CKB_EVAL_TIMED_CALL_PER_SLOWEST * (c->cand_s > c->base_s ? c->cand_s : c->base_s);
+    double slowest = c->cand_s > c->base_s ? c->cand_s : c->base_s;
+    if (c->expert_s > slowest)
+        slowest = c->expert_s;
+    double limit = CKB_EVAL_TIMED_CALL_BASE_S + CKB_EVAL_TIMED_CALL_PER_SLOWEST * slowest;
     int calls = warmup + iters;
 
     double best_disturbed = 1e9;
     double cand[CKB_PROTO_MAX_CALLS], base[CKB_PROTO_MAX_CALLS];
     double run_cand[CKB_PROTO_MAX_CALLS], run_base[CKB_PROTO_MAX_CALLS];
+    double expert[CKB_PROTO_MAX_CALLS], run_expert[CKB_PROTO_MAX_CALLS];
     for (int run = 0; run < CKB_EVAL_TIMING_RUNS; run++) {
-        pid_t pids[3] = {getpid(), c->base.sb.pid, two ? c->cand.sb.pid : 0};
+        pid_t pids[4] = {getpid(), c->base.sb.pid, two ? c->cand.sb.pid : 0,
+                         c->r->has_expert ? c->expert.sb.pid : 0};
         ckb_cpu_times t0, t1;
-        ckb_cpu_times_read(pids, 3, &t0);
+        ckb_sched_times w0, w1;
+        ckb_cpu_times_read(pids, 4, &t0);
+        ckb_sched_times_read(pids + 1, 3, &w0);
         c->call_s = c->harness_cpu_s = 0;
         double p0 = ckb_now();
         for (int it = 0; it < calls; it++) {
@@ -673,7 +710,9 @@ static int eval__timing_runs(eval__ctx *c)
              * before, nothing it can see before its turn. */
             uint64_t seed =
                 eval__draw_seed(c->o, CKB_EVAL_SEED_TIMED + CKB_EVAL_SEED_PER_RUN * run + it);
-            if (eval__pair(c, seed, it % 2 == 0, limit, &pr) != 0)
+            /* the candidate first on every other call; the expert's place
+             * turns over the three */
+            if (eval__pair(c, seed, it % 2 == 0, (2 * it) % 3, limit, &pr) != 0)
                 return -1;
             eval__note_check(c, &pr.check);
             if (!pr.check.ok) {
@@ -682,9 +721,11 @@ static int eval__timing_runs(eval__ctx *c)
             }
             run_cand[it] = pr.cand_ms;
             run_base[it] = pr.base_ms;
+            run_expert[it] = pr.expert_ms;
         }
         double elapsed = ckb_now() - p0;
-        ckb_cpu_times_read(pids, 3, &t1);
+        ckb_cpu_times_read(pids, 4, &t1);
+        ckb_sched_times_read(pids + 1, 3, &w1);
         /* The machine's CPU time during the run that went neither to the
          * sandboxes nor to us: stolen by the hypervisor, or used by other
          * processes (whose threads then preempt ours mid-barrier). Clock
@@ -696,15 +737,25 @@ static int eval__timing_runs(eval__ctx *c)
          * cores while they run; unlike the rest, measured precisely, so
          * judged at any length. */
         double harness_pct = c->call_s > 0 ? 100.0 * c->harness_cpu_s / (c->call_s * t0.ncpu) : 0;
-        int judged = elapsed >= CKB_EVAL_JUDGED_RUN_S;
-        double disturbed = (judged ? steal_pct + others_pct : 0.0) + harness_pct;
+        /* The kernels' threads' own time waiting for a CPU another task
+         * held (schedstat, exact at any length): what a run too short for
+         * the ticks is judged by, and the larger of the two otherwise. */
+        double wait_pct = ckb_sched_wait_pct(&w0, &w1);
+        int ticks_judged = elapsed >= CKB_EVAL_JUDGED_RUN_S;
+        int judged = ticks_judged || wait_pct >= 0;
+        double elsewhere = ticks_judged ? steal_pct + others_pct : 0.0;
+        if (wait_pct > elsewhere)
+            elsewhere = wait_pct;
+        double disturbed = elsewhere + harness_pct;
         c->r->timing_runs = run + 1;
         if (disturbed < best_disturbed) {
             best_disturbed = disturbed;
             c->r->disturbed_pct = disturbed;
             c->r->disturbance_judged = judged;
+            c->r->wait_pct = wait_pct;
             memcpy(cand, run_cand + warmup, sizeof(double) * (size_t)iters);
             memcpy(base, run_base + warmup, sizeof(double) * (size_t)iters);
+            memcpy(expert, run_expert + warmup, sizeof(double) * (size_t)iters);
             c->r->steal_pct = steal_pct;
             c->r->others_pct = others_pct;
             c->r->harness_pct = harness_pct;
@@ -712,14 +763,19 @@ static int eval__timing_runs(eval__ctx *c)
         }
         if (disturbed <= c->o->max_steal_pct)
             break;
-        fprintf(stderr, "ckbench: %s: %.0f%% of the machine's CPU time went elsewhere during "
-                        "timing (%.0f%% stolen by the hypervisor, %.0f%% other processes, "
-                        "%.0f%% the harness); timing again\n",
-                c->w->id, disturbed, steal_pct, others_pct, harness_pct);
+        fprintf(stderr, "ckbench: %s: timing disturbed by other work (%.0f%% of the kernels' "
+                        "CPU time spent waiting for a CPU, %.0f%% of the machine stolen by the "
+                        "hypervisor, %.0f%% other processes, %.0f%% the harness); timing again\n",
+                c->w->id, wait_pct > 0 ? wait_pct : 0, steal_pct, others_pct, harness_pct);
     }
     c->r->base = ckb_stats_of(base, iters);
     c->r->cand = two ? ckb_stats_of(cand, iters) : c->r->base;
     c->r->speedup = c->r->cand.median > 0 ? c->r->base.median / c->r->cand.median : 0;
+    if (c->r->has_expert) {
+        c->r->expert = ckb_stats_of(expert, iters);
+        c->r->speedup_vs_expert =
+            c->r->cand.median > 0 ? c->r->expert.median / c->r->cand.median : 0;
+    }
 
     /* Faster than the roofline: with the clock and every output out of the
      * kernel's reach, only a kernel that does less than the declared work
@@ -751,7 +807,7 @@ static int eval__final_check(eval__ctx *c)
     c->r->stage = CKB_STAGE_FINAL_CHECK;
     c->r->final_seed = eval__draw_seed(c->o, CKB_EVAL_SEED_FINAL_CHECK);
     eval__pair_result pr;
-    int rc = eval__pair(c, c->r->final_seed, 0, eval__checked_limit_s(c), &pr);
+    int rc = eval__pair(c, c->r->final_seed, 0, 2, eval__checked_limit_s(c), &pr);
     if (rc == 0) {
         eval__note_check(c, &pr.check);
         if (!pr.check.ok) {
@@ -779,6 +835,7 @@ static void eval__release_proc(eval__ctx *c, eval__proc *p)
 
 static void eval__release(eval__ctx *c)
 {
+    eval__release_proc(c, &c->expert);
     eval__release_proc(c, &c->cand);
     eval__release_proc(c, &c->base);
     for (int i = 0; i < CKB_MAX_TENSORS; i++) {
@@ -790,6 +847,8 @@ static void eval__release(eval__ctx *c)
         close(c->in_fd);
     if (c->root_fd > 0)
         close(c->root_fd);
+    if (c->expert_root_fd > 0)
+        close(c->expert_root_fd);
     if (c->own_workdir && c->workdir[0])
         ckb_remove_tree(c->workdir);
 }
@@ -805,12 +864,43 @@ static int eval__alloc_outputs(eval__ctx *c)
     return 0;
 }
 
+/* The expert of --vs-expert, compiled with its kit and parameters into
+ * workdir/expert and given a root of its own. It is the benchmark's code:
+ * whatever goes wrong with it is a harness_error, never the candidate's. */
+static int eval__compile_expert(eval__ctx *c)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/expert", c->workdir);
+    ckb_compile_result cr = {0};
+    if (mkdir(dir, 0700) != 0) {
+        eval__fail(c, CKB_V_HARNESS_WORKDIR, "cannot make %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int ran = ckb_compile_candidate(c->w, c->o->size, c->o->expert_src, dir,
+                                    c->o->expert_defines, c->o->nexpert_defines, 1, &cr);
+    int ok = ran == 0 && cr.ok;
+    if (!ok)
+        eval__fail(c, CKB_V_HARNESS_EXPERT, "the expert %s does not compile: %.600s",
+                   c->o->expert_src, ran == 0 ? cr.message : cr.error);
+    else if (eval__make_root(dir, cr.so_path, &c->expert_root_fd) != 0) {
+        eval__fail(c, CKB_V_HARNESS_WORKDIR, "cannot make the expert's sandbox folder: %s",
+                   strerror(errno));
+        ok = 0;
+    }
+    c->expert.root_fd = c->expert_root_fd;
+    c->r->has_expert = ok;
+    c->r->compile_s += cr.seconds;
+    ckb_compile_result_free(&cr);
+    return ok ? 0 : -1;
+}
+
 int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
                  ckb_eval_result *r)
 {
     memset(r, 0, sizeof *r);
-    eval__ctx c = {.w = w, .o = o, .r = r, .in_fd = -1, .root_fd = -1,
-                   .base = {.out_fd = -1}, .cand = {.out_fd = -1}};
+    eval__ctx c = {.w = w, .o = o, .r = r, .in_fd = -1, .root_fd = -1, .expert_root_fd = -1,
+                   .base = {.out_fd = -1, .root_fd = -1}, .cand = {.out_fd = -1, .root_fd = -1},
+                   .expert = {.out_fd = -1, .root_fd = -1}};
     double t_start = ckb_now();
     int rc = -1, locked = 0;
     ckb_workload_dims(w, o->size, c.dims);
@@ -871,11 +961,14 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
             rc = 0;
             goto done;
         }
-        if (eval__make_root(&c, cr.so_path) != 0) {
+        if (eval__make_root(c.workdir, cr.so_path, &c.root_fd) != 0) {
             eval__fail(&c, CKB_V_HARNESS_WORKDIR,
                        "cannot make the sandbox's folder: %s", strerror(errno));
             goto done;
         }
+        c.cand.root_fd = c.root_fd;
+        if (o->expert_src && eval__compile_expert(&c) != 0)
+            goto done;
     }
 
     r->stage = CKB_STAGE_LOAD;
@@ -896,6 +989,12 @@ int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
     if (o->mode != CKB_MODE_BASELINE &&
         eval__start(&c, &c.cand, o->mode == CKB_MODE_CANDIDATE) != 0)
         goto done_ran;
+    if (r->has_expert && eval__start(&c, &c.expert, 1) != 0) {
+        if (r->status != CKB_ST_HARNESS_ERROR) /* its own failure, not the candidate's */
+            eval__fail(&c, CKB_V_HARNESS_EXPERT, "the expert's sandbox did not start: %s",
+                       r->message);
+        goto done_ran;
+    }
     r->setup_s = ckb_now() - t_setup;
     if (eval__correctness(&c) != 0)
         goto done_ran;

@@ -38,6 +38,11 @@ typedef struct {
                               than this went to the hypervisor or to other
                               processes is redone (up to 3 runs, the least
                               disturbed kept) */
+    const char *expert_src; /* not NULL: also time this expert (its kit and these
+                              defines) in the same alternation, for speedup_vs_expert
+                              (CANDIDATE mode only) */
+    const char *const *expert_defines;
+    int nexpert_defines;
     uint64_t seed;         /* 0: seeds drawn from the OS now; else derived from it */
     double peak_gflops, bw_gbs; /* the workload's roofs; 0: no roofline figures or note */
 } ckb_eval_opts;
@@ -63,6 +68,9 @@ typedef struct {
     int warmup, iters;
     ckb_stats cand, base;      /* per-call milliseconds */
     double speedup;            /* base.median / cand.median */
+    int has_expert;            /* the expert was timed beside them (expert_src) */
+    ckb_stats expert;          /* its per-call milliseconds */
+    double speedup_vs_expert;  /* expert.median / cand.median */
     double flops, bytes;
     double compile_s, correctness_s, timing_s, total_s;
     double setup_s;            /* inputs, oracles, the sandbox's start (after compile) */
@@ -77,10 +85,13 @@ typedef struct {
     double others_pct;         /* ... and other processes' share of the CPU time */
     double harness_pct;        /* ... and ours (the trusted side's threads) inside the
                                   timed calls, as a share of the CPUs they had */
-    double disturbed_pct;      /* what the kept run was judged by: steal + others (when
-                                  judged) + harness */
-    int disturbance_judged;    /* 1: the kept run lasted long enough for the machine's
-                                  10 ms CPU-time ticks to measure the others' share */
+    double disturbed_pct;      /* what the kept run was judged by: the larger of the run-
+                                  queue wait and steal + others (long runs), + harness */
+    int disturbance_judged;    /* 1: other work's share could be measured: the kernels'
+                                  run-queue wait (schedstat), or a run long enough for
+                                  the machine's 10 ms CPU-time ticks */
+    double wait_pct;           /* the kept run: the share of the kernels' threads' CPU time
+                                  spent waiting for a CPU (-1: no schedstat here) */
     int timing_runs;
     double parent_timing_ms;   /* the kept timing run's length */
     int beyond_roofline;       /* median under the roofline bound: less than the declared

@@ -97,6 +97,8 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
         /* Still disturbed after every retry: the figures are not to be trusted. */
         json_object_object_add(j, "timing_disturbed",
                                json_object_new_boolean(ckb_eval_timing_disturbed(r, o)));
+        json_object_object_add(j, "runqueue_wait_pct",
+                               r->wait_pct >= 0 ? result__num(r->wait_pct) : NULL);
         json_object_object_add(j, "disturbance_judged",
                                json_object_new_boolean(r->disturbance_judged));
         json_object_object_add(j, "timing_runs", json_object_new_int(r->timing_runs));
