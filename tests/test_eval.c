@@ -14,6 +14,7 @@
 
 #include "ckbench.h"
 #include "core/proc.h"
+#include "eval/eval.h"
 #include "eval/perturb.h"
 #include "machine/isa.h"
 #include "machine/profile.h"
@@ -412,5 +413,55 @@ CKBT_TEST(eval_headline_figures_follow_from_the_medians, "quick")
     CKBT_EXPECT(CLOSE(ckbt_num(j, "arithmetic_intensity"), flops / bytes),
                 "arithmetic intensity %g", ckbt_num(j, "arithmetic_intensity"));
 #undef CLOSE
+    json_object_put(j);
+}
+
+/* --vs-expert (upstream's speedup_vs_pallas): the expert is timed in the
+ * same alternation, its figure follows from the medians, and an expert that
+ * is wrong is the benchmark's fault, never the candidate's. */
+CKBT_TEST(eval_vs_expert_times_the_expert_in_the_same_alternation, "quick")
+{
+    int code = -1;
+    json_object *j = ckbt_eval("8p", "gemm_plain.c", &code, "--seeds", "1", "--warmup", "1",
+                               "--iters", "9", "--vs-expert", NULL);
+    CKBT_EXPECT(j && !strcmp(ckbt_str(j, "status"), "ok"), "gemm_plain --vs-expert is ok: %s",
+                ckbt_str(j, "message"));
+    json_object *cand = NULL, *exp = NULL, *params = NULL;
+    json_object_object_get_ex(j, "candidate", &cand);
+    json_object_object_get_ex(j, "expert", &exp);
+    json_object_object_get_ex(exp, "params", &params);
+    double cm = ckbt_num(cand, "median_ms"), em = ckbt_num(exp, "median_ms");
+    CKBT_EXPECT(exp && ckbt_num(exp, "n") == 9 && em > 0, "the expert's 9 timed calls: n %g, "
+                "median %g", ckbt_num(exp, "n"), em);
+    CKBT_EXPECT(cm > 0 && fabs(ckbt_num(j, "speedup_vs_expert") - em / cm) <= 1e-9 * (em / cm),
+                "speedup_vs_expert %g = expert %g / candidate %g",
+                ckbt_num(j, "speedup_vs_expert"), em, cm);
+    CKBT_EXPECT(params && json_object_array_length(params) > 0,
+                "the expert's parameters are recorded");
+    json_object_put(j);
+
+    const ckb_workload *w = ckb_workload_find("8p_GEMM");
+    ckb_eval_opts o;
+    ckb_eval_result r;
+    ckb_eval_opts_default(&o);
+    o.size = CKB_SIZE_SMALL;
+    o.nseeds = 1;
+    o.warmup = 1;
+    o.iters = 3;
+    o.expert_src = "tests/candidates/gemm_off_by_5pct.c"; /* an "expert" that is wrong */
+    int rc = ckb_eval_run(w, "tests/candidates/gemm_plain.c", &o, &r);
+    CKBT_EXPECT(r.status == CKB_ST_HARNESS_ERROR && !strcmp(r.detail, "expert") &&
+                    strstr(r.message, "the expert is wrong"),
+                "a wrong expert: rc %d, %s / %s: %s", rc, ckb_status_name(r.status), r.detail,
+                r.message);
+    o.expert_src = "tests/candidates/gemm_syntax_error.c";
+    ckb_eval_run(w, "tests/candidates/gemm_plain.c", &o, &r);
+    CKBT_EXPECT(r.status == CKB_ST_HARNESS_ERROR && !strcmp(r.detail, "expert") &&
+                    strstr(r.message, "does not compile"),
+                "an expert that does not compile: %s / %s: %s", ckb_status_name(r.status),
+                r.detail, r.message);
+    code = -1;
+    j = ckbt_eval("12p", "legit_rmsnorm_qsort_sincos.c", &code, "--vs-expert", NULL);
+    CKBT_EXPECT(code == 2, "a workload without an expert is a bad command line (exit %d)", code);
     json_object_put(j);
 }

@@ -54,9 +54,33 @@ static int eval__run(const ckb_cli_args *a)
     ckb_roof_for_workload(&m, w, o.size, &roof);
     eo.peak_gflops = roof.compute_gflops;
     eo.bw_gbs = roof.mem_gbs;
+    /* --vs-expert: the workload's expert, with the parameters bench would
+     * give it here, timed in the same alternation (upstream's
+     * speedup_vs_pallas) */
+    char expert[PATH_MAX];
+    ckb_expert_config cfg = {0};
+    if (ckb_cli_given(a, "vs-expert") > 0) {
+        if (!ckb_expert_path(w, expert, sizeof expert)) {
+            fprintf(stderr, "ckbench eval: %s has no expert to time beside the candidate "
+                            "(--vs-expert)\n", w->id);
+            return 2;
+        }
+        ckb_expert_config_load(w, o.size, o.threads, &m, &cfg);
+        eo.expert_src = expert;
+        eo.expert_defines = cfg.defines;
+        eo.nexpert_defines = cfg.n;
+    }
     ckb_eval_result r;
     int rc = ckb_eval_run(w, a->pos[1], &eo, &r);
     json_object *j = ckb_eval_result_json(w, &eo, &r);
+    json_object *ej;
+    if (r.has_expert && json_object_object_get_ex(j, "expert", &ej)) {
+        json_object *params = json_object_new_array();
+        for (int i = 0; i < cfg.n; i++)
+            json_object_array_add(params, json_object_new_string(cfg.text[i]));
+        json_object_object_add(ej, "params", params);
+        json_object_object_add(ej, "tuned", json_object_new_boolean(cfg.tuned));
+    }
     json_object_object_add(j, "roof", ckb_roof_to_json(&roof));
     /* valid UTF-8 whatever the compiler or the kernel said (core/utf8.h) */
     printf("%s\n", ckb_json_text(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -80,6 +104,8 @@ static const ckb_cli_opt eval__opts[] = {
      "multiply every time limit by X (default: 1)", NULL},
     {"define", 0, CKB_CLI_KV, "NAME=VALUE", 0, 0, 8,
      "a macro for the candidate's compile (an expert's parameters)", NULL},
+    {"vs-expert", 0, CKB_CLI_FLAG, NULL, 0, 0, 0,
+     "also time the workload's expert in the same alternation: speedup_vs_expert", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 

@@ -68,6 +68,10 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
         json_object_object_add(j, "candidate", result__stats(&r->cand));
         json_object_object_add(j, "baseline", result__stats(&r->base));
         json_object_object_add(j, "speedup", result__num(r->speedup));
+        if (r->has_expert) { /* --vs-expert: upstream's speedup_vs_pallas */
+            json_object_object_add(j, "expert", result__stats(&r->expert));
+            json_object_object_add(j, "speedup_vs_expert", result__num(r->speedup_vs_expert));
+        }
     }
     json_object_object_add(j, "flops", json_object_new_double(r->flops));
     json_object_object_add(j, "bytes", json_object_new_double(r->bytes));
