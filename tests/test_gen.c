@@ -1191,10 +1191,19 @@ CKBT_TEST(gen_shown_inputs_invariants_hold, "quick")
                     for (int64_t s = 0; s < ns; s++)
                         CKBT_EXPECT(kv[s] >= 1 && kv[s] <= len, "6p: kv_lens[%lld] = %d",
                                     (long long)s, kv[s]);
-                if (k == 2) {
+                if (k == 2) { /* the serving step: 3/4 decodes, 1/8 chunks, packed */
                     const int32_t nseq = *(const int32_t *)t[gen_tensor(w, "num_seqs")];
-                    CKBT_EXPECT((nseq & 1) == 0 && nseq >= ns / 2 && nseq <= ns - 2,
-                                "7p: num_seqs %d for NS %lld", nseq, (long long)ns);
+                    const int32_t *cu = t[gen_tensor(w, "cu_q_lens")];
+                    int64_t bad = 0;
+                    for (int64_t s = 0; s < ns; s++) {
+                        const int64_t ql = cu[s + 1] - cu[s];
+                        bad += s < 3 * ns / 4 ? ql != 1 : s < nseq ? ql <= 1 : ql != 0;
+                        bad += s < nseq ? kv[s] < ql || kv[s] > len : kv[s] != 0;
+                    }
+                    CKBT_EXPECT(nseq == 7 * ns / 8 && cu[0] == 0 &&
+                                    cu[ns] == gen_dim(w, d, "NT") && bad == 0,
+                                "7p: num_seqs %d for NS %lld, %lld slots off the scenario",
+                                nseq, (long long)ns, (long long)bad);
                 }
             } else { /* 11p: one empty group; 14p: none; all <= CAP, summing to M */
                 const int32_t *g = t[gen_tensor(w, "group_sizes")];

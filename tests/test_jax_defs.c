@@ -7,7 +7,11 @@
  *     x1 = x[:ROPE/2], x2 = x[ROPE/2:] (upstream 5d39d1a), not on
  *     interleaved pairs;
  *   - 4p: a batch axis, q/k/v/out [B, H, S, D], rows independent (5d39d1a);
- *   - 42k: out = gelu(z - max over z's row), [B, OUT] (aa6005e).
+ *   - 42k: out = gelu(z - max over z's row), [B, OUT] (aa6005e);
+ *   - 7p: one serving step, each sequence with its own q_len =
+ *     cu_q_lens[i + 1] - cu_q_lens[i], causal at offset kv_len - q_len,
+ *     its answer in the packed rows from cu_q_lens[i], the rest zero
+ *     (c736bd8, 92c0c5f), not TPS rows per sequence at rows i * TPS.
  * Each test also shows that the earlier definition's answer fails the
  * check, so the test fails on it.
  */
@@ -275,5 +279,90 @@ CKBT_TEST(workload_3p_rope_rotates_split_halves, "quick")
         free(split), free(inter), free(sb), free(ib);
         ckb_tensors_free(w, t);
         ckb_tensors_free(w, u);
+    }
+}
+
+/* One query row of attention in double, from the formula: weights
+ * softmax(s) over the n keys, rounded to bf16 (JAX's P), out = bf16 of the
+ * weighted sum of v. */
+static double jd_attend(double q, const double *k, const double *v, int n)
+{
+    double s[8], mx = -INFINITY, sum = 0, acc = 0;
+    for (int j = 0; j < n; j++)
+        s[j] = q * k[j], mx = fmax(mx, s[j]);
+    for (int j = 0; j < n; j++)
+        sum += s[j] = exp(s[j] - mx);
+    for (int j = 0; j < n; j++)
+        acc += jd_bf16(s[j] / sum) * v[j];
+    return jd_bf16(acc);
+}
+
+CKBT_TEST(workload_7p_each_sequence_has_its_own_q_len, "quick")
+{
+    /* NS = 2 slots, NT = 4 rows, one query and one kv head, D = 1, pages
+     * of PS = 2 tokens, PPS = 2 (L = 4), NP = 4. By hand:
+     *   sequence 0, a decode: q_len 1 (cu 0..1), kv_len 3, pages [1, 0];
+     *   sequence 1, a whole 2-token prompt: q_len 2 (cu 1..3), kv_len 2,
+     *   pages [3, 2]; num_seqs 2; row 3 is past the packed total.
+     *   queries = [0.5, 1, 2, 7]; sequence 0's keys by position K = [1, 0,
+     *   -1, 3], V = [3, 6, 9, 100]; sequence 1's K = [1, 2, 5, 5], V = [-2,
+     *   4, 50, 50] (the 100s and 50s only a wrong mask would reach).
+     * Row t of a sequence sits at kv_len - q_len + t:
+     *   out[0] = decode at position 2 (keys 0..2), q 0.5: attend(0.5, [1 0
+     *   -1], [3 6 9]) = 5.03; out[1] = sequence 1 row 0 at position 0, q 1:
+     *   V[0] = -2; out[2] = its row 1 at position 1, q 2: attend(2, [1 2],
+     *   [-2 4]) = 3.28; out[3] = 0.
+     * The earlier definition (TPS = NT / NS = 2 rows per sequence from
+     * cu_q_lens[i], at kv_len - TPS + t, written to rows i * TPS + t) gives
+     * [attend(0.5, [1 0], [3 6]), attend(1, [1 0 -1], [3 6 9]), -2,
+     * attend(2, [1 2], [-2 4])]: every row off. */
+    const ckb_workload *w = ckb_workload_find("7p");
+    CKBT_EXPECT(w && w->ndims == 10 && strcmp(w->dims[1].name, "NT") == 0,
+                "7p's dims are NS, NT, ... (no TPS)");
+    if (!w || w->ndims != 10)
+        return;
+    const int64_t dims[10] = {2, 4, 1, 1, 2, 1, 2, 2, 4, 3};
+    const double q[4] = {0.5, 1, 2, 7};
+    const double k0[4] = {1, 0, -1, 3}, v0[4] = {3, 6, 9, 100};
+    const double k1[4] = {1, 2, 5, 5}, v1[4] = {-2, 4, 50, 50};
+    const int32_t pages[4] = {1, 0, 3, 2}, kv_lens[2] = {3, 2}, cu[3] = {0, 1, 3};
+    const double want[4] = {jd_attend(0.5, k0, v0, 3), -2, jd_attend(2, k1, v1, 2), 0};
+    const double old[4] = {jd_attend(0.5, k0, v0, 2), jd_attend(1, k0, v0, 3), -2,
+                           jd_attend(2, k1, v1, 2)};
+    for (int which = 0; which < 2; which++) {
+        void *t[CKB_MAX_TENSORS];
+        CKBT_EXPECT(ckb_tensors_alloc(w, dims, t) == 0, "allocation");
+        ckb_bf16 *qs = t[0], *kvp = t[1], *out = t[6];
+        for (int i = 0; i < 4; i++)
+            qs[i] = ckb_f32_to_bf16((float)q[i]);
+        /* kv_pages [NP][PS][K, V]: position j of sequence s is page
+         * pages[2 s + j / 2], slot j % 2 */
+        for (int s = 0; s < 2; s++)
+            for (int j = 0; j < 4; j++) {
+                const int64_t row = (int64_t)pages[2 * s + j / 2] * 2 + j % 2;
+                kvp[row * 2] = ckb_f32_to_bf16((float)(s ? k1 : k0)[j]);
+                kvp[row * 2 + 1] = ckb_f32_to_bf16((float)(s ? v1 : v0)[j]);
+            }
+        memcpy(t[2], kv_lens, sizeof kv_lens);
+        memcpy(t[3], pages, sizeof pages);
+        memcpy(t[4], cu, sizeof cu);
+        *(int32_t *)t[5] = 2;
+        for (int i = 0; i < 4; i++)
+            out[i] = ckb_f32_to_bf16(-99.0f); /* stale: row 3 must be zeroed */
+        jd_run(w, dims, t, which);
+        ckb_bf16 wb[4], ob[4];
+        for (int i = 0; i < 4; i++) {
+            const double got = ckb_bf16_to_f32(out[i]);
+            CKBT_EXPECT(fabs(got - want[i]) <= 1e-3 + 8e-3 * fabs(want[i]),
+                        "%s out[%d] = %g, by hand %g", which ? "baseline" : "reference", i, got,
+                        want[i]);
+            wb[i] = ckb_f32_to_bf16((float)want[i]);
+            ob[i] = ckb_f32_to_bf16((float)old[i]);
+        }
+        ckb_check c;
+        ckb_check_allclose(CKB_BF16, ob, wb, 4, ckb_workload_atol(w), ckb_workload_rtol(w), &c);
+        CKBT_EXPECT(!c.ok && c.nbad == 4, "the earlier definition's answer fails: %lld bad",
+                    (long long)c.nbad);
+        ckb_tensors_free(w, t);
     }
 }

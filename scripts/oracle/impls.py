@@ -151,33 +151,35 @@ def w6p(x, d, c):
 
 
 def w7p(x, d, c):
-    # ragged paged attention, static form: sequence i < num_seqs takes TPS query
-    # rows from cu_q_lens[i] (clamped), K / V interleaved on the head axis
-    # (kv head g: K at 2g, V at 2g+1), causal-and-length mask -0.7*FLT_MAX,
-    # rows of sequences >= num_seqs are zero
-    NS, TPS, NT, HQ, HKV, D, PS, PPS, NP = (d[k] for k in ("NS", "TPS", "NT", "HQ", "HKV", "D", "PS", "PPS", "NP"))
+    # ragged paged attention, one serving step: sequence i < num_seqs owns the
+    # q_len = cu_q_lens[i+1] - cu_q_lens[i] packed query rows from cu_q_lens[i]
+    # (row index clamped to NT - 1), K / V interleaved on the head axis (kv head
+    # g: K at 2g, V at 2g+1), its row t attends key j iff j <= kv_len - q_len + t
+    # and j < kv_len (else -0.7*FLT_MAX), the answer to the same packed rows;
+    # every other row is zero
+    NS, NT, HQ, HKV, D, PS, PPS, NP = (d[k] for k in ("NS", "NT", "HQ", "HKV", "D", "PS", "PPS", "NP"))
     G, L = HQ // HKV, PPS * PS
-    assert NT == NS * TPS
     queries, kvp = f(x["queries"]), f(x["kv_pages"])
-    kv_lens, pidx, cu = (jnp.asarray(x[n]) for n in ("kv_lens", "page_indices", "cu_q_lens"))
-    num_seqs = int(np.asarray(x["num_seqs"]).reshape(-1)[0])
-    rows = []
-    for i in range(NS):
-        start = jnp.clip(cu[i], 0, NT - TPS)
-        q = jax.lax.dynamic_slice(queries, (start, 0, 0), (TPS, HQ, D))    # [TPS, HQ, D]
-        pages = jnp.clip(pidx[i], 0, NP - 1)
-        kv = kvp[pages].reshape(L, 2 * HKV, D)
+    kv_lens, pidx, cu = (np.asarray(x[n]).astype(np.int64) for n in ("kv_lens", "page_indices", "cu_q_lens"))
+    num_seqs = min(max(int(np.asarray(x["num_seqs"]).reshape(-1)[0]), 0), NS)
+    out = jnp.zeros((NT, HQ, D), F32)
+    for i in range(num_seqs):
+        q_len = min(max(int(cu[i + 1] - cu[i]), 0), NT)
+        if q_len == 0:
+            continue
+        rows = np.minimum(np.maximum(cu[i] + np.arange(q_len), 0), NT - 1)
+        q = queries[rows]                                                 # [q_len, HQ, D]
+        kv = kvp[np.clip(pidx[i], 0, NP - 1)].reshape(L, 2 * HKV, D)
         K = jnp.repeat(kv[:, 0::2], G, axis=1)
         V = jnp.repeat(kv[:, 1::2], G, axis=1)
         s = ein("thd,khd->htk", q, K) * (D ** -0.5)
-        t = jnp.arange(TPS)[:, None]
-        j = jnp.arange(L)[None, :]
-        masked = (j > kv_lens[i] - TPS + t) | (j >= kv_lens[i])
+        t = np.arange(q_len)[:, None]
+        j = np.arange(L)[None, :]
+        masked = (j > kv_lens[i] - q_len + t) | (j >= kv_lens[i])
         s = jnp.where(masked[None], -0.7 * NEG_FLT_MAX, s)
         p = bf(softmax(s))
-        o = ein("htk,khd->thd", p, V)
-        rows.append(o if i < num_seqs else jnp.zeros_like(o))
-    return {"out": jnp.concatenate(rows, axis=0)}
+        out = out.at[rows].set(ein("htk,khd->thd", p, V))
+    return {"out": out}
 
 
 def w8p(x, d, c):

@@ -67,6 +67,11 @@ typedef struct {
      * a normalisation over that channel): kept because the original has
      * it; the README says so. The zero and reorder tests skip it. */
     int cancelled;
+    /* 1 when its values are the same for every seed: part of a fixed
+     * scenario the original defines (7p's serving step: its lengths and
+     * sequence count); the README says so. The seed-dependence test skips
+     * it. */
+    int fixed;
 } ckb_tensor;
 
 /* One tunable parameter of an expert kernel: a macro name, its untuned

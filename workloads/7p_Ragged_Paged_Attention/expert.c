@@ -1,22 +1,28 @@
 /*
  * expert.c — the hand-tuned kernel for 7p_Ragged_Paged_Attention: mixed
- * prefill and decode GQA attention over a paged KV cache. Valid sequence i
- * (i < num_seqs) takes TPS query rows from row cu_q_lens[i]; window token t
- * sits at position kv_lens[i] - TPS + t and attends the cached keys at
- * positions up to its own, read through page_indices[i] from kv_pages,
- * whose head axis interleaves K (2 kh) and V (2 kh + 1).
+ * prefill and decode GQA attention over a paged KV cache, one serving step.
+ * Valid sequence i (i < num_seqs) owns the q_len = cu_q_lens[i + 1] -
+ * cu_q_lens[i] packed query rows from row cu_q_lens[i] (1 for a decode, a
+ * chunk for a prefill); its row t sits at position kv_lens[i] - q_len + t
+ * and attends the cached keys at positions up to its own, read through
+ * page_indices[i] from kv_pages, whose head axis interleaves K (2 kh) and V
+ * (2 kh + 1); its answer goes to the same packed rows of out, and every
+ * row no valid sequence owns is zeroed.
  *
  * Ragged paged flash attention: a work item is BQ query rows of one
  * (sequence, kv head), the rows ordered token-major (token t, query head g
  * of the group), so every row of a 4-row tile shares one causal limit when
- * G is a multiple of 4 and a K/V block serves all G·TPS rows of the group.
+ * G is a multiple of 4 and a K/V block serves all G·q_len rows of the
+ * group (a decode's item is its G rows: one query head group over the
+ * whole cache).
  * The item walks its keys in blocks of BK read in place through the page
  * table (no gather into a contiguous copy), only up to each row's causal
  * limit (no padding sequences, no pages past kv_len, no keys above the
  * diagonal), with an online softmax (running max and sum in f32, the
- * accumulator rescaled when the max moves). Items differ by up to L / TPS
- * in cost (a decode window over a long cache against a short prefill); they
- * go out heaviest first (dynamic), which balances them over the threads.
+ * accumulator rescaled when the max moves). Items differ widely in cost (a
+ * decode's G rows over a short cache against BQ chunk rows over a long
+ * one); they go out heaviest first (dynamic), which balances them over the
+ * threads.
  *
  * Both matmuls run on AMX tiles (MMA=2, the default where the compiler
  * targets AMX), 16 query rows a tile, bf16 operands, f32 accumulators:
@@ -32,9 +38,9 @@
  * instruction, so what remains is mostly the softmax (exp, max, bf16
  * rounding), the K/V packing and reading the pages, which is why the next
  * block's K/V rows are prefetched while one is computed.
- * A 16-row tile of token-major rows spans 16 / G window tokens (with G = 8
- * two; the decode windows have TPS * G >= 32 rows at every size, so whole
- * tiles), whose causal limits differ: the softmax masks each row to its own
+ * A 16-row tile of token-major rows spans 16 / G query rows (with G = 8
+ * two; a decode's item is G rows, half a tile, the rest pad rows), whose
+ * causal limits differ: the softmax masks each row to its own
  * limit (those scores count as -inf: P = 0 there) and a row that is done
  * for a block keeps its state. Pad rows past an item's last row are zero
  * queries with that row's limit, computed and never stored. The tile path
@@ -104,27 +110,40 @@
 
 #define RA_G (HQ / HKV)     /* query heads per kv head */
 #define RA_L (PPS * PS)     /* cache positions of a sequence */
-#define RA_ROWS (RA_G * TPS) /* query rows of one (sequence, kv head) */
-#define RA_NQB ((RA_ROWS + BQ - 1) / BQ) /* items per (sequence, kv head) */
+#define RA_RMAX ((int64_t)RA_G * NT) /* item rows of one (sequence, kv head), at most */
 
 /* Keys per block, and the rows of one work item's state. */
 #define PK_BK BK
 #define PK_ROWS BQ
 #include "ckb_kit_paged.h"
 
-/* Keys attended by window token t of sequence i: positions <= kv_len -
- * TPS + t, at most L; <= 0 means none. */
-static inline int64_t ra__keys(const int32_t *kv_lens, int64_t i, int64_t t)
+/* Query rows of sequence i: cu_q_lens[i + 1] - cu_q_lens[i], none when
+ * negative, at most NT. */
+static inline int64_t ra__qlen(const int32_t *cu_q_lens, int64_t i)
 {
-    int64_t n = (int64_t)kv_lens[i] - TPS + t + 1;
+    return pk__clamp((int64_t)cu_q_lens[i + 1] - cu_q_lens[i], NT);
+}
+
+/* Keys attended by query row t of sequence i, which has q of them:
+ * positions <= kv_len - q + t, at most L; <= 0 means none. */
+static inline int64_t ra__keys(const int32_t *kv_lens, int64_t i, int64_t q, int64_t t)
+{
+    int64_t n = (int64_t)kv_lens[i] - q + t + 1;
     return n < RA_L ? n : RA_L;
 }
 
-/* Query row of window token t, head h of sequence i. */
+/* Packed row of query row t of sequence i (in queries and out), clamped
+ * into [0, NT) as upstream's minimum(q_start + offset, NT - 1). */
+static inline int64_t ra__row(const int32_t *cu_q_lens, int64_t i, int64_t t)
+{
+    return pk__clamp((int64_t)cu_q_lens[i] + t, NT - 1);
+}
+
+/* Query row t, head h of sequence i. */
 static inline const ckb_bf16 *ra__q(const ckb_bf16 *queries, const int32_t *cu_q_lens, int64_t i,
                                     int64_t t, int64_t h)
 {
-    return queries + ((pk__clamp(cu_q_lens[i], NT - TPS) + t) * HQ + h) * D;
+    return queries + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
 }
 
 /* Valid sequences: num_seqs, clamped to [0, NS]. */
@@ -151,12 +170,29 @@ static void ra__uniform(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t 
         dst[d] = ckb_f32_to_bf16(acc[d]);
 }
 
-/* Zeroes the rows of the padding sequences [nvalid, NS). */
-static void ra__zero_padding(int64_t nvalid, ckb_bf16 *out)
+/* The rows no valid sequence writes are zero. With the windows packed
+ * (cu_q_lens nondecreasing over the valid sequences, within [0, NT], as
+ * every input is) they are those outside [cu_q_lens[0], cu_q_lens[nvalid]):
+ * *lo and *hi get that range and the answer is 1. Otherwise 0, [lo, hi) is
+ * every row: the caller zeroes the whole output before the windows are
+ * written. */
+static int ra__packed(const int32_t *cu_q_lens, int64_t nvalid, int64_t *lo, int64_t *hi)
 {
-#pragma omp for schedule(static)
-    for (int64_t r = nvalid * TPS; r < NS * TPS; r++)
-        memset(out + r * HQ * D, 0, (size_t)(HQ * D) * sizeof *out);
+    int ok = cu_q_lens[0] >= 0 && cu_q_lens[nvalid] <= NT;
+    for (int64_t i = 0; i < nvalid; i++)
+        ok &= cu_q_lens[i + 1] >= cu_q_lens[i];
+    *lo = ok ? cu_q_lens[0] : 0; /* else nothing is left to zero after */
+    *hi = ok ? cu_q_lens[nvalid] : NT;
+    return ok;
+}
+
+/* Zeroes out's rows outside [lo, hi) (inside a parallel region). */
+static void ra__zero_rest(int64_t lo, int64_t hi, ckb_bf16 *out)
+{
+#pragma omp for schedule(static) nowait
+    for (int64_t r = 0; r < NT; r++)
+        if (r < lo || r >= hi)
+            memset(out + r * HQ * D, 0, (size_t)(HQ * D) * sizeof *out);
 }
 
 #ifdef PK_AVX512 /* AVX-512 F/BW/VL; vdpbf16ps only where MMA=0 */
@@ -324,7 +360,7 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
 }
 
 /* Sets up the state of a work item, item rows [r0, r0 + BQ) of sequence i,
- * kv head kh (item row r is window token r / G, query head kh * G + r % G):
+ * kv head kh (item row r is query row r / G, query head kh * G + r % G):
  * its rows' queries (zero padded to whole tiles of `tile` rows), limits n,
  * running max, sum and output. Returns the rows it computes (whole tiles);
  * *nrows gets the real ones, *kend the most keys any row attends. */
@@ -333,7 +369,8 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
                               int64_t tile, ra__scratch *sc, int64_t *nrows_out,
                               int64_t *kend_out)
 {
-    const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
+    const int64_t q = ra__qlen(cu_q_lens, i), rows = RA_G * q;
+    const int64_t nrows = rows - r0 < BQ ? rows - r0 : BQ;
     const int64_t padded = (nrows + tile - 1) / tile * tile;
     memset(sc->q, 0, (size_t)padded * (MMA == 1 ? RA_DQ : RA_DP) * 4);
     memset(sc->o, 0, (size_t)padded * RA_DO * 4);
@@ -343,7 +380,7 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
         sc->m[r] = -INFINITY;
         /* pad rows copy the last row's limit: computed, never stored */
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
-        sc->n[r] = ra__keys(kv_lens, i, rr / RA_G);
+        sc->n[r] = ra__keys(kv_lens, i, q, rr / RA_G);
         kend = sc->n[r] > kend ? sc->n[r] : kend;
         if (r >= nrows)
             continue;
@@ -362,14 +399,14 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
 
 /* Writes the item's rows: the output over the sum, or the uniform row
  * where a row attends no key. */
-static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages, ckb_bf16 *out,
-                            int64_t i, int64_t kh, int64_t r0, int64_t nrows,
-                            const ra__scratch *sc)
+static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages,
+                            const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i, int64_t kh,
+                            int64_t r0, int64_t nrows, const ra__scratch *sc)
 {
     __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
     for (int64_t r = 0; r < nrows; r++) {
         const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
-        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+        ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
         if (sc->n[r] <= 0) {
             ra__uniform(kv_pages, pages, i, kh, dst);
             continue;
@@ -454,7 +491,7 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 #undef RA_PV
         }
     }
-    ra__item_finish(kv_pages, pages, out, i, kh, r0, nrows, sc);
+    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc);
 }
 #define RA_TILES_ON() ((void)0)
 #define RA_TILES_OFF() ((void)0)
@@ -603,7 +640,7 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
                            w32 / 32, RA_DV - c0 < 4 ? RA_DV - c0 : 4);
         }
     }
-    ra__item_finish(kv_pages, pages, out, i, kh, r0, nrows, sc);
+    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc);
 }
 #define RA_TILES_ON() ra__tiles_on()
 #define RA_TILES_OFF() _tile_release()
@@ -625,17 +662,18 @@ typedef pk__state ra__scratch;
 static void ra__scratch_carve(char *base, ra__scratch *sc) { pk__state_carve(base, sc); }
 
 /* One work item: item rows [r0, r0 + BQ) of sequence i, kv head kh (item
- * row r is window token r / G, query head kh * G + r % G). */
+ * row r is query row r / G of the sequence, query head kh * G + r % G). */
 static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
                      const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
                      int64_t kh, int64_t r0, ra__scratch *sc)
 {
-    const int64_t nrows = RA_ROWS - r0 < BQ ? RA_ROWS - r0 : BQ;
+    const int64_t q = ra__qlen(cu_q_lens, i), rows = RA_G * q;
+    const int64_t nrows = rows - r0 < BQ ? rows - r0 : BQ;
     const int64_t padded = (nrows + PK_R - 1) / PK_R * PK_R;
     int64_t kend = 0;
     for (int64_t r = 0; r < padded; r++) {
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
-        sc->n[r] = ra__keys(kv_lens, i, rr / RA_G);
+        sc->n[r] = ra__keys(kv_lens, i, q, rr / RA_G);
         kend = sc->n[r] > kend ? sc->n[r] : kend;
         pk__widen_row(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
                                 : NULL,
@@ -663,7 +701,7 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 
     for (int64_t r = 0; r < nrows; r++) {
         const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
-        ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+        ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
         if (sc->n[r] <= 0)
             ra__uniform(kv_pages, pages, i, kh, dst);
         else
@@ -675,33 +713,60 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 
 #if defined(PK_AVX512) || defined(PK_AVX2)
 
-/* Cost of item x (sequence x / (HKV * RA_NQB)): the (row, key) pairs it
- * computes, in keys per row summed over its rows. */
-static int64_t ra__cost(const int32_t *kv_lens, int64_t x)
+/* A work item x is item rows [r0, r0 + BQ) of (sequence i, kv head kh),
+ * x = (i * HKV + kh) * RA_RMAX + r0. */
+static inline void ra__unpack(int64_t x, int64_t *i, int64_t *kh, int64_t *r0)
 {
-    const int64_t i = x / (HKV * RA_NQB), r0 = x % RA_NQB * BQ;
+    *i = x / (HKV * RA_RMAX), *kh = x / RA_RMAX % HKV, *r0 = x % RA_RMAX;
+}
+
+/* Items of the valid sequences: HKV * ceil(G * q_len / BQ) each. */
+static int64_t ra__count(const int32_t *cu_q_lens, int64_t nvalid)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < nvalid; i++)
+        n += HKV * ((RA_G * ra__qlen(cu_q_lens, i) + BQ - 1) / BQ);
+    return n;
+}
+
+/* Cost of an item: the (row, key) pairs it computes, in keys per row
+ * summed over its rows (a decode's G rows over its whole cache, a chunk's
+ * BQ rows over the keys up to each). */
+static int64_t ra__cost(const int32_t *kv_lens, const int32_t *cu_q_lens, int64_t x)
+{
+    int64_t i, kh, r0;
+    ra__unpack(x, &i, &kh, &r0);
+    const int64_t q = ra__qlen(cu_q_lens, i);
     int64_t c = 0;
-    for (int64_t r = r0; r < r0 + BQ && r < RA_ROWS; r++) {
-        const int64_t n = ra__keys(kv_lens, i, r / RA_G);
+    for (int64_t r = r0; r < r0 + BQ && r < RA_G * q; r++) {
+        const int64_t n = ra__keys(kv_lens, i, q, r / RA_G);
         c += n > 0 ? n : 0;
     }
     return c;
 }
 
 /* The items of the valid sequences, heaviest first: an insertion sort on
- * the cost (no qsort: see DESIGN), a few hundred items. */
-static int64_t ra__order(const int32_t *kv_lens, int64_t nvalid, int64_t *order, int64_t *cost)
+ * the cost (no qsort: see DESIGN), a few hundred to a few thousand items,
+ * most of them already in order (a chunk's items come cheapest first, so
+ * they are walked backwards). */
+static int64_t ra__order(const int32_t *kv_lens, const int32_t *cu_q_lens, int64_t nvalid,
+                         int64_t *order, int64_t *cost)
 {
-    const int64_t n = nvalid * HKV * RA_NQB;
-    for (int64_t x = 0; x < n; x++) {
-        const int64_t c = ra__cost(kv_lens, x);
-        int64_t at = x;
-        for (; at > 0 && cost[at - 1] < c; at--) {
-            cost[at] = cost[at - 1];
-            order[at] = order[at - 1];
-        }
-        cost[at] = c;
-        order[at] = x;
+    int64_t n = 0;
+    for (int64_t i = 0; i < nvalid; i++) {
+        const int64_t rows = RA_G * ra__qlen(cu_q_lens, i);
+        for (int64_t kh = 0; kh < HKV; kh++)
+            for (int64_t r0 = (rows + BQ - 1) / BQ * BQ - BQ; r0 >= 0; r0 -= BQ) {
+                const int64_t x = (i * HKV + kh) * RA_RMAX + r0;
+                const int64_t c = ra__cost(kv_lens, cu_q_lens, x);
+                int64_t at = n++;
+                for (; at > 0 && cost[at - 1] < c; at--) {
+                    cost[at] = cost[at - 1];
+                    order[at] = order[at - 1];
+                }
+                cost[at] = c;
+                order[at] = x;
+            }
     }
     return n;
 }
@@ -712,53 +777,57 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
 {
     const int nthreads = omp_get_max_threads();
     const int64_t nvalid = ra__nvalid(num_seqs);
-    const size_t order_bytes = RA_ROUND64((size_t)NS * HKV * RA_NQB * 2 * sizeof(int64_t));
+    const int64_t nmax = ra__count(cu_q_lens, nvalid);
+    const size_t order_bytes = RA_ROUND64((size_t)(nmax > 0 ? nmax : 1) * 2 * sizeof(int64_t));
     char *mem = ckb_kit_alloc64(order_bytes + (size_t)nthreads * RA_SCRATCH_BYTES);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
-    int64_t *order = (int64_t *)mem, *cost = order + NS * HKV * RA_NQB;
-    const int64_t nitems = ra__order(kv_lens, nvalid, order, cost);
+    int64_t *order = (int64_t *)mem, *cost = order + (nmax > 0 ? nmax : 1);
+    const int64_t nitems = ra__order(kv_lens, cu_q_lens, nvalid, order, cost);
+    int64_t lo, hi;
+    if (!ra__packed(cu_q_lens, nvalid, &lo, &hi))
+        memset(out, 0, (size_t)NT * HQ * D * sizeof *out);
 
 #pragma omp parallel num_threads(nthreads)
     {
         ra__scratch sc;
         ra__scratch_carve(mem + order_bytes + (size_t)omp_get_thread_num() * RA_SCRATCH_BYTES, &sc);
+        ra__zero_rest(lo, hi, out);
         RA_TILES_ON();
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t it = 0; it < nitems; it++) {
-            const int64_t x = order[it];
-            ra__item(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, x / (HKV * RA_NQB),
-                     x / RA_NQB % HKV, x % RA_NQB * BQ, &sc);
+            int64_t i, kh, r0;
+            ra__unpack(order[it], &i, &kh, &r0);
+            ra__item(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, i, kh, r0, &sc);
         }
         RA_TILES_OFF();
-        ra__zero_padding(nvalid, out);
     }
     free(mem);
 }
 
 #else /* portable path: no AVX-512, no AVX2 */
 
-/* One query row (token t, head h of sequence i), f32 throughout, two passes
- * over its keys in place; p[] holds the scores. P is rounded to bf16 as
- * JAX's is. */
-static void ra__row(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
-                    const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                    int64_t t, int64_t h, float *p)
+/* One query row (row t, head h of sequence i, which has q rows), f32
+ * throughout, two passes over its keys in place; p[] holds the scores. P
+ * is rounded to bf16 as JAX's is. */
+static void ra__row1(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t q, int64_t t, int64_t h, float *p)
 {
     const float scale = (float)(1.0 / sqrt((double)D));
-    const int64_t n = ra__keys(kv_lens, i, t), kh = h / RA_G;
-    ckb_bf16 *dst = out + ((i * TPS + t) * HQ + h) * D;
+    const int64_t n = ra__keys(kv_lens, i, q, t), kh = h / RA_G;
+    ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
     if (n <= 0) {
         ra__uniform(kv_pages, pages, i, kh, dst);
         return;
     }
-    const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, t, h);
+    const ckb_bf16 *qr = ra__q(queries, cu_q_lens, i, t, h);
     float mx = -INFINITY, acc[D];
     for (int64_t j = 0; j < n; j++) {
         const ckb_bf16 *k = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D;
         float s = 0.0f;
         for (int64_t d = 0; d < D; d++)
-            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
+            s += ckb_bf16_to_f32(qr[d]) * ckb_bf16_to_f32(k[d]);
         p[j] = s * scale;
         mx = p[j] > mx ? p[j] : mx;
     }
@@ -786,18 +855,24 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     float *mem = malloc((size_t)nthreads * RA_L * sizeof *mem);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
+    int64_t lo, hi;
+    if (!ra__packed(cu_q_lens, nvalid, &lo, &hi))
+        memset(out, 0, (size_t)NT * HQ * D * sizeof *out);
 #pragma omp parallel num_threads(nthreads)
     {
         float *p = mem + (size_t)omp_get_thread_num() * RA_L;
+        ra__zero_rest(lo, hi, out);
         /* Rows in blocks of BQ per (sequence, kv head), as the vector path. */
+        for (int64_t i = 0; i < nvalid; i++) {
+            const int64_t q = ra__qlen(cu_q_lens, i), nqb = (RA_G * q + BQ - 1) / BQ;
 #pragma omp for schedule(dynamic, 1) nowait
-        for (int64_t x = 0; x < nvalid * HKV * RA_NQB; x++) {
-            const int64_t i = x / (HKV * RA_NQB), kh = x / RA_NQB % HKV, r0 = x % RA_NQB * BQ;
-            for (int64_t r = r0; r < r0 + BQ && r < RA_ROWS; r++)
-                ra__row(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, i, r / RA_G,
-                        kh * RA_G + r % RA_G, p);
+            for (int64_t x = 0; x < HKV * nqb; x++) {
+                const int64_t kh = x / nqb, r0 = x % nqb * BQ;
+                for (int64_t r = r0; r < r0 + BQ && r < RA_G * q; r++)
+                    ra__row1(queries, kv_pages, kv_lens, page_indices, cu_q_lens, out, i, q,
+                             r / RA_G, kh * RA_G + r % RA_G, p);
+            }
         }
-        ra__zero_padding(nvalid, out);
     }
     free(mem);
 }
