@@ -531,8 +531,19 @@ CKBT_TEST(check_worst_tolerance_share, "quick")
     ckb_check_allclose(CKB_F32, got, want, 200, 0.01, 0.01, &c);
     CKBT_EXPECT(c.ok && fabs(c.max_tol_share - 0.04 / 0.09) < 1e-3,
                 "all within: ok %d, share %g", c.ok, c.max_tol_share);
+    /* JAXBench's max_rel_diff: |got - want| / |want|, 0.04 / 8 = 0.005 the
+     * largest (151.5 vs 151: 0.0033); a zero in the reference is skipped */
+    CKBT_EXPECT(fabs(c.max_rel_err - 0.04 / 8) < 1e-6, "max relative error %g (want 0.005)",
+                c.max_rel_err);
+    float wz[2] = {0.0f, 2.0f}, gz[2] = {0.005f, 2.01f};
+    ckb_check z;
+    ckb_check_allclose(CKB_F32, gz, wz, 2, 0.01, 0.01, &z);
+    CKBT_EXPECT(z.ok && fabs(z.max_rel_err - 0.005) < 1e-6,
+                "a zero reference element is no division by zero: %g", z.max_rel_err);
     got[3] = 4.0f + 0.25f; /* tol 0.05: 5x its tolerance */
     ckb_check_allclose(CKB_F32, got, want, 200, 0.01, 0.01, &c);
+    CKBT_EXPECT(fabs(c.max_rel_err - 0.25 / 4) < 1e-6, "the slow path's relative error %g",
+                c.max_rel_err);
     CKBT_EXPECT(!c.ok && c.nbad == 1 && fabs(c.max_tol_share - 5.0) < 1e-3 && c.worst == 3,
                 "one out: ok %d, share %g, worst %lld", c.ok, c.max_tol_share,
                 (long long)c.worst);

@@ -47,11 +47,11 @@ static inline double check__share(double err, double w, double atol, double rtol
  * vectorise): LOAD widens an element to what check__pass takes. */
 #define CHECK__FAST(name, type, load)                                                         \
     static int64_t name(const type *g, const type *w, int64_t n, double atol, double rtol,   \
-                        double *max_err, double *max_share)                                   \
+                        double *max_err, double *max_share, double *max_rel)                  \
     {                                                                                         \
         int64_t fails = 0;                                                                    \
-        double m = 0.0, sh = 0.0;                                                             \
-        _Pragma("omp parallel for simd reduction(+ : fails) reduction(max : m, sh) if (n > 65536)") \
+        double m = 0.0, sh = 0.0, rel = 0.0;                                                  \
+        _Pragma("omp parallel for simd reduction(+ : fails) reduction(max : m, sh, rel) if (n > 65536)") \
         for (int64_t i = 0; i < n; i++) {                                                     \
             const double wi = load(w[i]);                                                     \
             const double err = check__pass(load(g[i]), wi, atol, rtol);                      \
@@ -59,9 +59,12 @@ static inline double check__share(double err, double w, double atol, double rtol
             fails += err < 0.0;                                                               \
             m = err > m ? err : m;                                                            \
             sh = share > sh ? share : sh;                                                     \
+            const double r = fabs(wi) > 0.0 ? err / fabs(wi) : 0.0;                          \
+            rel = r > rel ? r : rel;                                                          \
         }                                                                                     \
         *max_err = m;                                                                         \
         *max_share = sh;                                                                      \
+        *max_rel = rel;                                                                       \
         return fails;                                                                         \
     }
 
@@ -73,12 +76,12 @@ CHECK__FAST(check__fast_i32, int32_t, (double))
 static int check__all_pass(ckb_dtype t, const void *got, const void *want, int64_t n,
                            double atol, double rtol, ckb_check *out)
 {
-    double m = 0.0, sh = 0.0;
+    double m = 0.0, sh = 0.0, rel = 0.0;
     int64_t fails = 1;
     switch (t) {
-    case CKB_BF16: fails = check__fast_bf16(got, want, n, atol, rtol, &m, &sh); break;
-    case CKB_F32: fails = check__fast_f32(got, want, n, atol, rtol, &m, &sh); break;
-    case CKB_I32: fails = check__fast_i32(got, want, n, atol, rtol, &m, &sh); break;
+    case CKB_BF16: fails = check__fast_bf16(got, want, n, atol, rtol, &m, &sh, &rel); break;
+    case CKB_F32: fails = check__fast_f32(got, want, n, atol, rtol, &m, &sh, &rel); break;
+    case CKB_I32: fails = check__fast_i32(got, want, n, atol, rtol, &m, &sh, &rel); break;
     }
     if (fails)
         return 0;
@@ -86,6 +89,7 @@ static int check__all_pass(ckb_dtype t, const void *got, const void *want, int64
     out->worst = -1;
     out->max_abs_err = m;
     out->max_tol_share = sh;
+    out->max_rel_err = rel;
     out->ok = 1;
     return 1;
 }
@@ -114,6 +118,8 @@ void ckb_check_allclose(ckb_dtype t, const void *got, const void *want, int64_t 
                 out->max_abs_err = err;
             if (share > out->max_tol_share)
                 out->max_tol_share = share;
+            if (w != 0.0 && err / fabs(w) > out->max_rel_err)
+                out->max_rel_err = err / fabs(w);
             excess = err - (atol + rtol * fabs(w));
         }
         if (excess > 0.0) {
@@ -135,6 +141,8 @@ void ckb_check_merge(ckb_check *a, const ckb_check *b)
         a->max_abs_err = b->max_abs_err;
     if (b->max_tol_share > a->max_tol_share)
         a->max_tol_share = b->max_tol_share;
+    if (b->max_rel_err > a->max_rel_err)
+        a->max_rel_err = b->max_rel_err;
     if (a->ok && !b->ok) {
         a->worst = b->worst;
         a->got = b->got;

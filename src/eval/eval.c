@@ -262,6 +262,8 @@ static void eval__note_check(eval__ctx *c, const ckb_check *k)
         c->r->max_abs_err = k->max_abs_err;
     if (k->max_tol_share > c->r->worst_tol_share)
         c->r->worst_tol_share = k->max_tol_share;
+    if (k->max_rel_err > c->r->max_rel_err)
+        c->r->max_rel_err = k->max_rel_err;
     if (!k->ok && c->r->nbad == 0) {
         c->r->nbad = k->nbad;
         c->r->worst_index = k->worst;

@@ -59,6 +59,8 @@ typedef struct {
     double worst_tol_share;    /* the largest |got - want| / (atol + rtol*|want|) over every
                                   checked element: <= 1 when correct (how close to the
                                   tolerance the worst element came) */
+    double max_rel_err;        /* the largest |got - want| / |want| where want != 0
+                                  (JAXBench's max_rel_diff) */
     int64_t nbad, worst_index;
     double worst_got, worst_want;
     char worst_tensor[32];

@@ -46,6 +46,7 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     json_object_object_add(j, "correct", json_object_new_boolean(r->correct));
     json_object_object_add(j, "max_abs_err", result__num(r->max_abs_err));
     json_object_object_add(j, "worst_tol_share", result__num(r->worst_tol_share));
+    json_object_object_add(j, "max_rel_diff", result__num(r->max_rel_err));
     if (r->nbad) {
         json_object *wj = json_object_new_object();
         json_object_object_add(wj, "tensor", json_object_new_string(r->worst_tensor));
