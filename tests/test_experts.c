@@ -196,3 +196,64 @@ CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
     }
     printf("    (%d builds for units this host may lack)\n", built);
 }
+
+/* Which unit an expert ran: the unit is chosen at compile time (MMA), so
+ * the object the evaluation loaded holds the instructions of exactly that
+ * unit. On a host with AVX-512 BF16 (at the ISA level in force): MMA=0
+ * holds vdpbf16ps, MMA=1 none of it and f32 FMAs instead; with AMX, MMA=2
+ * holds tdpbf16ps. A unit this host lacks is skipped, and says so. */
+static int experts__count_insn(const char *keep, const char *insn)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "objdump -d '%s/root/candidate.so' 2>/dev/null | grep -c '%s'",
+             keep, insn);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p && fscanf(p, "%d", &n) != 1)
+        n = -1;
+    if (p)
+        pclose(p);
+    return n;
+}
+
+CKBT_TEST(experts_run_the_unit_they_are_given, "quick")
+{
+    const char *level = getenv("CKBENCH_ISA");
+    int dot = __builtin_cpu_supports("avx512bf16") && (!level || !*level);
+    int amx = 0;
+#if defined(__AMX_TILE__)
+    amx = (!level || !*level);
+#endif
+    if (!dot)
+        ckbt_skip("no AVX-512 BF16 at the ISA level in force: the dot unit cannot run here "
+                  "(the f32 FMA path is what the other expert tests check)");
+    static const char *const ids[] = {"8p", "41k"};
+    for (int i = 0; dot && i < 2; i++) {
+        const ckb_workload *w = ckb_workload_find(ids[i]);
+        char src[600];
+        CKBT_EXPECT(w && ckb_expert_path(w, src, sizeof src), "%s has an expert", ids[i]);
+        for (int mma = 0; mma <= (amx ? 2 : 1); mma++) {
+            char keep[600], def[16];
+            snprintf(keep, sizeof keep, "%s/%s-mma%d", ckbt_tmpdir(), ids[i], mma);
+            snprintf(def, sizeof def, "MMA=%d", mma);
+            int code = -1;
+            json_object *j = ckbt_eval(ids[i], src, &code, "--define", def, "--keep", keep,
+                                       "--seeds", "1", "--warmup", "1", "--iters", "3", NULL);
+            CKBT_EXPECT(j && !strcmp(ckbt_str(j, "status"), "ok"), "%s %s: %s %s", ids[i], def,
+                        ckbt_str(j, "status"), ckbt_str(j, "message"));
+            json_object_put(j);
+            int ndot = experts__count_insn(keep, "vdpbf16ps");
+            int nfma = experts__count_insn(keep, "vfmadd...ps");
+            int ntile = experts__count_insn(keep, "tdpbf16ps");
+            if (mma == 0)
+                CKBT_EXPECT(ndot > 0, "%s MMA=0 runs vdpbf16ps (%d in the object)", ids[i], ndot);
+            if (mma == 1)
+                CKBT_EXPECT(ndot == 0 && nfma > 0, "%s MMA=1 runs f32 FMA: %d vdpbf16ps, %d "
+                            "FMAs in the object", ids[i], ndot, nfma);
+            if (mma == 2)
+                CKBT_EXPECT(ntile > 0, "%s MMA=2 runs AMX tiles (%d tdpbf16ps)", ids[i], ntile);
+        }
+    }
+    if (dot && !amx)
+        printf("    (no AMX in this build's target: MMA=2 not checked here)\n");
+}

@@ -41,6 +41,21 @@ static void kit__check(const char *unit, ckbt_kit_gemm_fn fn, int bt, int64_t m,
         return;
     }
     CKBT_EXPECT(rc >= 0, "%s: ran", unit);
+    /* Which unit ran (the kit resolves its unit at compile time and the
+     * case reports it): the dot where this build targets AVX-512 BF16, which
+     * a host that has it gets (-march=native), else f32 FMA as the kit's
+     * fallback. */
+    int asks_dot = strncmp(unit, "dot", 3) == 0;
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    int want = asks_dot ? 0 : 1;
+#else
+    int want = 1;
+    if (asks_dot && __builtin_cpu_supports("avx512bf16"))
+        printf("    (%s: this build does not target the AVX-512 BF16 this host has: the f32 "
+               "FMA fallback is what is checked)\n", unit);
+#endif
+    CKBT_EXPECT(rc < 0 || rc == want, "%s: the kit ran unit %d, want %d (%s)", unit, rc, want,
+                want == 0 ? "vdpbf16ps" : "f32 FMA");
     double worst = 0;
     int64_t wi = 0, wj = 0;
     for (int64_t i = 0; rc >= 0 && i < m; i++)
