@@ -19,7 +19,7 @@ typedef struct {
     double max_tol_share; /* the largest |got - want| / (atol + rtol*|want|) over the
                              finite ones: at most 1 when every element passes */
     double max_rel_err;  /* the largest |got - want| / |want| over the finite ones whose
-                            want is not 0 (JAXBench's max_rel_diff, which divides by 0
+                            want is not 0 (upstream MaxKernel harness's max_rel_diff, which divides by 0
                             there and reads Inf or NaN) */
     int64_t nonfinite;   /* NaN/Inf in got where want is finite */
 } ckb_check;

@@ -60,7 +60,7 @@ typedef struct {
                                   checked element: <= 1 when correct (how close to the
                                   tolerance the worst element came) */
     double max_rel_err;        /* the largest |got - want| / |want| where want != 0
-                                  (JAXBench's max_rel_diff) */
+                                  (upstream MaxKernel harness's max_rel_diff) */
     int64_t nbad, worst_index;
     double worst_got, worst_want;
     char worst_tensor[32];
