@@ -19,8 +19,8 @@ typedef struct {
     double max_tol_share; /* the largest |got - want| / (atol + rtol*|want|) over the
                              finite ones: at most 1 when every element passes */
     double max_rel_err;  /* the largest |got - want| / |want| over the finite ones whose
-                            want is not 0 (upstream MaxKernel harness's max_rel_diff, which divides by 0
-                            there and reads Inf or NaN) */
+                            want is not 0 (the max_rel_diff of upstream's MaxKernel
+                            harness, which divides by those zeros too: Inf or NaN) */
     int64_t nonfinite;   /* NaN/Inf in got where want is finite */
 } ckb_check;
 
