@@ -949,7 +949,7 @@ CKBT_TEST(gen_feedback_timing_noise_and_roof, "quick")
 
 CKBT_TEST(gen_feedback_timed_output_names_call_and_element, "quick")
 {
-    /* The evaluator's message for a lazy timed call, as src/eval/eval.c
+    /* The evaluator's message for a lazy timed call, as src/eval/eval_timing.c
      * words it: the feedback names the call and the worst element. */
     json_object *e = gen_eval_json(
         "cheat_detected", "timed_output",

@@ -1,5 +1,5 @@
 /*
- * limits.h — every limit of one evaluation (eval.c), each with its reason.
+ * limits.h — every limit of one evaluation (eval*.c), each with its reason.
  * The compile's own limits are confine.h's (CKB_CONFINED_*); the protocol's
  * array sizes (CKB_PROTO_MAX_CALLS, _SEEDS) are protocol.h's.
  *
