@@ -118,3 +118,26 @@ int ckbt_sandbox_pids(int parent, int *pids, int max)
         closedir(d);
     return n;
 }
+
+json_object *ckbt_suite_entry(json_object *root, const char *id)
+{
+    json_object *list = json_object_object_get(root, "workloads");
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        if (strcmp(ckbt_str(e, "workload"), id) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+int ckbt_count_workdirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, "ckbench-", 8) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}

@@ -20,4 +20,10 @@ int ckbt_sandboxes_of(int parent);
 /* The same, with up to max of their pids stored in pids. */
 int ckbt_sandbox_pids(int parent, int *pids, int max);
 
+/* The entry of a suite's results.json (its "workloads" list) for a
+ * workload id, or NULL. */
+struct json_object *ckbt_suite_entry(struct json_object *root, const char *id);
+/* Entries named ckbench-* (ckbench's work folders) in dir. */
+int ckbt_count_workdirs(const char *dir);
+
 #endif

@@ -22,6 +22,8 @@ void ckbt_fail(const char *file, int line, const char *fmt, ...)
 void ckbt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The path of the ckbench binary under test ($CKBENCH_BIN or build/ckbench). */
 const char *ckbt_bin(void);
+/* Sleeps ms milliseconds (a test's polling step). */
+void ckbt_sleep_ms(long ms);
 /* A fresh temporary directory for this test; removed at exit unless it failed. */
 const char *ckbt_tmpdir(void);
 /* Environment variable name's value now (owned; NULL when unset), for a

@@ -60,6 +60,12 @@ const char *ckbt_bin(void)
     return b && *b ? b : "build/ckbench";
 }
 
+void ckbt_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
 const char *ckbt_tmpdir(void)
 {
     if (!tmpdir[0]) {

@@ -19,12 +19,6 @@
 #include "core/strbuf.h"
 #include "harness.h"
 
-static void serve_util__sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 char *ckbt_serve_log(const ckbt_server *s)
 {
     char path[600];
@@ -82,7 +76,7 @@ int ckbt_serve_start(ckbt_server *s, const char *dir, const char *const *extra)
             s->pid = -1;
             break;
         }
-        serve_util__sleep_ms(100);
+        ckbt_sleep_ms(100);
     }
     snprintf(s->base, sizeof s->base, "%s://127.0.0.1:%d", s->tls ? "https" : "http", s->port);
     if (s->port <= 0) {
@@ -114,7 +108,7 @@ int ckbt_serve_stop(ckbt_server *s, int sig)
             s->pid = -1;
             return st;
         }
-        serve_util__sleep_ms(100);
+        ckbt_sleep_ms(100);
     }
     kill(s->pid, SIGKILL);
     waitpid(s->pid, &st, 0);
@@ -224,7 +218,7 @@ json_object *ckbt_serve_wait(const ckbt_server *s, const char *id, const char *t
             return j;
         }
         if (h.status != 200)
-            serve_util__sleep_ms(200);
+            ckbt_sleep_ms(200);
         ckbt_http_free(&h);
     }
     return NULL;

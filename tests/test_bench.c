@@ -31,17 +31,6 @@ static int run_bench(const char *out, const char *workloads, const char *extra)
     return code;
 }
 
-static json_object *entry(json_object *root, const char *id)
-{
-    json_object *list = json_object_object_get(root, "workloads");
-    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
-        json_object *e = json_object_array_get_idx(list, i);
-        if (strcmp(ckbt_str(e, "workload"), id) == 0)
-            return e;
-    }
-    return NULL;
-}
-
 CKBT_TEST(bench_writes_results_json_and_csv, "full")
 {
     char out[512], path[600];
@@ -63,7 +52,7 @@ CKBT_TEST(bench_writes_results_json_and_csv, "full")
                 "onednn_bf16 %s with onednn_isa %s", ckbt_str(meta, "onednn_bf16"), dnnl_isa);
     const char *ids[] = {"8p_GEMM", "12p_RMSNorm"};
     for (int i = 0; i < 2; i++) {
-        json_object *e = entry(root, ids[i]);
+        json_object *e = ckbt_suite_entry(root, ids[i]);
         CKBT_EXPECT(e != NULL, "%s present", ids[i]);
         json_object *b = json_object_object_get(e, "baseline");
         CKBT_EXPECT(strcmp(ckbt_str(b, "status"), "ok") == 0 && ckbt_num(b, "median_ms") > 0,
@@ -119,13 +108,13 @@ CKBT_TEST(bench_resume_keeps_finished_workloads, "full")
     setenv("CKBENCH_MAX_DISTURBED_PCT", "1000", 1);
     CKBT_EXPECT(run_bench(out, "12p", NULL) == 0, "first run");
     json_object *first = json_object_from_file(path);
-    double m1 = ckbt_num(json_object_object_get(entry(first, "12p_RMSNorm"), "baseline"), "median_ms");
+    double m1 = ckbt_num(json_object_object_get(ckbt_suite_entry(first, "12p_RMSNorm"), "baseline"), "median_ms");
     CKBT_EXPECT(run_bench(out, "12p,8p", "--resume") == 0, "resumed run");
     json_object *second = json_object_from_file(path);
-    double m2 = ckbt_num(json_object_object_get(entry(second, "12p_RMSNorm"), "baseline"), "median_ms");
+    double m2 = ckbt_num(json_object_object_get(ckbt_suite_entry(second, "12p_RMSNorm"), "baseline"), "median_ms");
     unsetenv("CKBENCH_MAX_DISTURBED_PCT");
     CKBT_EXPECT(m1 > 0 && m1 == m2, "the finished workload is kept as it was (%g vs %g)", m1, m2);
-    CKBT_EXPECT(entry(second, "8p_GEMM") != NULL, "the missing workload is run");
+    CKBT_EXPECT(ckbt_suite_entry(second, "8p_GEMM") != NULL, "the missing workload is run");
     /* the host's speed from the run's first start to this invocation's end */
     const double s1 = ckbt_num(json_object_object_get(first, "host_speed"), "start_gflops"),
                  s2 = ckbt_num(json_object_object_get(second, "host_speed"), "start_gflops");
@@ -277,10 +266,10 @@ CKBT_TEST(bench_resume_with_a_subset_keeps_the_other_workloads, "full")
     free(text);
     json_object *root = json_object_from_file(path);
     CKBT_EXPECT(root != NULL, "results.json parses");
-    json_object *kept = json_object_object_get(entry(root, "8p_GEMM"), "baseline");
+    json_object *kept = json_object_object_get(ckbt_suite_entry(root, "8p_GEMM"), "baseline");
     CKBT_EXPECT(ckbt_num(kept, "median_ms") == 123.25,
                 "the workload not asked for is kept as it was (%g)", ckbt_num(kept, "median_ms"));
-    json_object *ran = json_object_object_get(entry(root, "12p_RMSNorm"), "baseline");
+    json_object *ran = json_object_object_get(ckbt_suite_entry(root, "12p_RMSNorm"), "baseline");
     CKBT_EXPECT(ran && ckbt_num(ran, "median_ms") > 0, "the asked-for workload ran");
     json_object *meta = json_object_object_get(root, "metadata");
     CKBT_EXPECT(strcmp(ckbt_str(meta, "started_at"), "2026-01-01T00:00:00Z") == 0,
@@ -488,7 +477,7 @@ CKBT_TEST(bench_results_match_formats_md, "full")
               "host_speed");
     const char *ids[] = {"12p_RMSNorm", "8p_GEMM"};
     for (int i = 0; i < 2; i++) {
-        json_object *e = entry(root, ids[i]);
+        json_object *e = ckbt_suite_entry(root, ids[i]);
         CKBT_EXPECT(e != NULL, "%s present", ids[i]);
         if (!e)
             continue;
@@ -509,7 +498,7 @@ CKBT_TEST(bench_results_match_formats_md, "full")
     }
     /* An unmeasured value is null, not 0: 12p has no expert. */
     json_object *sp;
-    CKBT_EXPECT(json_object_object_get_ex(entry(root, "12p_RMSNorm"), "speedup", &sp) && !sp,
+    CKBT_EXPECT(json_object_object_get_ex(ckbt_suite_entry(root, "12p_RMSNorm"), "speedup", &sp) && !sp,
                 "12p's speedup is null");
     json_object_put(root);
 
@@ -617,10 +606,10 @@ CKBT_TEST(bench_retime_measures_disturbed_entries_again, "full")
         ckb_proc_result_free(&r);
     json_object *root = json_object_from_file(path);
     CKBT_EXPECT(root != NULL, "results.json parses");
-    json_object *kept = json_object_object_get(entry(root, "8p_GEMM"), "baseline");
+    json_object *kept = json_object_object_get(ckbt_suite_entry(root, "8p_GEMM"), "baseline");
     CKBT_EXPECT(ckbt_num(kept, "median_ms") == 123.25, "the undisturbed entry is kept (%g)",
                 ckbt_num(kept, "median_ms"));
-    json_object *e = entry(root, "12p_RMSNorm");
+    json_object *e = ckbt_suite_entry(root, "12p_RMSNorm");
     json_object *b = json_object_object_get(e, "baseline");
     CKBT_EXPECT(b && ckbt_num(b, "median_ms") > 0 && ckbt_num(b, "median_ms") != 999.0,
                 "the disturbed entry was measured again (%g)", ckbt_num(b, "median_ms"));
@@ -651,7 +640,7 @@ CKBT_TEST(bench_times_disturbed_entries_again_before_it_ends, "quick")
     free(text);
     snprintf(path, sizeof path, "%s/results.json", out);
     json_object *root = json_object_from_file(path);
-    json_object *e = entry(root, "12p_RMSNorm");
+    json_object *e = ckbt_suite_entry(root, "12p_RMSNorm");
     CKBT_EXPECT(e && json_object_get_boolean(json_object_object_get(e, "timing_disturbed")),
                 "still disturbed, still marked");
     json_object *list = json_object_object_get(root, "workloads");
@@ -678,7 +667,7 @@ CKBT_TEST(bench_baselines_compute_in_f32_without_a_bf16_unit, "quick")
     json_object *meta = json_object_object_get(root, "metadata");
     CKBT_EXPECT(strcmp(ckbt_str(meta, "onednn_bf16"), "f32") == 0, "onednn_bf16 %s (isa %s)",
                 ckbt_str(meta, "onednn_bf16"), ckbt_str(meta, "onednn_isa"));
-    json_object *b = json_object_object_get(entry(root, "8p_GEMM"), "baseline");
+    json_object *b = json_object_object_get(ckbt_suite_entry(root, "8p_GEMM"), "baseline");
     CKBT_EXPECT(strcmp(ckbt_str(b, "status"), "ok") == 0 && ckbt_num(b, "median_ms") > 0,
                 "8p baseline timed: %s", ckbt_str(b, "status"));
     json_object_put(root);

@@ -409,17 +409,9 @@ CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
 /* The dims header of workload w at dims (what `ckbench eval` force-includes). */
 static int write_dims_header(const ckb_workload *w, const int64_t *dims, const char *path)
 {
-    ckb_strbuf h = {0};
-    ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
-    for (int i = 0; i < w->ndims; i++)
-        ckb_strbuf_printf(&h, "#define %s %lldL\n", w->dims[i].name, (long long)dims[i]);
-    for (int i = 0; i < w->nconsts; i++)
-        ckb_strbuf_printf(&h, "#define %s ((float)%.9g)\n", w->consts[i].name, w->consts[i].value);
-    char *sig = ckb_workload_signature(w);
-    ckb_strbuf_printf(&h, "%s;\n", sig);
-    free(sig);
-    int rc = ckb_write_file_atomic(path, h.data, h.len);
-    ckb_strbuf_free(&h);
+    char *h = ckb_workload_dims_header(w, dims, "test dims");
+    int rc = ckb_write_file_atomic(path, h, strlen(h));
+    free(h);
     return rc;
 }
 
@@ -763,20 +755,10 @@ static void run_example(const char *target, const ckb_docs_block *b, const int64
     snprintf(src, sizeof src, "%s/example-%d-%s-%s.c", ckbt_tmpdir(), seq, target, w->id);
     snprintf(so, sizeof so, "%s/example-%d-%s-%s.so", ckbt_tmpdir(), seq, target, w->id);
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
-    ckb_strbuf h = {0};
-    ckb_strbuf_printf(&h, "#pragma once\n#include <stdint.h>\n#include \"ckbench.h\"\n");
-    for (int i = 0; i < w->ndims; i++)
-        ckb_strbuf_printf(&h, "#define %s %lldL\n", w->dims[i].name, (long long)dims[i]);
-    for (int i = 0; i < w->nconsts; i++)
-        ckb_strbuf_printf(&h, "#define %s ((float)%.9g)\n", w->consts[i].name, w->consts[i].value);
-    char *sig = ckb_workload_signature(w);
-    ckb_strbuf_printf(&h, "%s;\n", sig);
-    free(sig);
     char *code = first_c_block(b->body);
-    int ok = code && ckb_write_file_atomic(hdr, h.data, h.len) == 0 &&
+    int ok = code && write_dims_header(w, dims, hdr) == 0 &&
              ckb_write_file_atomic(src, code, strlen(code)) == 0;
     free(code);
-    ckb_strbuf_free(&h);
     CKBT_EXPECT(ok, "%s/%s: cannot write the sources", target, b->file);
     char *argv[32] = {(char *)ckb_compiler(), "-O3", "-march=native", "-fopenmp", "-shared",
                       "-fPIC", "-std=gnu11", inc, "-include", hdr};

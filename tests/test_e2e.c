@@ -70,18 +70,6 @@ static json_object *e2e_json(const char *dir, const char *name)
     return json_object_from_file(path);
 }
 
-/* A suite entry of results.json by workload id. */
-static json_object *e2e_entry(json_object *root, const char *id)
-{
-    json_object *list = json_object_object_get(root, "workloads");
-    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
-        json_object *e = json_object_array_get_idx(list, i);
-        if (strcmp(ckbt_str(e, "workload"), id) == 0)
-            return e;
-    }
-    return NULL;
-}
-
 static int e2e_nentries(json_object *root)
 {
     json_object *list = json_object_object_get(root, "workloads");
@@ -128,12 +116,6 @@ static void e2e_seed_profile(const char *cache, int threads)
         snprintf(to, sizeof to, "%s/ckbench/%s", cache, strrchr(from, '/') + 1);
         ckb_machine_save(&m, to);
     }
-}
-
-static void e2e_sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
 }
 
 /* The code of a fenced reply (its first ```c block), malloc'd. */
@@ -261,7 +243,7 @@ CKBT_TEST(e2e_tune_stores_tuned_json_that_bench_reads, "full")
                 tuned_dir, ckbt_bin(), run, run);
     CKBT_EXPECT(rc == 0, "bench exits 0 (got %d)", rc);
     root = e2e_json(run, "results.json");
-    json_object *x = json_object_object_get(e2e_entry(root, "8p_GEMM"), "expert");
+    json_object *x = json_object_object_get(ckbt_suite_entry(root, "8p_GEMM"), "expert");
     json_object *tuned = x ? json_object_object_get(x, "tuned") : NULL;
     CKBT_EXPECT(x && strcmp(ckbt_str(x, "status"), "ok") == 0, "the expert ran correct: %s",
                 x ? ckbt_str(x, "status") : "(no expert entry)");
@@ -474,18 +456,6 @@ static int e2e_alive(const int *pids, int n)
     return alive;
 }
 
-static int e2e_workdirs(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += strncmp(e->d_name, "ckbench-", 8) == 0;
-    if (d)
-        closedir(d);
-    return n;
-}
-
 CKBT_TEST(e2e_bench_resumes_after_kill9, "full")
 {
     const char *t = ckbt_tmpdir();
@@ -513,7 +483,7 @@ CKBT_TEST(e2e_bench_resumes_after_kill9, "full")
     json_object *first = NULL;
     int tree[256], ntree = 0, sandboxes = 0;
     for (int i = 0; i < 6000; i++) {
-        e2e_sleep_ms(10);
+        ckbt_sleep_ms(10);
         json_object *j = json_object_from_file(path);
         int n = j ? e2e_nentries(j) : 0;
         if (n >= 1 && !first)
@@ -533,17 +503,17 @@ CKBT_TEST(e2e_bench_resumes_after_kill9, "full")
     CKBT_EXPECT(sandboxes > 0, "8p was being evaluated when it was killed (%d sandboxes, %d "
                                "processes under bench)", sandboxes, ntree);
     json_object *killed = json_object_from_file(path);
-    CKBT_EXPECT(killed && e2e_nentries(killed) == 1 && e2e_entry(killed, "12p_RMSNorm"),
+    CKBT_EXPECT(killed && e2e_nentries(killed) == 1 && ckbt_suite_entry(killed, "12p_RMSNorm"),
                 "the killed run's results.json holds 12p alone (%d entries)",
                 killed ? e2e_nentries(killed) : -1);
     /* its sandboxes and every other process it had die with it */
     int left = e2e_alive(tree, ntree);
     for (int i = 0; i < 300 && left; i++) {
-        e2e_sleep_ms(10);
+        ckbt_sleep_ms(10);
         left = e2e_alive(tree, ntree);
     }
     CKBT_EXPECT(left == 0, "%d of the %d processes under the killed bench still run", left, ntree);
-    int stale = e2e_workdirs(tmp);
+    int stale = ckbt_count_workdirs(tmp);
 
     char *out = NULL;
     int rc = e2e_sh("TMPDIR='%s' '%s' bench --size small --threads 2 --workloads 12p,8p,6p "
@@ -555,13 +525,13 @@ CKBT_TEST(e2e_bench_resumes_after_kill9, "full")
     CKBT_EXPECT(!strstr(out, "] 12p_RMSNorm"), "12p is not run again: %.2000s", out);
     free(out);
     json_object *root = json_object_from_file(path);
-    const char *was = first ? json_object_to_json_string(e2e_entry(first, "12p_RMSNorm")) : "";
-    const char *now = root ? json_object_to_json_string(e2e_entry(root, "12p_RMSNorm")) : "";
+    const char *was = first ? json_object_to_json_string(ckbt_suite_entry(first, "12p_RMSNorm")) : "";
+    const char *now = root ? json_object_to_json_string(ckbt_suite_entry(root, "12p_RMSNorm")) : "";
     CKBT_EXPECT(strcmp(was, now) == 0, "12p's entry is kept as it was:\n%.600s\nnow:\n%.600s", was,
                 now);
     CKBT_EXPECT(root && e2e_nentries(root) == 3, "three entries, one per workload (%d)",
                 root ? e2e_nentries(root) : -1);
-    json_object *g = e2e_entry(root, "8p_GEMM"), *p6 = e2e_entry(root, "6p_Paged_Attention");
+    json_object *g = ckbt_suite_entry(root, "8p_GEMM"), *p6 = ckbt_suite_entry(root, "6p_Paged_Attention");
     CKBT_EXPECT(g && strcmp(ckbt_str(json_object_object_get(g, "baseline"), "status"), "ok") == 0 &&
                     strcmp(ckbt_str(json_object_object_get(g, "expert"), "status"), "ok") == 0,
                 "8p ran, baseline and expert ok");
@@ -578,7 +548,7 @@ CKBT_TEST(e2e_bench_resumes_after_kill9, "full")
                     json_object_object_get(root, "host_speed"),
                 "the run was finished (timing noise, host speed)");
     /* nothing left: the killed run's work folder is swept, none is new */
-    CKBT_EXPECT(e2e_workdirs(tmp) == 0, "no ckbench-* work folder is left in %s (%d were after "
+    CKBT_EXPECT(ckbt_count_workdirs(tmp) == 0, "no ckbench-* work folder is left in %s (%d were after "
                                         "the kill)", tmp, stale);
     printf("    (after the kill: %d processes under bench, %d sandboxes, %d work folders)\n",
            ntree, sandboxes, stale);

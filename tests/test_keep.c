@@ -92,25 +92,6 @@ static int keep_count_cmdline(const char *needle)
     return n;
 }
 
-/* Entries named ckbench-* in dir. */
-static int keep_count_workdirs(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += strncmp(e->d_name, "ckbench-", 8) == 0;
-    if (d)
-        closedir(d);
-    return n;
-}
-
-static void keep_sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
 /* The test's folder for one case: tmp/ (the TMPDIR ckbench gets), the
  * model script, and the file where the script writes "pid childpid". */
 typedef struct {
@@ -188,7 +169,7 @@ static int keep_wait_gone(const long *pids, int n, int ms)
         for (int i = 0; i < n; i++)
             alive += keep_alive(pids[i]);
         if (alive)
-            keep_sleep_ms(20);
+            ckbt_sleep_ms(20);
     }
     return alive;
 }
@@ -204,7 +185,7 @@ static void keep_signal_case(int sig, const char *name)
     /* the evaluation is under way once its sandbox (`ckbench __sandbox`, a
      * child of generate) runs the kernel that never returns */
     for (int t = 0; t < 3000 && !(npids >= 2 && ns > 0); t++) {
-        keep_sleep_ms(20);
+        ckbt_sleep_ms(20);
         npids = keep_read_pids(&k, pids, 8);
         ns = ckbt_sandbox_pids(pid, spids, 8);
     }
@@ -224,7 +205,7 @@ static void keep_signal_case(int sig, const char *name)
                 "%s: every sandbox of the evaluation (%d) is gone", name, ns);
     CKBT_EXPECT(keep_count_cmdline(k.tmp) == 0, "%s: no process naming its TMPDIR is left",
                 name);
-    CKBT_EXPECT(keep_count_workdirs(k.tmp) == 0, "%s: no ckbench-* work folder is left in %s",
+    CKBT_EXPECT(ckbt_count_workdirs(k.tmp) == 0, "%s: no ckbench-* work folder is left in %s",
                 name, k.tmp);
 }
 
@@ -268,11 +249,11 @@ CKBT_TEST(keep_eval_sigterm_leaves_nothing, "quick")
      * the confined compile is done */
     int spids[8], ns = 0;
     for (int t = 0; t < 1500 && ns == 0; t++) {
-        keep_sleep_ms(20);
+        ckbt_sleep_ms(20);
         ns = ckbt_sandbox_pids(pid, spids, 8);
     }
     CKBT_EXPECT(ns > 0, "the kernel runs in its sandbox");
-    keep_sleep_ms(200);
+    ckbt_sleep_ms(200);
     kill(pid, SIGTERM);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -283,10 +264,10 @@ CKBT_TEST(keep_eval_sigterm_leaves_nothing, "quick")
         for (int i = 0; i < ns; i++)
             left += keep_pid_alive(spids[i]);
         if (left)
-            keep_sleep_ms(20);
+            ckbt_sleep_ms(20);
     }
     CKBT_EXPECT(left == 0, "no sandbox is left");
-    CKBT_EXPECT(keep_count_workdirs(tmp) == 0, "no ckbench-* work folder is left");
+    CKBT_EXPECT(ckbt_count_workdirs(tmp) == 0, "no ckbench-* work folder is left");
 }
 
 CKBT_TEST(keep_generate_kill9_leaves_no_model, "quick")
@@ -297,7 +278,7 @@ CKBT_TEST(keep_generate_kill9_leaves_no_model, "quick")
     long pids[8];
     int npids = 0;
     for (int t = 0; t < 1500 && npids < 4; t++) {
-        keep_sleep_ms(20);
+        ckbt_sleep_ms(20);
         npids = keep_read_pids(&k, pids, 8);
     }
     CKBT_EXPECT(npids == 4, "both model calls run, each with a background child (%d pids)",

@@ -33,12 +33,6 @@
 #include "harness.h"
 #include "serve_util.h"
 
-static void servet_sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static const char *servet_err_code(const ckbt_http *h)
 {
     const char *c = ckb_json_str(ckb_json_obj(h->json, "error"), "code");
@@ -504,10 +498,10 @@ CKBT_TEST(serve_cancel_leaves_no_process, "quick")
     pid_t kids[64];
     int n = 0;
     for (int i = 0; i < 300 && n < 2; i++) {
-        servet_sleep_ms(100);
+        ckbt_sleep_ms(100);
         n = ckbt_descendants(s.pid, kids, 64);
     }
-    servet_sleep_ms(500);
+    ckbt_sleep_ms(500);
     ckbt_http h;
     ckbt_http_call(&s, "GET", path, NULL, 0, NULL, &h);
     CKBT_EXPECT(!strcmp(ckb_json_str(h.json, "state"), "running") && n >= 2,
@@ -522,7 +516,7 @@ CKBT_TEST(serve_cancel_leaves_no_process, "quick")
         left = ckbt_descendants(s.pid, kids, 64) + servet_ckbench_procs(s.pid);
         if (left == 0)
             break;
-        servet_sleep_ms(100);
+        ckbt_sleep_ms(100);
     }
     CKBT_EXPECT(left == 0, "no process of the evaluation is left (%d)", left);
     ckbt_http_call(&s, "DELETE", path, NULL, 0, NULL, &h);
@@ -576,15 +570,15 @@ CKBT_TEST(serve_kill9_and_restart_loses_nothing, "full")
     }
     pid_t kids[64];
     for (int i = 0; i < 300 && ckbt_descendants(s.pid, kids, 64) < 2; i++)
-        servet_sleep_ms(100);
-    servet_sleep_ms(300);
+        ckbt_sleep_ms(100);
+    ckbt_sleep_ms(300);
     ckbt_serve_stop(&s, SIGKILL);
     int left = 0;
     for (int i = 0; i < 50; i++) {
         left = servet_ckbench_procs(-1);
         if (!left)
             break;
-        servet_sleep_ms(100);
+        ckbt_sleep_ms(100);
     }
     CKBT_EXPECT(left == 0, "a server killed with -9 leaves no process (%d)", left);
     CKBT_EXPECT(servet_count(db, "1") == N && servet_count(db, "state='running'") == 1,
@@ -844,7 +838,7 @@ CKBT_TEST(serve_200_long_polls_wait_without_holding_threads, "full")
         started += pthread_create(&th[i], NULL, servet_poll_thread, &polls[i]) == 0;
     }
     /* while they wait, the server answers: 4 HTTP threads, 200 waiting */
-    servet_sleep_ms(500);
+    ckbt_sleep_ms(500);
     double t0 = ckb_now();
     ckbt_http h;
     ckbt_http_call(&s, "GET", "/healthz", NULL, 0, NULL, &h);

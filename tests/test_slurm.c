@@ -56,12 +56,6 @@ static int slurmt_sh(const char *cmd, char *buf, size_t n)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void slurmt_sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static int slurmt_lines(const char *path)
 {
     char *t = ckb_read_file(path, NULL);
@@ -195,7 +189,7 @@ static long slurmt_running_job(long ms)
                 l = l ? l + 1 : NULL;
             }
         }
-        slurmt_sleep_ms(50);
+        ckbt_sleep_ms(50);
     }
     return 0;
 }
@@ -253,7 +247,7 @@ CKBT_TEST(slurm_generate_matches_local_retries_and_resumes, "full")
     char ledger[700];
     snprintf(ledger, sizeof ledger, "%s/evals/exec.ledger", slurm);
     for (int waited = 0; waited < 60000 && slurmt_lines(ledger) < 1; waited += 10)
-        slurmt_sleep_ms(10);
+        ckbt_sleep_ms(10);
     long job = slurmt_running_job(10000);
     CKBT_EXPECT(job > 0, "a ckbench job runs on the node");
     if (job > 0) {
@@ -269,7 +263,7 @@ CKBT_TEST(slurm_generate_matches_local_retries_and_resumes, "full")
             exited = 1;
             break;
         }
-        slurmt_sleep_ms(20);
+        ckbt_sleep_ms(20);
     }
     CKBT_EXPECT(!exited, "the driver was still running at 3 records (exit %d)",
                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
@@ -476,7 +470,7 @@ static int slurmt_wait_ledger(const char *path, const char *name, int want, long
     for (long waited = 0; waited < ms; waited += 10) {
         if (slurmt_ledger(path, name, jobs, nodes, 1) >= want)
             return 1;
-        slurmt_sleep_ms(10);
+        ckbt_sleep_ms(10);
     }
     return 0;
 }
@@ -489,7 +483,7 @@ static void slurmt_join(pthread_t *threads, int n, const int *done)
     for (int waited = 0; waited < 600 && __atomic_load_n(done, __ATOMIC_SEQ_CST) < n; waited++) {
         if (waited >= 300)
             slurmt_sh("scancel --partition=ckb", NULL, 0);
-        slurmt_sleep_ms(1000);
+        ckbt_sleep_ms(1000);
     }
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
@@ -768,7 +762,7 @@ CKBT_TEST(slurm_server_feeds_two_nodes_and_survives_a_lost_node, "full")
     for (int t = 0; t < 1200 && (!node0[0] || !node1[0]); t++) {
         slurmt_server_node(evals, ids[0], node0, sizeof node0);
         slurmt_server_node(evals, ids[1], node1, sizeof node1);
-        slurmt_sleep_ms(100);
+        ckbt_sleep_ms(100);
     }
     CKBT_EXPECT(node0[0] && node1[0] && strcmp(node0, node1) != 0,
                 "two evaluations run at once, on two nodes: '%s' and '%s'", node0, node1);
@@ -809,7 +803,7 @@ CKBT_TEST(slurm_server_feeds_two_nodes_and_survives_a_lost_node, "full")
     char lnode[128] = "";
     for (int t = 0; t < 1200 && !lnode[0]; t++) {
         slurmt_server_node(evals, late, lnode, sizeof lnode);
-        slurmt_sleep_ms(100);
+        ckbt_sleep_ms(100);
     }
     CKBT_EXPECT(lnode[0], "the last evaluation started on a node");
     ckbt_serve_stop(&s, SIGKILL);

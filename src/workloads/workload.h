@@ -192,6 +192,9 @@ void ckb_tensors_free(const ckb_workload *w, void **t);
 /* The generated header force-included into candidates: the dims and consts
  * as macros and the prototype of workload(). Caller frees. */
 char *ckb_workload_candidate_header(const ckb_workload *w, ckb_size s);
+/* The same for any dims (a size's or others); label names them in its
+ * first line. Caller frees. */
+char *ckb_workload_dims_header(const ckb_workload *w, const int64_t *dims, const char *label);
 /* The candidate's signature, e.g. "void workload(const ckb_bf16 *A, ...)".
  * Caller frees. */
 char *ckb_workload_signature(const ckb_workload *w);
