@@ -218,3 +218,38 @@ CKBT_TEST(dropping_any_op_of_a_chain_fails_the_check, "quick")
         ckb_tensors_free(w, truth.t);
     }
 }
+
+/* A configuration names only dims the workload has, never the scale dim
+ * (size host scales every configuration alike), and has a name the results
+ * and the candidate header can carry. */
+CKBT_TEST(configurations_set_declared_dims_only, "quick")
+{
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        CKBT_EXPECT(w->nconfigs >= 0 && w->nconfigs <= CKB_MAX_CONFIGS, "%s", w->id);
+        /* one configuration would only be the workload's own dims renamed */
+        CKBT_EXPECT(w->nconfigs != 1, "%s", w->id);
+        int scale = ckb_workload_scale_dim(w);
+        for (int c = 0; c < w->nconfigs; c++) {
+            const ckb_config *cfg = &w->configs[c];
+            CKBT_EXPECT(cfg->name && cfg->name[0], "%s: configuration %d has no name", w->id, c);
+            for (const char *p = cfg->name; *p; p++)
+                CKBT_EXPECT(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'),
+                                "%s: configuration name '%s' is not a lower-case identifier",
+                                w->id, cfg->name);
+            for (int k = 0; k < cfg->nset; k++) {
+                int found = -1;
+                for (int d = 0; d < w->ndims; d++)
+                    if (strcmp(w->dims[d].name, cfg->set[k].dim) == 0)
+                        found = d;
+                CKBT_EXPECT(found >= 0, "%s/%s sets %s, which is no dim of it", w->id,
+                                cfg->name, cfg->set[k].dim);
+                CKBT_EXPECT(found != scale, "%s/%s sets the scale dim %s", w->id, cfg->name,
+                                cfg->set[k].dim);
+            }
+            for (int c2 = 0; c2 < c; c2++)
+                CKBT_EXPECT(strcmp(w->configs[c2].name, cfg->name) != 0,
+                                "%s: two configurations named %s", w->id, cfg->name);
+        }
+    }
+}

@@ -99,9 +99,37 @@ int64_t ckb_workload_host_scale(const ckb_workload *w)
 
 void ckb_workload_dims(const ckb_workload *w, ckb_size s, int64_t *dims)
 {
+    ckb_workload_config_dims(w, s, 0, dims);
+}
+
+int ckb_workload_config_count(const ckb_workload *w) { return w->nconfigs > 0 ? w->nconfigs : 1; }
+
+const char *ckb_workload_config_name(const ckb_workload *w, int c)
+{
+    return w->nconfigs > 0 && c >= 0 && c < w->nconfigs ? w->configs[c].name : "";
+}
+
+static int workload__dim_index(const ckb_workload *w, const char *name)
+{
+    for (int i = 0; i < w->ndims; i++)
+        if (strcmp(w->dims[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+void ckb_workload_config_dims(const ckb_workload *w, ckb_size s, int c, int64_t *dims)
+{
     ckb_size declared = s == CKB_SIZE_HOST ? CKB_SIZE_DEFAULT : s;
     for (int i = 0; i < w->ndims; i++)
         dims[i] = w->dims[i].value[declared];
+    if (w->nconfigs > 0 && c >= 0 && c < w->nconfigs) {
+        const ckb_config *cfg = &w->configs[c];
+        for (int k = 0; k < cfg->nset; k++) {
+            int i = workload__dim_index(w, cfg->set[k].dim);
+            if (i >= 0) /* the registry test holds every name to a dim */
+                dims[i] = cfg->set[k].value[declared];
+        }
+    }
     int d = ckb_workload_scale_dim(w);
     if (s == CKB_SIZE_HOST && d >= 0)
         dims[d] = ckb_workload_host_scale(w);
@@ -131,6 +159,20 @@ size_t ckb_tensor_bytes(const ckb_tensor *t, const int64_t *dims)
 
 double ckb_workload_atol(const ckb_workload *w) { return w->atol > 0 ? w->atol : 1e-2; }
 double ckb_workload_rtol(const ckb_workload *w) { return w->rtol > 0 ? w->rtol : 1e-2; }
+
+double ckb_workload_config_atol(const ckb_workload *w, int c)
+{
+    if (w->nconfigs > 0 && c >= 0 && c < w->nconfigs && w->configs[c].atol > 0)
+        return w->configs[c].atol;
+    return ckb_workload_atol(w);
+}
+
+double ckb_workload_config_rtol(const ckb_workload *w, int c)
+{
+    if (w->nconfigs > 0 && c >= 0 && c < w->nconfigs && w->configs[c].rtol > 0)
+        return w->configs[c].rtol;
+    return ckb_workload_rtol(w);
+}
 
 int ckb_workload_has_tag(const ckb_workload *w, const char *tag)
 {

@@ -26,6 +26,7 @@ struct json_object;
 #define CKB_MAX_PARAMS 8
 #define CKB_MAX_PARAM_VALUES 8
 #define CKB_MAX_CHAIN 10
+#define CKB_MAX_CONFIGS 4
 
 typedef enum { CKB_BF16, CKB_F32, CKB_I32 } ckb_dtype;
 typedef enum { CKB_IN, CKB_OUT } ckb_role;
@@ -93,6 +94,25 @@ typedef struct {
 
 typedef void (*ckb_kernel_fn)(const int64_t *dims, void *const *tensors);
 
+/* One dim a configuration sets, with its value at each declared size. */
+typedef struct {
+    const char *dim;
+    int64_t value[CKB_SIZE_COUNT];
+} ckb_config_dim;
+
+/* One input configuration, as upstream JAXBench's get_inputs() may return a
+ * list of shapes: the same operator on other dims (a decode-heavy and a
+ * prefill-heavy serving step, say), checked with its own tolerance. A
+ * candidate is correct only when it passes every configuration, and its
+ * speedup is the geometric mean over them. A configuration never sets the
+ * scale dim: size host scales every configuration alike. */
+typedef struct {
+    const char *name; /* "decode", "prefill": a C identifier */
+    int nset;
+    ckb_config_dim set[CKB_MAX_DIMS];
+    double atol, rtol; /* 0: the workload's own */
+} ckb_config;
+
 typedef struct ckb_workload {
     const char *id;      /* "8p_GEMM": also the folder name under workloads/ */
     const char *model;   /* the model the operator comes from */
@@ -142,6 +162,12 @@ typedef struct ckb_workload {
      * NULL: the workload keeps its default dims on every host. */
     const char *scale_dim;
 
+    /* nconfigs == 0: one configuration, the dims above. Otherwise the
+     * configurations a candidate is judged on, each the dims above with
+     * some set otherwise (the first is the one shown where one is). */
+    int nconfigs;
+    ckb_config configs[CKB_MAX_CONFIGS];
+
     /* The expert's tunable macros; nparams == 0 and no expert.c if none. */
     int nparams;
     ckb_param params[CKB_MAX_PARAMS];
@@ -162,8 +188,17 @@ const char *ckb_dtype_name(ckb_dtype t);
 const char *ckb_dtype_ctype(ckb_dtype t); /* "ckb_bf16", "float", "int32_t" */
 size_t ckb_dtype_size(ckb_dtype t);
 
-/* Fills dims[] with the values of size s. */
+/* Fills dims[] with the values of size s (of its first configuration). */
 void ckb_workload_dims(const ckb_workload *w, ckb_size s, int64_t *dims);
+/* How many configurations w is judged on: nconfigs, or 1. */
+int ckb_workload_config_count(const ckb_workload *w);
+/* The name of configuration c ("" for a workload of one). */
+const char *ckb_workload_config_name(const ckb_workload *w, int c);
+/* Fills dims[] with the values of size s in configuration c. */
+void ckb_workload_config_dims(const ckb_workload *w, ckb_size s, int c, int64_t *dims);
+/* The tolerances configuration c is checked with. */
+double ckb_workload_config_atol(const ckb_workload *w, int c);
+double ckb_workload_config_rtol(const ckb_workload *w, int c);
 /* The index of w's scale dim, or -1 when it has none. */
 int ckb_workload_scale_dim(const ckb_workload *w);
 /* The scale dim's value at size host: the one set here for this process
