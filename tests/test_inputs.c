@@ -134,7 +134,12 @@ CKBT_TEST(widen_inputs_rounds_as_ldexpf, "quick")
     w.tensors[0] = (ckb_tensor){.name = "a", .dtype = CKB_F32, .role = CKB_IN, .rank = 1};
     w.tensors[1] = (ckb_tensor){.name = "b", .dtype = CKB_BF16, .role = CKB_IN, .rank = 1};
     w.tensors[2] = (ckb_tensor){.name = "c", .dtype = CKB_F32, .role = CKB_OUT, .rank = 1};
-    const int64_t dims[1] = {N};
+    w.dims[0].value[CKB_SIZE_SMALL] = N;
+    ckb_instance in;
+    if (ckb_instance_resolve(&w, CKB_SIZE_SMALL, 0, &in) != 0) {
+        CKBT_EXPECT(0, "no instance of the test workload");
+        return;
+    }
     static float a[N], a0[N], c[N];
     static ckb_bf16 b[N], b0[N];
     for (int i = 0; i < N; i++) {
@@ -151,7 +156,7 @@ CKBT_TEST(widen_inputs_rounds_as_ldexpf, "quick")
         memcpy(a, a0, sizeof a);
         memcpy(b, b0, sizeof b);
         void *t[3] = {a, b, c};
-        ckb_widen_inputs(&w, dims, t, e);
+        ckb_widen_inputs(&in, t, e);
         int bad = 0;
         for (int i = 0; i < N && bad < 3; i++) {
             float wa = ldexpf(a0[i], e);

@@ -5,11 +5,13 @@
  * (one element off by 5%, an input zeroed, an input in the wrong order).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval/check.h"
 #include "harness.h"
+#include "workloads/instance.h"
 #include "workloads/workload.h"
 
 typedef struct {
@@ -250,6 +252,50 @@ CKBT_TEST(configurations_set_declared_dims_only, "quick")
             for (int c2 = 0; c2 < c; c2++)
                 CKBT_EXPECT(strcmp(w->configs[c2].name, cfg->name) != 0,
                                 "%s: two configurations named %s", w->id, cfg->name);
+        }
+    }
+}
+
+/* One resolved instance (workloads/instance.h): what the sandbox and an
+ * executor's node rebuild from its identity is the instance the trusted
+ * side resolved, and an identity that names no instance is refused. */
+CKBT_TEST(instance_identity_rebuilds_the_same_instance, "quick")
+{
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        for (int s = 0; s <= CKB_SIZE_HOST; s++)
+            for (int c = 0; c < ckb_workload_config_count(w); c++) {
+                ckb_instance a, b;
+                char id[CKB_INSTANCE_ID_MAX];
+                if (ckb_instance_resolve(w, (ckb_size)s, c, &a) != 0) {
+                    CKBT_EXPECT(0, "%s: no instance at size %d, configuration %d", w->id, s, c);
+                    continue;
+                }
+                ckb_instance_id(&a, id, sizeof id);
+                CKBT_EXPECT(ckb_instance_from_id(w, id, &b) == 0 &&
+                                memcmp(a.dims, b.dims, sizeof a.dims) == 0 &&
+                                strcmp(a.size_label, b.size_label) == 0 &&
+                                memcmp(a.tensor_bytes, b.tensor_bytes, sizeof a.tensor_bytes) == 0 &&
+                                a.atol == b.atol && a.rtol == b.rtol,
+                            "%s: %s does not rebuild its instance", w->id, id);
+            }
+        ckb_instance x;
+        char bad[64];
+        snprintf(bad, sizeof bad, "default:%d:-1", ckb_workload_config_count(w));
+        CKBT_EXPECT(ckb_instance_from_id(w, bad, &x) != 0, "%s: %s accepted", w->id, bad);
+        CKBT_EXPECT(ckb_instance_from_id(w, "default:0:512", &x) != 0 &&
+                        ckb_instance_from_id(w, "huge:0:-1", &x) != 0 &&
+                        ckb_instance_from_id(w, "default:0:-1x", &x) != 0,
+                    "%s: a malformed identity was accepted", w->id);
+        if (ckb_workload_scale_dim(w) >= 0) {
+            int64_t small = w->dims[ckb_workload_scale_dim(w)].value[CKB_SIZE_SMALL];
+            snprintf(bad, sizeof bad, "host:0:%lld", (long long)(small * 3 + (small > 1)));
+            CKBT_EXPECT(ckb_instance_from_id(w, bad, &x) != 0 || small == 1,
+                        "%s: %s (not a multiple of the small value) accepted", w->id, bad);
+            snprintf(bad, sizeof bad, "host:0:%lld", (long long)(small * 2));
+            CKBT_EXPECT(ckb_instance_from_id(w, bad, &x) == 0 &&
+                            x.dims[ckb_workload_scale_dim(w)] == small * 2,
+                        "%s: %s not rebuilt at its scale", w->id, bad);
         }
     }
 }

@@ -48,11 +48,11 @@ static json_object *suite__variant(const char *status, const ckb_stats *s, doubl
     return v;
 }
 
-static void suite__shape(const ckb_workload *w, ckb_size s, char *buf, size_t n)
+static void suite__shape(const ckb_instance *in, char *buf, size_t n)
 {
+    const ckb_workload *w = in->w;
+    const int64_t *dims = in->dims;
     const ckb_tensor *t = NULL;
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_dims(w, s, dims);
     for (int i = 0; i < w->ntensors && !t; i++)
         if (w->tensors[i].role == CKB_OUT)
             t = &w->tensors[i];
@@ -151,18 +151,19 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
     json_object *ej;
     int rc = suite__eval(o, w, has_expert ? expert : NULL, &eo, w->id, &r, &ej);
 
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_dims(w, o->size, dims);
+    /* the instance the evaluation ran (its first configuration's, where several) */
+    ckb_instance in;
+    ckb_eval_instance(w, &eo, 0, &in);
     json_object *e = json_object_new_object();
     json_object_object_add(e, "workload", json_object_new_string(w->id));
     json_object_object_add(e, "model", json_object_new_string(w->model));
     json_object_object_add(e, "operator", json_object_new_string(w->op));
     json_object_object_add(e, "tags", json_object_new_string(w->tags));
-    json_object_object_add(e, "dims", ckb_workload_dims_json(w, o->size));
+    json_object_object_add(e, "dims", ckb_instance_dims_json(&in));
     json_object_object_add(e, "flops", json_object_new_double(r.flops));
     json_object_object_add(e, "bytes", json_object_new_double(r.bytes));
     char shape[128];
-    suite__shape(w, o->size, shape, sizeof shape);
+    suite__shape(&in, shape, sizeof shape);
     json_object_object_add(e, "output_shape", json_object_new_string(shape));
 
     json_object_object_add(e, "roof", ckb_roof_to_json(&roof));

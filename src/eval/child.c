@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,7 +46,7 @@ typedef void (*child__fn)();
 
 typedef struct {
     const ckb_workload *w;
-    int64_t dims[CKB_MAX_DIMS];
+    ckb_instance in; /* rebuilt from the command line, checked against the memfds */
     ckb_proto_header *h;
     void *t[CKB_MAX_TENSORS]; /* inputs read-only from IN, outputs in OUT */
     child__fn cand;
@@ -82,8 +83,14 @@ static void child__call(child__fn f, int n, void *const *t)
 static int child__map_tensors(child__state *s)
 {
     ckb_proto_layout l;
-    ckb_proto_layout_of(s->w, s->dims, &l);
+    ckb_proto_layout_of(&s->in, &l);
     const size_t page = 4096;
+    /* The trusted side sized the memfds from its instance: one of another
+     * size means the two resolved different instances. */
+    struct stat st_in, st_out;
+    if (fstat(CKB_PROTO_FD_IN, &st_in) != 0 || fstat(CKB_PROTO_FD_OUT, &st_out) != 0 ||
+        (uint64_t)st_in.st_size != l.in_bytes || (uint64_t)st_out.st_size != l.out_bytes)
+        return -1;
     for (int i = 0; i < s->w->ntensors; i++) {
         const ckb_proto_place *p = &l.t[i];
         int in = s->w->tensors[i].role == CKB_IN;
@@ -262,7 +269,7 @@ static int child__pin(int threads)
 
 int ckb_child_main(int argc, char **argv)
 {
-    /* argv: __sandbox WORKLOAD SIZE SO_NAME|- */
+    /* argv: __sandbox WORKLOAD INSTANCE_ID SO_NAME|- (INSTANCE_ID: ckb_instance_id) */
     if (argc < 5)
         return 2;
     child__state s = {0};
@@ -270,18 +277,9 @@ int ckb_child_main(int argc, char **argv)
                0);
     if (s.h == MAP_FAILED)
         return 2;
-    ckb_size size;
     s.w = ckb_workload_find(argv[2]);
-    if (s.h->magic != CKB_PROTO_MAGIC || !s.w)
+    if (s.h->magic != CKB_PROTO_MAGIC || !s.w || ckb_instance_from_id(s.w, argv[3], &s.in) != 0)
         return 2;
-    if (strncmp(argv[3], "host=", 5) == 0) {
-        size = CKB_SIZE_HOST;
-        if (ckb_workload_set_host_scale(s.w, strtoll(argv[3] + 5, NULL, 10)) != 0)
-            return 2;
-    } else if (ckb_size_parse(argv[3], &size) != 0) {
-        return 2;
-    }
-    ckb_workload_dims(s.w, size, s.dims);
     if (child__pin(s.h->threads) != 0)
         return 2;
     omp_set_num_threads(s.h->threads);
@@ -320,7 +318,7 @@ int ckb_child_main(int argc, char **argv)
             child__call(s.cand, s.w->ntensors, s.t);
             child__restore_state(&s);
         } else {
-            s.w->baseline(s.dims, s.t);
+            s.w->baseline(s.in.dims, s.t);
         }
         char done[2] = {CKB_REPLY_DONE, (char)cmd[1]};
         if (write(CKB_PROTO_FD_REPLY, done, 2) != 2)

@@ -364,10 +364,11 @@ static int compile__place_source(const char *src, const char *dir, char *rel, si
     return rc;
 }
 
-int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, const char *workdir,
-                          const char *const *defines, int ndefines, int expert_kit,
-                          ckb_compile_result *out)
+int ckb_compile_candidate(const ckb_compile_request *q, ckb_compile_result *out)
 {
+    const char *src = q->src, *workdir = q->workdir;
+    const char *const *defines = q->defines;
+    int ndefines = q->ndefines, expert_kit = q->expert_kit;
     memset(out, 0, sizeof *out);
     if (ndefines > COMPILE_MAX_DEFINES) {
         snprintf(out->error, sizeof out->error, "more than %d defines", COMPILE_MAX_DEFINES);
@@ -403,7 +404,7 @@ int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, co
         snprintf(out->error, sizeof out->error, "the work folder's path is too long");
         return -1;
     }
-    char *header = ckb_workload_candidate_header(w, s);
+    char *header = ckb_instance_header(q->in);
     int rc = compile__write(dims_path, header, strlen(header));
     free(header);
     if (rc != 0 || compile__place_source(src, work, rel, sizeof rel) != 0) {

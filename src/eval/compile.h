@@ -9,7 +9,7 @@
 #include <limits.h>
 
 #include "eval/verdict.h"
-#include "workloads/workload.h"
+#include "workloads/instance.h"
 
 typedef struct {
     int ok;
@@ -24,20 +24,26 @@ typedef struct {
     char error[768];  /* why the compiler could not run, when -1 is returned */
 } ckb_compile_result;
 
-/* Compiles src for workload w at size s in workdir/compile/work (made
- * here; workdir must exist): copies src there unless it lies there already,
- * writes dims.h and candidate.so (out->so_path) there. The compiler runs
- * confined and bounded (eval/confine.h): it sees only the system's
- * toolchain and headers, copies of the source and dims.h in a tmpfs of its
- * own (the object is copied back from there), ckbench's include/ and, when
- * expert_kit = 1 (experts only), expert-kit/ (both copied into
- * workdir/compile).
- * defines are extra "NAME=VALUE" macros (an expert's tunables), may be
- * NULL. Returns 0 when the compiler ran (see out->ok), -1 with out->error
- * when it or its confinement could not be started (no user namespaces). */
-int ckb_compile_candidate(const ckb_workload *w, ckb_size s, const char *src, const char *workdir,
-                          const char *const *defines, int ndefines, int expert_kit,
-                          ckb_compile_result *out);
+/* What to compile: src for the instance in (its dims.h), in workdir. */
+typedef struct {
+    const ckb_instance *in;
+    const char *src;
+    const char *workdir;         /* must exist */
+    const char *const *defines;  /* extra "NAME=VALUE" macros (an expert's tunables), or NULL */
+    int ndefines;
+    int expert_kit;              /* 1 (experts only): expert-kit/ may be included */
+} ckb_compile_request;
+
+/* Compiles q->src for q->in in workdir/compile/work (made here): copies src
+ * there unless it lies there already, writes dims.h (ckb_instance_header)
+ * and candidate.so (out->so_path) there. The compiler runs confined and
+ * bounded (eval/confine.h): it sees only the system's toolchain and
+ * headers, copies of the source and dims.h in a tmpfs of its own (the
+ * object is copied back from there), ckbench's include/ and, when
+ * expert_kit = 1, expert-kit/ (both copied into workdir/compile).
+ * Returns 0 when the compiler ran (see out->ok), -1 with out->error when it
+ * or its confinement could not be started (no user namespaces). */
+int ckb_compile_candidate(const ckb_compile_request *q, ckb_compile_result *out);
 void ckb_compile_result_free(ckb_compile_result *r);
 
 /* The compiler command ckbench uses ($CKBENCH_CC or cc) and its version line. */

@@ -107,7 +107,7 @@ static void eval__release(eval__ctx *c)
     for (int i = 0; i < CKB_MAX_TENSORS; i++) {
         free(c->want[i]);
     }
-    if (c->in)
+    if (c->inst)
         munmap(c->in, c->lay.in_bytes);
     if (c->in_fd > 0)
         close(c->in_fd);
@@ -119,19 +119,54 @@ static void eval__release(eval__ctx *c)
         ckb_remove_tree(c->workdir);
 }
 
-int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
-                 ckb_eval_result *r)
+int ckb_eval_instance(const ckb_workload *w, const ckb_eval_opts *o, int config,
+                      ckb_instance *in)
 {
+    int64_t scale = o->host_scale > 0 ? o->host_scale : ckb_workload_host_scale(w);
+    return ckb_instance_resolve_scaled(w, o->size, config, scale, in);
+}
+
+/* What the evaluation of in found, kept as its configuration's figures. */
+static void eval__keep_config(const ckb_instance *in, ckb_eval_result *r)
+{
+    ckb_eval_config_result *k = &r->configs[r->nconfigs++];
+    snprintf(k->name, sizeof k->name, "%s", in->config_name);
+    memcpy(k->dims, in->dims, sizeof k->dims);
+    k->status = r->status;
+    k->stage = r->stage;
+    k->correct = r->correct;
+    k->atol = in->atol;
+    k->rtol = in->rtol;
+    k->max_abs_err = r->max_abs_err;
+    k->max_rel_err = r->max_rel_err;
+    k->worst_tol_share = r->worst_tol_share;
+    k->cand = r->cand;
+    k->base = r->base;
+    k->expert = r->expert;
+    k->speedup = r->speedup;
+    k->speedup_vs_expert = r->speedup_vs_expert;
+    k->flops = r->flops;
+    k->bytes = r->bytes;
+    k->disturbed_pct = r->disturbed_pct;
+}
+
+/* One instance through every stage. */
+static int eval__run_instance(const ckb_instance *in, const char *src, const ckb_eval_opts *o,
+                              ckb_eval_result *r)
+{
+    const ckb_workload *w = in->w;
     memset(r, 0, sizeof *r);
-    eval__ctx c = {.w = w, .o = o, .r = r, .in_fd = -1, .root_fd = -1, .expert_root_fd = -1,
+    eval__ctx c = {.inst = in, .w = w, .o = o, .r = r, .in_fd = -1, .root_fd = -1, .expert_root_fd = -1,
                    .base = {.out_fd = -1, .root_fd = -1}, .cand = {.out_fd = -1, .root_fd = -1},
                    .expert = {.out_fd = -1, .root_fd = -1}};
     double t_start = ckb_now();
     int locked = 0;
-    ckb_workload_dims(w, o->size, c.dims);
-    ckb_proto_layout_of(w, c.dims, &c.lay);
-    r->flops = w->flops(c.dims);
-    r->bytes = w->bytes(c.dims);
+    ckb_proto_layout_of(in, &c.lay);
+    snprintf(r->size_label, sizeof r->size_label, "%s", in->size_label);
+    memcpy(r->dims, in->dims, sizeof r->dims);
+    r->failed_config = -1;
+    r->flops = in->flops;
+    r->bytes = in->bytes;
     r->worst_index = -1;
     if (o->nseeds < 1 || o->nseeds > CKB_PROTO_MAX_SEEDS) {
         eval__fail(&c, CKB_V_HARNESS_OPTIONS, "--seeds must be 1..%d",
@@ -192,5 +227,24 @@ done:
     if (locked)
         ckb_excl_unlock();
     r->total_s = ckb_now() - t_start;
+    return rc;
+}
+
+int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
+                 ckb_eval_result *r)
+{
+    ckb_instance in;
+    if (ckb_eval_instance(w, o, 0, &in) != 0) {
+        memset(r, 0, sizeof *r);
+        r->failed_config = -1;
+        eval__ctx c = {.w = w, .o = o, .r = r};
+        eval__fail(&c, CKB_V_HARNESS_OPTIONS, "%s has no instance at size %s", w->id,
+                   ckb_size_name(o->size));
+        return -1;
+    }
+    int rc = eval__run_instance(&in, src, o, r);
+    eval__keep_config(&in, r);
+    if (r->status != CKB_ST_OK && r->status != CKB_ST_HARNESS_ERROR)
+        r->failed_config = 0;
     return rc;
 }

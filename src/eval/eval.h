@@ -14,6 +14,7 @@
 #include "eval/limits.h" /* the protocol's counts and every limit, each with its reason */
 #include "eval/protocol.h"
 #include "eval/stage.h"
+#include "workloads/instance.h"
 #include "workloads/workload.h"
 
 struct json_object;
@@ -21,6 +22,8 @@ struct json_object;
 
 typedef struct {
     ckb_size size;
+    int64_t host_scale;    /* at size host: the scale dim's value; 0: this process's
+                              (ckb_workload_host_scale), as a node's job file names it */
     int threads;           /* the thread budget of candidate and baseline */
     int nseeds;            /* input sets checked before timing (>= 1; default 3) */
     int warmup, iters;     /* default 5 + 50 */
@@ -49,9 +52,31 @@ typedef struct {
 
 void ckb_eval_opts_default(ckb_eval_opts *o);
 
+/* One configuration's figures: every evaluation has at least one (a
+ * workload of one configuration: the figures of the whole result). */
+typedef struct {
+    char name[32];             /* "" for a workload of one configuration */
+    int64_t dims[CKB_MAX_DIMS];
+    ckb_status status;
+    ckb_stage stage;           /* (its detail, when it failed, is the result's) */
+    int correct;
+    double atol, rtol;
+    double max_abs_err, max_rel_err, worst_tol_share;
+    ckb_stats cand, base, expert;
+    double speedup, speedup_vs_expert;
+    double flops, bytes;
+    double disturbed_pct;
+} ckb_eval_config_result;
+
 typedef struct {
     ckb_status status;
     ckb_stage stage;           /* the stage the evaluation ended in */
+    char size_label[96];       /* the instance's: "default", "host(B=512)" */
+    int64_t dims[CKB_MAX_DIMS]; /* the instance's (the first configuration's) */
+    int nconfigs;              /* configurations evaluated (the workload's, or fewer when
+                                  one failed: the evaluation stops at the first) */
+    int failed_config;         /* the configuration whose verdict ended it; -1: none */
+    ckb_eval_config_result configs[CKB_MAX_CONFIGS];
     char message[4096];        /* compiler or runtime message, trimmed */
     char detail[64];           /* compile error kind, signal name, cheat kind */
     int correct;
@@ -100,11 +125,18 @@ typedef struct {
                                   work was done (a legal exact rewrite, SECURITY.md) */
 } ckb_eval_result;
 
-/* Evaluates the candidate file src (ignored in the baseline modes). Returns
- * 0 when the evaluation ran, whatever its verdict; -1 when the harness
- * itself could not run (r->message says why). */
+/* Evaluates the candidate file src (ignored in the baseline modes) on the
+ * instance of w that o names (ckb_eval_instance). Returns 0 when the
+ * evaluation ran, whatever its verdict; -1 when the harness itself could
+ * not run (r->message says why). */
 int ckb_eval_run(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
                  ckb_eval_result *r);
+
+/* The instance of w that o names in configuration config: o->size, with
+ * o->host_scale, else this process's host scale value. 0, or -1 when there
+ * is none (no such configuration, a scale value w refuses). */
+int ckb_eval_instance(const ckb_workload *w, const ckb_eval_opts *o, int config,
+                      ckb_instance *in);
 
 /* 1 when the kept timing run was still disturbed by other work after every
  * retry (DESIGN §5: then its figures are not figures): the same judgement as

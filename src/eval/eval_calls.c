@@ -88,10 +88,10 @@ static void eval__write_inputs(eval__ctx *c, uint64_t seed)
     void *t[CKB_MAX_TENSORS];
     for (int i = 0; i < c->w->ntensors; i++)
         t[i] = c->w->tensors[i].role == CKB_IN ? eval__tensor(c, &c->base, i) : c->want[i];
-    c->w->create_inputs(c->dims, seed, t);
+    c->w->create_inputs(c->inst->dims, seed, t);
     int e = ckb_widen_exponent(c->w, ckb_hash64(seed, 0x77));
     if (e)
-        ckb_widen_inputs(c->w, c->dims, t, e);
+        ckb_widen_inputs(c->inst, t, e);
 }
 
 /* Poison (all-ones bytes are NaN in bf16 and f32, -1 in i32) in the
@@ -136,23 +136,12 @@ static ckb_check eval__compare(eval__ctx *c, eval__proc *p)
             continue;
         ckb_check k;
         ckb_check_allclose(t->dtype, eval__tensor(c, p, i), eval__tensor(c, &c->base, i),
-                           ckb_tensor_numel(t, c->dims),
-                           ckb_workload_atol(c->w), ckb_workload_rtol(c->w), &k);
+                           c->inst->tensor_numel[i], c->inst->atol, c->inst->rtol, &k);
         if (all.ok && !k.ok)
             snprintf(c->r->worst_tensor, sizeof c->r->worst_tensor, "%s", t->name);
         ckb_check_merge(&all, &k);
     }
     return all;
-}
-
-/* Elements over all outputs: the denominator of "n of N elements wrong". */
-int64_t eval__output_numel(const eval__ctx *c)
-{
-    int64_t n = 0;
-    for (int i = 0; i < c->w->ntensors; i++)
-        if (c->w->tensors[i].role == CKB_OUT)
-            n += ckb_tensor_numel(&c->w->tensors[i], c->dims);
-    return n;
 }
 
 void eval__note_check(eval__ctx *c, const ckb_check *k)
@@ -267,20 +256,17 @@ int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate)
                  c->o->timeout_scale * c->o->threads,
         .threads = c->o->threads,
     };
-    char why[256], size[64];
-    /* the sandbox cannot read this host's sizes file: the host size's scale
-     * value travels on its command line */
-    if (c->o->size == CKB_SIZE_HOST && ckb_workload_scale_dim(c->w) >= 0)
-        snprintf(size, sizeof size, "host=%lld", (long long)ckb_workload_host_scale(c->w));
-    else
-        snprintf(size, sizeof size, "%s", ckb_size_name(c->o->size));
+    char why[256], id[CKB_INSTANCE_ID_MAX];
+    /* the sandbox cannot read this host's sizes file: the instance's
+     * identity travels on its command line, and it rebuilds the instance */
+    ckb_instance_id(c->inst, id, sizeof id);
     if (eval__map_out(c, p, runs_candidate) != 0) {
         eval__fail(c, CKB_V_HARNESS_MEMORY, "cannot map the output buffers: %s",
                    strerror(errno));
         return -1;
     }
     if (ckb_sandbox_start(&p->sb, c->in_fd, p->out_fd, runs_candidate ? p->root_fd : -1,
-                          c->w->id, size, runs_candidate ? "candidate.so" : NULL, &lim, why, sizeof why) != 0) {
+                          c->w->id, id, runs_candidate ? "candidate.so" : NULL, &lim, why, sizeof why) != 0) {
         eval__fail(c, CKB_V_HARNESS_SPAWN, "cannot start the sandbox: %s", why);
         return -1;
     }

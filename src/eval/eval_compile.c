@@ -70,10 +70,15 @@ int eval__compile_kernel(eval__ctx *c, const char *src, int expert)
             return -1;
         }
     }
-    int ran = ckb_compile_candidate(c->w, o->size, src, dir,
-                                    expert ? o->expert_defines : o->defines,
-                                    expert ? o->nexpert_defines : o->ndefines,
-                                    expert ? 1 : o->expert_kit, &cr);
+    ckb_compile_request q = {
+        .in = c->inst,
+        .src = src,
+        .workdir = dir,
+        .defines = expert ? o->expert_defines : o->defines,
+        .ndefines = expert ? o->nexpert_defines : o->ndefines,
+        .expert_kit = expert ? 1 : o->expert_kit,
+    };
+    int ran = ckb_compile_candidate(&q, &cr);
     c->r->compile_s += cr.seconds; /* 0 when the compiler did not run */
     int rc = -1;
     if (expert && (ran != 0 || !cr.ok)) {

@@ -29,10 +29,10 @@ typedef struct {
 
 /* Everything one evaluation holds; freed by eval__release. */
 typedef struct {
-    const ckb_workload *w;
+    const ckb_instance *inst; /* what is evaluated: every dim and byte count comes from it */
+    const ckb_workload *w;    /* inst->w */
     const ckb_eval_opts *o;
     ckb_eval_result *r;
-    int64_t dims[CKB_MAX_DIMS];
     char workdir[256];
     int own_workdir;
     int root_fd;           /* workdir/root: all a candidate's sandbox can see */
@@ -86,8 +86,6 @@ int eval__alloc_outputs(eval__ctx *c);
 int eval__start(eval__ctx *c, eval__proc *p, int runs_candidate);
 int eval__pair(eval__ctx *c, uint64_t seed, int cand_first, int expert_slot, double limit_s,
                eval__pair_result *pr);
-/* Elements over all outputs: the denominator of "n of N elements wrong". */
-int64_t eval__output_numel(const eval__ctx *c);
 /* A check's worst figures into the result (the first miss's element kept). */
 void eval__note_check(eval__ctx *c, const ckb_check *k);
 

@@ -45,8 +45,8 @@ int eval__correctness(eval__ctx *c)
                        repeat ? "the same input gave a different answer the second time; "
                               : "",
                        c->r->worst_tensor, (long long)k_->nbad,
-                       (long long)eval__output_numel(c), ckb_workload_atol(c->w),
-                       ckb_workload_rtol(c->w), (long long)k_->worst, k_->got, k_->want,
+                       (long long)ckb_instance_output_numel(c->inst), c->inst->atol,
+                       c->inst->rtol, (long long)k_->worst, k_->got, k_->want,
                        k_->nonfinite ? " (NaN/Inf where the baseline has none)" : "");
             c->r->correctness_s = ckb_now() - t0;
             return -1;
@@ -68,7 +68,7 @@ int eval__correctness(eval__ctx *c)
  * the tolerance on new inputs is an imprecise kernel. */
 static void eval__timed_miss(eval__ctx *c, int call, int calls, const ckb_check *k)
 {
-    int64_t n = eval__output_numel(c);
+    int64_t n = ckb_instance_output_numel(c->inst);
     int lazy = k->nonfinite > 0 || k->nbad * 2 > n;
     /* The first sentence's shape is read back by the feedback (gen/prompt.c). */
     eval__fail(c, lazy ? CKB_V_CHEAT_TIMED_OUTPUT : CKB_V_WRONG_TIMED_CALL,
@@ -77,7 +77,7 @@ static void eval__timed_miss(eval__ctx *c, int call, int calls, const ckb_check 
                "rtol %g%s)",
                lazy ? "correct when checked, but " : "", call + 1, calls, c->r->worst_tensor,
                (long long)k->nbad, (long long)k->worst, k->got, k->want, (long long)k->nbad,
-               (long long)n, ckb_workload_atol(c->w), ckb_workload_rtol(c->w),
+               (long long)n, c->inst->atol, c->inst->rtol,
                k->nonfinite ? ", NaN/Inf included" : "");
 }
 

@@ -13,15 +13,16 @@ int ckb_widen_exponent(const ckb_workload *w, uint64_t draw)
     return (draw >> 8) & 1 ? e : -e;
 }
 
-void ckb_widen_inputs(const ckb_workload *w, const int64_t *dims, void *const *t, int e)
+void ckb_widen_inputs(const ckb_instance *in, void *const *t, int e)
 {
+    const ckb_workload *w = in->w;
     int nth = 0;
     for (int i = 0; i < w->ntensors; i++) {
         const ckb_tensor *ts = &w->tensors[i];
         if (ts->role != CKB_IN || (ts->dtype != CKB_BF16 && ts->dtype != CKB_F32))
             continue;
         int p = nth++ % 2 == 0 ? e : -e;
-        int64_t n = ckb_tensor_numel(ts, dims);
+        int64_t n = in->tensor_numel[i];
         /* ldexpf by a product: 2^p is a normal float (|p| <= wide_range <=
          * 126, workload.h), and x * 2^p rounds exactly as ldexpf does (both
          * are the exact value, correctly rounded), in a loop that vectorises */

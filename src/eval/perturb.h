@@ -12,12 +12,12 @@
 
 #include <stdint.h>
 
-#include "workloads/workload.h"
+#include "workloads/instance.h"
 
 /* Scales the floating-point inputs by 2^e and 2^-e alternately (the first
  * by 2^e, the second by 2^-e, ...): exact in bf16 and f32, and for a
  * product of two operands the result keeps its magnitude and its bits. */
-void ckb_widen_inputs(const ckb_workload *w, const int64_t *dims, void *const *t, int e);
+void ckb_widen_inputs(const ckb_instance *in, void *const *t, int e);
 
 /* The exponent of one set, from a random draw: |e| in
  * [wide_range - 3, wide_range] with either sign (0 when the workload has

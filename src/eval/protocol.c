@@ -2,13 +2,14 @@
 
 #include <string.h>
 
-void ckb_proto_layout_of(const ckb_workload *w, const int64_t *dims, ckb_proto_layout *l)
+void ckb_proto_layout_of(const ckb_instance *in, ckb_proto_layout *l)
 {
+    const ckb_workload *w = in->w;
     memset(l, 0, sizeof *l);
     l->out_bytes = CKB_PROTO_HEADER_BYTES;
     for (int i = 0; i < w->ntensors; i++) {
         ckb_proto_place *p = &l->t[i];
-        p->bytes = ckb_tensor_bytes(&w->tensors[i], dims);
+        p->bytes = in->tensor_bytes[i];
         uint64_t aligned = (p->bytes + 63) / 64 * 64;
         if (aligned == 0)
             aligned = 64;

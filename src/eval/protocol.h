@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "workloads/workload.h"
+#include "workloads/instance.h"
 
 enum {
     CKB_PROTO_MAGIC = 0x636b6232, /* "ckb2" */
@@ -92,7 +92,7 @@ typedef struct {
     uint64_t in_bytes, out_bytes; /* each memfd's size */
 } ckb_proto_layout;
 
-void ckb_proto_layout_of(const ckb_workload *w, const int64_t *dims, ckb_proto_layout *l);
+void ckb_proto_layout_of(const ckb_instance *in, ckb_proto_layout *l);
 
 enum { CKB_PROTO_CANARY = 0xa5 };
 

@@ -30,6 +30,15 @@ static json_object *result__seed(uint64_t s)
     return json_object_new_string(buf); /* 64-bit seeds do not fit a JSON double */
 }
 
+/* dims as {"B": 1, ...}, named by w's dims. */
+static json_object *result__dims(const ckb_workload *w, const int64_t *dims)
+{
+    json_object *o = json_object_new_object();
+    for (int i = 0; i < w->ndims; i++)
+        json_object_object_add(o, w->dims[i].name, json_object_new_int64(dims[i]));
+    return o;
+}
+
 json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
                                   const ckb_eval_result *r)
 {
@@ -38,7 +47,8 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     json_object_object_add(j, "workload", json_object_new_string(w->id));
     json_object_object_add(j, "size", json_object_new_string(ckb_size_name(o->size)));
     json_object_object_add(j, "threads", json_object_new_int(o->threads));
-    json_object_object_add(j, "dims", ckb_workload_dims_json(w, o->size));
+    /* the dims the evaluation resolved, not those this process would now */
+    json_object_object_add(j, "dims", result__dims(w, r->dims));
     json_object_object_add(j, "status", json_object_new_string(ckb_status_name(r->status)));
     json_object_object_add(j, "stage", json_object_new_string(ckb_stage_name(r->stage)));
     if (r->detail[0])

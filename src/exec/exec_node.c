@@ -28,7 +28,11 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
 {
     const ckb_eval_opts *eo = job->eo;
     size_t srclen = 0;
-    char *src = NULL;
+    char *src = NULL, id[CKB_INSTANCE_ID_MAX];
+    ckb_instance in;
+    if (ckb_eval_instance(job->w, eo, 0, &in) != 0)
+        return NULL;
+    ckb_instance_id(&in, id, sizeof id);
     if (job->src && !(src = ckb_read_file(job->src, &srclen)))
         return NULL;
     json_object *j = json_object_new_object(), *defs = json_object_new_array();
@@ -39,8 +43,7 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
     json_object_object_add(j, "size", json_object_new_string(ckb_size_name(eo->size)));
     /* the node runs the driver's host size, not one of its own */
     if (eo->size == CKB_SIZE_HOST)
-        json_object_object_add(j, "host_scale",
-                               json_object_new_int64(ckb_workload_host_scale(job->w)));
+        json_object_object_add(j, "host_scale", json_object_new_int64(in.host_scale));
     json_object_object_add(j, "threads", json_object_new_int(eo->threads));
     json_object_object_add(j, "nseeds", json_object_new_int(eo->nseeds));
     json_object_object_add(j, "warmup", json_object_new_int(eo->warmup));
@@ -62,6 +65,11 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
         h ^= ckb_digest(src, srclen, h);
     snprintf(fp, 17, "%016" PRIx64, h);
     json_object_object_add(j, "fingerprint", json_object_new_string(fp));
+    /* The instance the driver resolved, which the node rebuilds and checks
+     * (after the fingerprint: size and host_scale above already decide it,
+     * and a resumed run's earlier results keep their fingerprints). */
+    json_object_object_add(j, "instance", json_object_new_string(id));
+    json_object_object_add(j, "size_label", json_object_new_string(in.size_label));
     char *text = strdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
@@ -161,12 +169,17 @@ int ckb_exec_node_main(int argc, char **argv)
         json_object_put(j);
         return 2;
     }
-    if (eo.size == CKB_SIZE_HOST && ckb_workload_scale_dim(w) >= 0 &&
-        ckb_workload_set_host_scale(w, ckb_json_long(j, "host_scale")) != 0) {
-        fprintf(stderr, "ckbench __exec: %s: no valid host_scale for %s\n", jobfile, w->id);
+    /* The driver's instance, rebuilt here: the same size, host scale value
+     * and label, or the two would evaluate different problems. */
+    ckb_instance in;
+    const char *label = ckb_json_str(j, "size_label");
+    if (ckb_instance_from_id(w, ckb_json_str(j, "instance"), &in) != 0 || in.size != eo.size ||
+        !label || strcmp(label, in.size_label) != 0) {
+        fprintf(stderr, "ckbench __exec: %s: no valid instance of %s\n", jobfile, w->id);
         json_object_put(j);
         return 2;
     }
+    eo.host_scale = in.host_scale > 0 ? in.host_scale : 0;
     eo.threads = (int)ckb_json_long(j, "threads");
     eo.nseeds = (int)ckb_json_long(j, "nseeds");
     eo.warmup = (int)ckb_json_long(j, "warmup");
@@ -212,7 +225,7 @@ int ckb_exec_node_main(int argc, char **argv)
     }
     /* This node's roofs for the workload (machine/roofline.h), as eval's. */
     ckb_roof roof;
-    ckb_roof_for_workload(&m, w, eo.size, &roof);
+    ckb_roof_for_instance(&m, &in, &roof);
     eo.peak_gflops = roof.compute_gflops;
     eo.bw_gbs = roof.mem_gbs;
     /* The node is ours (srun --exclusive); the lock also keeps a node that

@@ -133,6 +133,11 @@ void ckb_roof_for_workload(const ckb_machine *m, const ckb_workload *w, ckb_size
     ckb_roof_make(m, ckb_roof_precision(w), ckb_roof_working_set(w, s), out);
 }
 
+void ckb_roof_for_instance(const ckb_machine *m, const ckb_instance *in, ckb_roof *out)
+{
+    ckb_roof_make(m, ckb_roof_precision(in->w), ckb_roof_working_set_dims(in->w, in->dims), out);
+}
+
 double ckb_roof_ms(const ckb_roof *r, double flops, double bytes)
 {
     if (!(r->compute_gflops > 0) || !(r->mem_gbs > 0) || !(flops >= 0) || !(bytes >= 0))

@@ -16,6 +16,7 @@
 #define CKB_MACHINE_ROOFLINE_H
 
 #include "machine/profile.h"
+#include "workloads/instance.h"
 #include "workloads/workload.h"
 
 struct json_object;
@@ -51,6 +52,9 @@ double ckb_roof_working_set(const ckb_workload *w, ckb_size s);
 /* ckb_roof_make for workload w at size s. */
 void ckb_roof_for_workload(const ckb_machine *m, const ckb_workload *w, ckb_size s,
                            ckb_roof *out);
+/* The same for a resolved instance: the roof of its own working set (a
+ * node's host scale value is the instance's, not this process's). */
+void ckb_roof_for_instance(const ckb_machine *m, const ckb_instance *in, ckb_roof *out);
 
 /* Time the roofline allows for flops and bytes, in ms (NAN when a roof is
  * unknown); "compute" or "memory" (NULL when unknown); % of the compute
