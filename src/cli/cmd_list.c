@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "core/strbuf.h"
 #include "docs/docs.h"
+#include "workloads/instance.h"
 
 static int list__run(const ckb_cli_args *a)
 {
@@ -106,6 +107,16 @@ static int describe__run(const ckb_cli_args *a)
         printf("  const %s = %g\n", w->consts[i].name, w->consts[i].value);
     printf("\n  tolerance: atol %g, rtol %g%s%s\n", ckb_workload_atol(w), ckb_workload_rtol(w),
            w->tolerance_reason ? " — " : "", w->tolerance_reason ? w->tolerance_reason : "");
+    /* the configurations a candidate is judged on, each its own instance */
+    for (int c = 0; ckb_workload_config_count(w) > 1 && c < ckb_workload_config_count(w); c++) {
+        ckb_instance in;
+        if (ckb_instance_resolve(w, size, c, &in) != 0)
+            continue;
+        printf("%s  configuration %s at size %s:", c ? "" : "\n", in.config_name, in.size_label);
+        for (int i = 0; i < w->ndims; i++)
+            printf(" %s=%lld", w->dims[i].name, (long long)in.dims[i]);
+        printf(" (atol %g, rtol %g)\n", in.atol, in.rtol);
+    }
     char *sig = ckb_workload_signature(w);
     printf("\n  candidate signature:\n    %s;\n", sig);
     free(sig);

@@ -39,6 +39,46 @@ static json_object *result__dims(const ckb_workload *w, const int64_t *dims)
     return o;
 }
 
+/* One configuration's figures (a workload of several: DESIGN §9). */
+static json_object *result__config(const ckb_workload *w, const ckb_eval_opts *o,
+                                   const ckb_eval_config_result *k, json_object *verdict)
+{
+    json_object *c = json_object_new_object();
+    int timed = k->cand.n > 0;
+    json_object_object_add(c, "name", json_object_new_string(k->name));
+    json_object_object_add(c, "dims", result__dims(w, k->dims));
+    json_object_object_add(c, "status", json_object_new_string(ckb_status_name(k->status)));
+    json_object_object_add(c, "stage", json_object_new_string(ckb_stage_name(k->stage)));
+    /* only a failed configuration has a detail, the result's own (the
+     * evaluation stopped there) */
+    json_object *d = NULL;
+    if (k->status != CKB_ST_OK && json_object_object_get_ex(verdict, "detail", &d))
+        json_object_object_add(c, "detail", json_object_get(d));
+    json_object_object_add(c, "correct", json_object_new_boolean(k->correct));
+    json_object_object_add(c, "atol", result__num(k->atol));
+    json_object_object_add(c, "rtol", result__num(k->rtol));
+    json_object_object_add(c, "max_abs_err", result__num(k->max_abs_err));
+    json_object_object_add(c, "max_rel_diff", result__num(k->max_rel_err));
+    json_object_object_add(c, "worst_tol_share", result__num(k->worst_tol_share));
+    json_object_object_add(c, "median_ms", timed ? result__num(k->cand.median) : NULL);
+    json_object_object_add(c, "baseline_median_ms", k->base.n > 0 ? result__num(k->base.median)
+                                                                  : NULL);
+    json_object_object_add(c, "speedup", timed ? result__num(k->speedup) : NULL);
+    if (k->expert.n > 0) {
+        json_object_object_add(c, "expert_median_ms", result__num(k->expert.median));
+        json_object_object_add(c, "speedup_vs_expert",
+                               timed ? result__num(k->speedup_vs_expert) : NULL);
+    }
+    json_object_object_add(c, "flops", result__num(k->flops));
+    json_object_object_add(c, "bytes", result__num(k->bytes));
+    json_object_object_add(c, "gflops",
+                           timed ? result__num(k->flops / (k->cand.median * 1e-3) / 1e9) : NULL);
+    json_object_object_add(c, "timing_disturbed",
+                           timed ? json_object_new_boolean(k->disturbed_pct > o->max_steal_pct)
+                                 : NULL);
+    return c;
+}
+
 json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
                                   const ckb_eval_result *r)
 {
@@ -137,6 +177,19 @@ json_object *ckb_eval_result_json(const ckb_workload *w, const ckb_eval_opts *o,
     json_object_object_add(st, "harness_switch", result__num(r->switch_s));
     json_object_object_add(j, "stage_seconds", st);
     json_object_object_add(j, "message", json_object_new_string(r->message));
+    if (ckb_workload_config_count(w) > 1) {
+        /* Several configurations: each one's figures, in order, up to the
+         * first that failed; the figures above are their geometric means
+         * (all passed) or the failing one's (it names the verdict). */
+        json_object *cs = json_object_new_array();
+        for (int c = 0; c < r->nconfigs && c < CKB_MAX_CONFIGS; c++)
+            json_object_array_add(cs, result__config(w, o, &r->configs[c], j));
+        json_object_object_add(j, "configs", cs);
+        json_object_object_add(j, "failed_config",
+                               r->failed_config >= 0 && r->failed_config < r->nconfigs
+                                   ? json_object_new_string(r->configs[r->failed_config].name)
+                                   : NULL);
+    }
     return j;
 }
 

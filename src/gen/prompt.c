@@ -203,13 +203,26 @@ static char *prompt__preamble(const ckb_gen_task *t)
 static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
 {
     const ckb_workload *w = t->w;
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_dims(w, t->size, dims);
+    int nconfigs = ckb_workload_config_count(w);
     ckb_strbuf_printf(sb, "## The workload: %s\n\n%s\n\n", w->id, w->summary);
-    ckb_strbuf_printf(sb, "Dims (size %s):", ckb_size_name(t->size));
-    for (int i = 0; i < w->ndims; i++)
-        ckb_strbuf_printf(sb, " %s=%lld", w->dims[i].name, (long long)dims[i]);
-    ckb_strbuf_printf(sb, "\n");
+    if (nconfigs > 1)
+        ckb_strbuf_printf(sb, "Your kernel is judged on %d configurations, each compiled with "
+                              "its own dims.h: it is correct only when it passes every one, "
+                              "and its speedup is the geometric mean of theirs.\n",
+                          nconfigs);
+    for (int c = 0; c < nconfigs; c++) {
+        ckb_instance in;
+        if (ckb_instance_resolve(w, t->size, c, &in) != 0)
+            continue;
+        if (nconfigs > 1)
+            ckb_strbuf_printf(sb, "Configuration %s, dims (size %s, atol %g, rtol %g):",
+                              in.config_name, ckb_size_name(t->size), in.atol, in.rtol);
+        else
+            ckb_strbuf_printf(sb, "Dims (size %s):", ckb_size_name(t->size));
+        for (int i = 0; i < w->ndims; i++)
+            ckb_strbuf_printf(sb, " %s=%lld", w->dims[i].name, (long long)in.dims[i]);
+        ckb_strbuf_printf(sb, "\n");
+    }
     for (int i = 0; i < w->nconsts; i++)
         ckb_strbuf_printf(sb, "Constant %s = %g\n", w->consts[i].name, w->consts[i].value);
     ckb_strbuf_printf(sb, "Tensors:\n");
@@ -221,8 +234,14 @@ static void prompt__workload(ckb_strbuf *sb, const ckb_gen_task *t)
             ckb_strbuf_printf(sb, "%s%s", r ? "][" : "", w->dims[x->shape[r]].name);
         ckb_strbuf_printf(sb, "]\n");
     }
-    char *hdr = ckb_workload_candidate_header(w, t->size);
-    ckb_strbuf_printf(sb, "\nThe header force-included into your file:\n```c\n%s```\n", hdr);
+    ckb_instance first;
+    ckb_instance_resolve(w, t->size, 0, &first);
+    char *hdr = ckb_instance_header(&first);
+    ckb_strbuf_printf(sb, "\nThe header force-included into your file%s:\n```c\n%s```\n",
+                      nconfigs > 1 ? " (the first configuration's; the others' differ only in "
+                                     "the values of the dims they set)"
+                                   : "",
+                      hdr);
     free(hdr);
     ckb_strbuf_printf(
         sb,
@@ -406,6 +425,47 @@ static void prompt__accuracy(ckb_strbuf *sb, json_object *eval, const char *lead
     ckb_strbuf_printf(sb, "\n");
 }
 
+/* dims {"B": 1, ...} as " B=1 ...". */
+static void prompt__dims_line(ckb_strbuf *sb, json_object *dims)
+{
+    if (!dims || !json_object_is_type(dims, json_type_object))
+        return;
+    json_object_object_foreach(dims, k, v)
+    {
+        ckb_strbuf_printf(sb, " %s=%lld", k, (long long)json_object_get_int64(v));
+    }
+}
+
+/* A workload of several configurations: which one failed, or each one's
+ * figures (the result's own are their geometric means). */
+static void prompt__configs(ckb_strbuf *sb, json_object *eval)
+{
+    json_object *cs = NULL;
+    if (!eval || !json_object_object_get_ex(eval, "configs", &cs) ||
+        !json_object_is_type(cs, json_type_array))
+        return;
+    const char *failed = prompt__str(eval, "failed_config");
+    for (size_t i = 0; i < json_object_array_length(cs); i++) {
+        json_object *c = json_object_array_get_idx(cs, i), *d = NULL;
+        const char *name = prompt__str(c, "name"), *st = prompt__str(c, "status");
+        json_object_object_get_ex(c, "dims", &d);
+        ckb_strbuf_printf(sb, "Configuration %s (", name ? name : "?");
+        prompt__dims_line(sb, d);
+        ckb_strbuf_printf(sb, " ): %s", st ? st : "?");
+        if (failed && name && strcmp(failed, name) == 0)
+            ckb_strbuf_printf(sb, ", the verdict above is this configuration's; the kernel "
+                                  "must be correct on every configuration");
+        else if (isfinite(prompt__num(c, "speedup")))
+            ckb_strbuf_printf(sb, ", kernel %.4g ms, baseline %.4g ms, speedup %.3gx",
+                              prompt__num(c, "median_ms"), prompt__num(c, "baseline_median_ms"),
+                              prompt__num(c, "speedup"));
+        ckb_strbuf_printf(sb, "\n");
+    }
+    if (!failed)
+        ckb_strbuf_printf(sb, "The speedup and times below are the geometric means over the "
+                              "configurations.\n");
+}
+
 void ckb_gen_feedback(ckb_strbuf *sb, const char *status, json_object *eval,
                       const ckb_machine *m)
 {
@@ -418,6 +478,11 @@ void ckb_gen_feedback_turn(ckb_strbuf *sb, const char *status, json_object *eval
     const char *detail = prompt__str(eval, "detail"), *msg = prompt__str(eval, "message");
     ckb_strbuf_printf(sb, "Status: %s%s%s%s\n", status, detail ? " (" : "", detail ? detail : "",
                       detail ? ")" : "");
+    prompt__configs(sb, eval);
+    /* the message of a configuration's verdict opens "configuration NAME: " */
+    if (msg && prompt__str(eval, "failed_config") && strncmp(msg, "configuration ", 14) == 0 &&
+        strstr(msg, ": "))
+        msg = strstr(msg, ": ") + 2;
     if (strcmp(status, "no_code") == 0) {
         ckb_strbuf_printf(sb, "The reply held no C code block; reply with the whole file in "
                               "a ```c block.\n");
