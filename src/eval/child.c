@@ -85,12 +85,6 @@ static int child__map_tensors(child__state *s)
     ckb_proto_layout l;
     ckb_proto_layout_of(&s->in, &l);
     const size_t page = 4096;
-    /* The trusted side sized the memfds from its instance: one of another
-     * size means the two resolved different instances. */
-    struct stat st_in, st_out;
-    if (fstat(CKB_PROTO_FD_IN, &st_in) != 0 || fstat(CKB_PROTO_FD_OUT, &st_out) != 0 ||
-        (uint64_t)st_in.st_size != l.in_bytes || (uint64_t)st_out.st_size != l.out_bytes)
-        return -1;
     for (int i = 0; i < s->w->ntensors; i++) {
         const ckb_proto_place *p = &l.t[i];
         int in = s->w->tensors[i].role == CKB_IN;
@@ -267,6 +261,31 @@ static int child__pin(int threads)
     return sched_setaffinity(0, sizeof pin, &pin);
 }
 
+/* Rebuilds the trusted side's instance from its identity and checks it:
+ * the trusted side sized the memfds from its own, so memfds of another
+ * size mean the two resolved different instances. 0, or -1 with the
+ * reason in the header's message. */
+static int child__check_instance(child__state *s, const char *id)
+{
+    if (ckb_instance_from_id(s->w, id, &s->in) != 0) {
+        snprintf(s->h->msg, sizeof s->h->msg, "%s names no instance of %s", id, s->w->id);
+        return -1;
+    }
+    ckb_proto_layout l;
+    ckb_proto_layout_of(&s->in, &l);
+    struct stat in, out;
+    if (fstat(CKB_PROTO_FD_IN, &in) != 0 || fstat(CKB_PROTO_FD_OUT, &out) != 0 ||
+        (uint64_t)in.st_size != l.in_bytes || (uint64_t)out.st_size != l.out_bytes) {
+        snprintf(s->h->msg, sizeof s->h->msg,
+                 "the instance %s it was given does not fit the shared buffers (%llu and %llu "
+                 "bytes, not %llu and %llu): the two sides resolved different instances",
+                 id, (unsigned long long)in.st_size, (unsigned long long)out.st_size,
+                 (unsigned long long)l.in_bytes, (unsigned long long)l.out_bytes);
+        return -1;
+    }
+    return 0;
+}
+
 int ckb_child_main(int argc, char **argv)
 {
     /* argv: __sandbox WORKLOAD INSTANCE_ID SO_NAME|- (INSTANCE_ID: ckb_instance_id) */
@@ -278,8 +297,10 @@ int ckb_child_main(int argc, char **argv)
     if (s.h == MAP_FAILED)
         return 2;
     s.w = ckb_workload_find(argv[2]);
-    if (s.h->magic != CKB_PROTO_MAGIC || !s.w || ckb_instance_from_id(s.w, argv[3], &s.in) != 0)
+    if (s.h->magic != CKB_PROTO_MAGIC || !s.w)
         return 2;
+    if (child__check_instance(&s, argv[3]) != 0)
+        return 2; /* the trusted side's set-up failed, not the kernel */
     if (child__pin(s.h->threads) != 0)
         return 2;
     omp_set_num_threads(s.h->threads);

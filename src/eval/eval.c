@@ -406,14 +406,13 @@ static int eval__run_configs(const ckb_workload *w, const char *src, const ckb_e
         eval__add_costs(acc, r);
         if (rc != 0 || r->status != CKB_ST_OK) {
             eval__take_account(r, acc);
-            if (r->status != CKB_ST_HARNESS_ERROR) {
-                /* the message names the configuration first: a reader of the
-                 * message alone must know which one failed */
+            /* a harness error is ckbench's, not the candidate's verdict on it */
+            if (r->status != CKB_ST_HARNESS_ERROR)
                 r->failed_config = c;
-                snprintf(msg, sizeof msg, "configuration %.31s: %.4000s", in.config_name,
-                         r->message);
-                snprintf(r->message, sizeof r->message, "%s", msg);
-            }
+            /* the message names the configuration first: a reader of the
+             * message alone must know which one it came from */
+            snprintf(msg, sizeof msg, "configuration %.31s: %.4000s", in.config_name, r->message);
+            snprintf(r->message, sizeof r->message, "%s", msg);
             break;
         }
         if (c == n - 1) {
