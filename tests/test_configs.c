@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fsutil.h"
 #include "core/strbuf.h"
 #include "eval/eval.h"
 #include "gen/prompt.h"
@@ -132,6 +133,8 @@ CKBT_TEST(configs_speedup_is_the_geometric_mean, "quick")
     ckb_eval_opts o;
     ckb_eval_result *r = calloc(1, sizeof *r);
     configs_opts(&o);
+    /* --vs-expert: a plain "expert" timed beside it, on each configuration */
+    o.expert_src = "tests/candidates/gemm_plain.c";
     int rc = ckb_eval_run(&configs_gemm, "tests/candidates/gemm_slow_at_k256.c", &o, r);
     json_object *j = ckb_eval_result_json(&configs_gemm, &o, r);
     CKBT_EXPECT(rc == 0 && r->status == CKB_ST_OK && r->correct, "rc %d, status %s: %s", rc,
@@ -142,6 +145,10 @@ CKBT_TEST(configs_speedup_is_the_geometric_mean, "quick")
     CKBT_EXPECT(c0 && c1 && fabs(g - sqrt(s0 * s1)) <= 1e-9 * g,
                 "speedup %g, the configurations' %g and %g (geometric mean %g)", g, s0, s1,
                 sqrt(s0 * s1));
+    double x0 = configs_num(c0, "speedup_vs_expert"), x1 = configs_num(c1, "speedup_vs_expert"),
+           xg = configs_num(j, "speedup_vs_expert");
+    CKBT_EXPECT(x0 > 0 && x1 > 0 && fabs(xg - sqrt(x0 * x1)) <= 1e-9 * xg,
+                "speedup_vs_expert %g, the configurations' %g and %g", xg, x0, x1);
     /* 8 times the work on k256 only: its speedup alone drops (by about 8) */
     CKBT_EXPECT(s1 < 0.5 * s0, "k256's speedup %g is not well under k128's %g", s1, s0);
     /* the aggregate's medians are the configurations' geometric means, so
@@ -153,6 +160,54 @@ CKBT_TEST(configs_speedup_is_the_geometric_mean, "quick")
     CKBT_EXPECT(json_object_get_type(json_object_object_get(j, "failed_config")) ==
                     json_type_null,
                 "no configuration failed");
+    json_object_put(j);
+    free(r);
+}
+
+/* The backquoted names in the first cells of FORMATS.md's table NAME. */
+static int configs_documented(const char *table, const char *field)
+{
+    char *text = ckb_read_file("docs/FORMATS.md", NULL), mark[64], want[64];
+    snprintf(mark, sizeof mark, "<!-- fields: %s -->", table);
+    snprintf(want, sizeof want, "`%s`", field);
+    int found = 0;
+    for (char *line = text ? strstr(text, mark) : NULL; line && !found;) {
+        line = strchr(line, '\n');
+        if (!line || (line[1] != '|' && line[1] != '\n'))
+            break;
+        line++;
+        char *end = strchr(line, '\n'), *cell = strchr(line + 1, '|');
+        if (cell && (!end || cell < end)) {
+            *cell = '\0';
+            found = strstr(line, want) != NULL;
+            *cell = '|';
+        }
+    }
+    free(text);
+    return found;
+}
+
+CKBT_TEST(configs_fields_are_in_formats_md, "quick")
+{
+    ckb_eval_opts o;
+    ckb_eval_result *r = calloc(1, sizeof *r);
+    configs_opts(&o);
+    ckb_eval_run(&configs_gemm, "tests/candidates/gemm_wrong_at_k256.c", &o, r);
+    json_object *j = ckb_eval_result_json(&configs_gemm, &o, r);
+    CKBT_EXPECT(configs_documented("eval", "configs") && configs_documented("eval", "failed_config"),
+                "FORMATS.md's eval table lacks configs or failed_config");
+    for (int i = 0; i < 2; i++) {
+        json_object *c = configs_at(j, i);
+        CKBT_EXPECT(c != NULL, "configuration %d kept", i);
+        if (!c)
+            continue;
+        json_object_object_foreach(c, key, val)
+        {
+            (void)val;
+            CKBT_EXPECT(configs_documented("config", key),
+                        "configs[].%s is written but FORMATS.md does not document it", key);
+        }
+    }
     json_object_put(j);
     free(r);
 }
