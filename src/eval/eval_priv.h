@@ -69,6 +69,20 @@ void eval__fail(eval__ctx *c, ckb_verdict v, const char *fmt, ...)
 /* Seeds are odd: 0 never reaches a workload's create_inputs. */
 uint64_t eval__draw_seed(const ckb_eval_opts *o, int i);
 
+/* One instance through every stage into r (ckb_eval_run's contract). */
+int eval__run_instance(const ckb_instance *in, const char *src, const ckb_eval_opts *o,
+                       ckb_eval_result *r);
+
+/* ---- eval_configs.c: a workload of several configurations ---- */
+
+/* Every configuration of w through eval__run_instance, judged as one
+ * (eval.h: ckb_eval_run's contract, the result's configs filled). */
+int eval__run_configs(const ckb_workload *w, const char *src, const ckb_eval_opts *o,
+                      ckb_eval_result *r);
+/* The figures of one configuration's evaluation, kept into k. */
+void eval__keep_config(const ckb_instance *in, const ckb_eval_result *one,
+                       ckb_eval_config_result *k);
+
 /* ---- eval_compile.c: the compile stage ---- */
 
 /* The kernel in src compiled, its imports checked and its root made; the
