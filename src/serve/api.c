@@ -446,10 +446,15 @@ static void api__get_workload(ckb_server *s, const ckb_api_request *q, const ckb
     json_object_object_add(j, "header", json_object_new_string(hdr));
     free(sig);
     free(hdr);
+    /* the defaults as this host runs them untuned: its unit, its model's blocks */
+    int64_t def[CKB_MAX_PARAMS];
+    ckb_expert_defaults(w, s->c.machine, def);
     for (int i = 0; i < w->nparams; i++) {
         json_object *p = json_object_new_object(), *grid = json_object_new_array();
         json_object_object_add(p, "name", json_object_new_string(w->params[i].name));
-        json_object_object_add(p, "default", json_object_new_int64(w->params[i].fallback));
+        json_object_object_add(p, "default", json_object_new_int64(def[i]));
+        json_object_object_add(p, "host_default",
+                               json_object_new_boolean(w->params[i].fallback < 0));
         for (int k = 0; k < w->params[i].nvalues; k++)
             json_object_array_add(grid, json_object_new_int64(w->params[i].values[k]));
         json_object_object_add(p, "grid", grid);
