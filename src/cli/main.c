@@ -36,6 +36,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
         return ckb_child_main(argc, argv);
     ckb_harness_quiet_omp(argv);
+    ckb_cli_say_install();
     if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
         return ckb_exec_node_main(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "__oracle-dump") == 0)
