@@ -28,7 +28,12 @@ static int oracle_dump_main(int argc, char **argv)
         fputs("ckbench __oracle-dump: unknown workload, bad seed or bad size\n", stderr);
         return 2;
     }
-    return ckb_oracle_dump(w, s, seed, argv[4]) == 0 ? 0 : 1;
+    ckb_err err;
+    if (ckb_oracle_dump(w, s, seed, argv[4], &err) != CKB_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)

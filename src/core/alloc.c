@@ -1,19 +1,13 @@
 #include "core/alloc.h"
 
-#include <stdio.h>
+#include "core/error.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void ckb__oom(const char *file, int line)
 {
-    /* write(2), not stdio: stdio may itself need memory. */
-    char msg[300];
-    int n = snprintf(msg, sizeof msg, "ckbench: out of memory at %s:%d\n", file, line);
-    if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0) {
-        /* nothing left to tell anyone */
-    }
-    abort();
+    ckb_fatal("out of memory at %s:%d", file, line);
 }
 
 void *ckb__xmalloc(size_t n, const char *file, int line)

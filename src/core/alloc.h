@@ -26,9 +26,7 @@ void *ckb__xrealloc(void *p, size_t n, const char *file, int line);
 char *ckb__xstrdup(const char *s, const char *file, int line);
 char *ckb__xstrndup(const char *s, size_t n, const char *file, int line);
 
-/* Aborts with "ckbench: out of memory at FILE:LINE" on stderr: the one place
- * outside src/cli that writes there, because a process that is dying for
- * want of memory cannot hand a message to anyone. */
+/* Aborts with "ckbench: out of memory at FILE:LINE" (ckb_fatal). */
 void ckb__oom(const char *file, int line) __attribute__((noreturn));
 
 #endif /* CKB_ALLOC_H */

@@ -56,4 +56,11 @@ void ckb_err_clear(ckb_err *err);
 /* The code's name ("io", "not_found"), for logs and JSON. */
 const char *ckb_err_code_name(ckb_err_code code);
 
+/* Not an error but a broken invariant, or a resource the harness cannot go
+ * on without (memory, a oneDNN primitive): writes "ckbench: MSG" and a
+ * newline to stderr and aborts. The one place besides src/cli that writes
+ * to stderr: a process that is about to die has no caller to hand a message
+ * to. Safe in the sandbox child (one write(2), no allocation). */
+void ckb_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
 #endif /* CKB_ERROR_H */

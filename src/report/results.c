@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "bench/suite.h"
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/strbuf.h"
@@ -231,7 +232,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    s->path = S_ISDIR(st.st_mode) ? results__printf("%s/results.json", path) : strdup(path);
+    s->path = S_ISDIR(st.st_mode) ? results__printf("%s/results.json", path) : ckb_xstrdup(path);
     char dir[1200];
     snprintf(dir, sizeof dir, "%s", s->path);
     char *slash = strrchr(dir, '/');
@@ -294,7 +295,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     s->speed_ratio = ckb_json_num(ckb_json_obj(s->root, "host_speed"), "ratio");
 
     size_t n = json_object_array_length(list);
-    s->w = calloc(n ? n : 1, sizeof *s->w);
+    s->w = ckb_xcalloc(n ? n : 1, sizeof *s->w);
     if (!s->w) {
         snprintf(err, errlen, "out of memory");
         goto fail;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/jsonl.h"
@@ -45,12 +46,8 @@ static void runs__add_workload(ckb_score_run *r, const char *id)
 {
     if (!id || !*id || runs__has_workload(r, id))
         return;
-    char **w = realloc(r->workloads, (size_t)(r->nworkloads + 1) * sizeof *w);
-    char *d = strdup(id);
-    if (!w || !d) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    char **w = ckb_xrealloc(r->workloads, (size_t)(r->nworkloads + 1) * sizeof *w);
+    char *d = ckb_xstrdup(id);
     r->workloads = w;
     r->workloads[r->nworkloads++] = d;
 }
@@ -86,7 +83,7 @@ static int runs__config(ckb_score_run *r, char *err, size_t errlen)
                     runs__add_workload(r, json_object_get_string(e));
             }
         } else if (json_object_is_type(w, json_type_string)) {
-            char *list = strdup(json_object_get_string(w)), *save = NULL;
+            char *list = ckb_xstrdup(json_object_get_string(w)), *save = NULL;
             for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
                 runs__add_workload(r, t);
             free(list);
@@ -167,11 +164,7 @@ static void runs__push(ckb_score_run *r, const ckb_score_sample *s, int *cap)
 {
     if (r->n == *cap) {
         *cap = *cap ? 2 * *cap : 256;
-        ckb_score_sample *p = realloc(r->s, (size_t)*cap * sizeof *p);
-        if (!p) {
-            fputs("ckbench: out of memory\n", stderr);
-            abort();
-        }
+        ckb_score_sample *p = ckb_xrealloc(r->s, (size_t)*cap * sizeof *p);
         r->s = p;
     }
     r->s[r->n++] = *s;
@@ -215,7 +208,7 @@ static void runs__value(void *ctx, json_object *o, int lineno)
 int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    r->path = strdup(path);
+    r->path = ckb_xstrdup(path);
     char rec[4096];
     size_t len = 0;
     char *text = NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "workloads/workload.h"
 
 /* The failure taxonomy in the order tables and bars show it. */
@@ -17,11 +18,7 @@ static const char *const score__statuses[] = {
 
 static void *score__alloc(size_t n)
 {
-    void *p = calloc(1, n ? n : 1);
-    if (!p) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    void *p = ckb_xcalloc(1, n ? n : 1);
     return p;
 }
 
@@ -38,11 +35,7 @@ static void score__count(ckb_score_count **list, int *n, const char *name)
             (*list)[i].count++;
             return;
         }
-    ckb_score_count *l = realloc(*list, (size_t)(*n + 1) * sizeof *l);
-    if (!l) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    ckb_score_count *l = ckb_xrealloc(*list, (size_t)(*n + 1) * sizeof *l);
     *list = l;
     snprintf(l[*n].name, sizeof l[*n].name, "%s", name);
     l[*n].count = 1;
@@ -82,11 +75,7 @@ static ckb_score_group *score__group(ckb_score_set *s, const ckb_score_run *r)
     for (int i = 0; i < s->ng; i++)
         if (strcmp(s->g[i].method, r->method) == 0 && strcmp(s->g[i].model, r->model) == 0)
             return &s->g[i];
-    ckb_score_group *g = realloc(s->g, (size_t)(s->ng + 1) * sizeof *g);
-    if (!g) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    ckb_score_group *g = ckb_xrealloc(s->g, (size_t)(s->ng + 1) * sizeof *g);
     s->g = g;
     g = &s->g[s->ng++];
     memset(g, 0, sizeof *g);
