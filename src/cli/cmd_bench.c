@@ -37,8 +37,9 @@ static int bench__run(const ckb_cli_args *a)
         for (int i = 0; i < ckb_workload_count() && i < 128; i++)
             so.list[so.n++] = ckb_workload_at(i);
     }
-    if (ckb_suite_check(&so) != 0)
-        return 2;
+    ckb_err e;
+    if (ckb_suite_check(&so, &e) != CKB_OK)
+        return ckb_cli_fail(&e, 2);
     ckb_exec_config ec;
     if (ckb_cli_executor(a, &ec) != 0)
         return 2;
@@ -72,9 +73,9 @@ static int bench__run(const ckb_cli_args *a)
     }
     so.machine = &m;
     so.exec = exec;
-    int rc = ckb_suite_run(&so);
+    int rc = ckb_suite_run(&so, &e);
     ckb_exec_close(exec);
-    return rc == 0 ? 0 : rc == -2 ? 2 : 1;
+    return rc == CKB_OK ? 0 : ckb_cli_fail(&e, rc == CKB_E_CONFLICT ? 2 : 1);
 }
 
 static const ckb_cli_opt bench__opts[] = {

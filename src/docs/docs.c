@@ -16,6 +16,7 @@
 
 #include "core/digest.h"
 #include "core/fsutil.h"
+#include "core/say.h"
 #include "machine/isa.h"
 #include "machine/roofline.h"
 
@@ -598,8 +599,7 @@ int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *ou
             docs__prune(cdir, w->id, info->cache_path);
         } else {
             /* A read-only cache costs nothing but the record: say so once. */
-            fprintf(stderr, "ckbench: cannot cache the documentation at %s\n",
-                    info->cache_path);
+            ckb_say("ckbench: cannot cache the documentation at %s\n", info->cache_path);
             info->cache_path[0] = '\0';
         }
     }
