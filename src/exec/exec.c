@@ -7,10 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/excl.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
-#include "core/excl.h"
 #include "machine/profile.h"
 
 void ckb_exec_config_default(ckb_exec_config *c)
@@ -134,8 +135,8 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
             if (x->c.max_jobs < 1)
                 x->c.max_jobs = 1;
             if (!c->quiet)
-                fprintf(stderr, "ckbench: slurm executor: at most %d evaluations in flight (the "
-                                "partition's nodes; --slurm-max-jobs to change)\n",
+                ckb_say("ckbench: slurm executor: at most %d evaluations in flight (the "
+                        "partition's nodes; --slurm-max-jobs to change)\n",
                         x->c.max_jobs);
         }
     }

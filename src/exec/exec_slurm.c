@@ -17,6 +17,7 @@
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
 
 /* srun's own limit: a job may wait in the queue for days. */
@@ -250,11 +251,9 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
         }
         slurm__last_line(pr.output ? pr.output : "", last, sizeof last);
         if (slurm && (!x->c.quiet || attempt == tries))
-            fprintf(stderr,
-                    "ckbench: [%s] the Slurm job ended without a result (srun %s %d: %s)%s\n",
-                    job->name, pr.exited ? "exit" : "signal",
-                    pr.exited ? pr.exit_code : pr.signal, last[0] ? last : "no message",
-                    attempt < tries ? "; submitting it again" : "");
+            ckb_say("ckbench: [%s] the Slurm job ended without a result (srun %s %d: %s)%s\n",
+                    job->name, pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
+                    last[0] ? last : "no message", attempt < tries ? "; submitting it again" : "");
         if (!slurm)
             snprintf(err, errlen, "the evaluation's process ended without a result (%s %d: %s)",
                      pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,

@@ -9,6 +9,7 @@
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/parallel.h"
+#include "core/say.h"
 #include "core/utf8.h"
 #include "docs/docs.h"
 #include "gen/refsrc.h"
@@ -158,13 +159,12 @@ static double gen__expert(ckb_gen_wl *g)
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
         if (!g->o->quiet)
-            fprintf(stderr, "[%s] timing the expert%s (for %% of expert)\n", g->w->id,
+            ckb_say("[%s] timing the expert%s (for %% of expert)\n", g->w->id,
                     t ? " again: its timing was disturbed" : " once");
         char name[200];
         snprintf(name, sizeof name, "expert-%s-%d", g->w->id, t);
         if (ckb_gen_eval(g, name, src, &eo, &j) != 0) {
-            fprintf(stderr, "ckbench: [%s] the expert's evaluation failed: %s\n", g->w->id,
-                    g->error);
+            ckb_say("ckbench: [%s] the expert's evaluation failed: %s\n", g->w->id, g->error);
             g->error[0] = 0;
             return NAN;
         }
@@ -175,12 +175,12 @@ static double gen__expert(ckb_gen_wl *g)
         }
         const char *text = ckb_json_text(j, JSON_C_TO_STRING_PRETTY);
         if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, text, strlen(text)) != 0)
-            fprintf(stderr, "ckbench: cannot save %s (the expert is timed again on resume)\n",
-                    path);
+            ckb_say("ckbench: cannot save %s (the expert is timed again on resume)\n", path);
     }
     if (!j) {
-        fprintf(stderr, "[%s] the expert's timing stayed disturbed: no %% of expert for now "
-                        "(timed again on resume)\n", g->w->id);
+        ckb_say("[%s] the expert's timing stayed disturbed: no %% of expert for now "
+                "(timed again on resume)\n",
+                g->w->id);
         return NAN;
     }
     double s = ckb_rec_correct(j) ? ckb_json_num(j, "speedup") : NAN;
@@ -287,7 +287,7 @@ static void gen__one_workload(void *ctx, int i)
 {
     gen__all *a = ctx;
     if (gen__workload(&a->wl[i]) != 0) {
-        fprintf(stderr, "ckbench: %s\n", a->wl[i].error);
+        ckb_say("ckbench: %s\n", a->wl[i].error);
         __atomic_store_n(&a->rc, -1, __ATOMIC_RELAXED);
     }
 }
@@ -305,7 +305,7 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
         char err[256];
         ckb_exec_config_default(&ec);
         if (!(local = ckb_exec_open(&ec, err, sizeof err))) {
-            fprintf(stderr, "ckbench: %s\n", err);
+            ckb_say("ckbench: %s\n", err);
             free(a.wl);
             return -1;
         }
@@ -322,24 +322,21 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
                                              CKB_GEN_RETIME_TRIES, o->quiet, &rs) != 0)
         a.rc = -1;
     if (rs.still_disturbed)
-        fprintf(stderr,
-                "ckbench: %d correct sample%s kept a disturbed timing after %d rounds: shown as "
+        ckb_say("ckbench: %d correct sample%s kept a disturbed timing after %d rounds: shown as "
                 "disturbed, not counted as a speedup; run `ckbench retime %s` when the machine "
                 "is quieter\n",
                 rs.still_disturbed, rs.still_disturbed == 1 ? "" : "s", CKB_GEN_RETIME_TRIES,
                 ckb_run_dir(run));
     if (sh.unreachable)
-        fprintf(stderr,
-                "ckbench: stopped: the provider cannot be reached (%d calls in a row failed; "
+        ckb_say("ckbench: stopped: the provider cannot be reached (%d calls in a row failed; "
                 "last: %s). Nothing was counted against the model; fix the provider and run "
                 "`ckbench generate --resume %s`\n",
                 sh.infra_streak, sh.infra_error, ckb_run_dir(run));
     else if (sh.infra_total)
-        fprintf(stderr,
-                "ckbench: %d model call%s failed on the provider's side (last: %s); recorded "
+        ckb_say("ckbench: %d model call%s failed on the provider's side (last: %s); recorded "
                 "as infra_error, not counted; `ckbench generate --resume %s` asks %s again\n",
-                sh.infra_total, sh.infra_total == 1 ? "" : "s", sh.infra_error,
-                ckb_run_dir(run), sh.infra_total == 1 ? "it" : "them");
+                sh.infra_total, sh.infra_total == 1 ? "" : "s", sh.infra_error, ckb_run_dir(run),
+                sh.infra_total == 1 ? "it" : "them");
     if (sh.unreachable || sh.infra_total)
         a.rc = -1;
     for (int i = 0; i < n; i++)

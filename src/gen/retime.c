@@ -9,10 +9,11 @@
 #include <unistd.h>
 
 #include "core/cleanup.h"
+#include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
-#include "core/excl.h"
+#include "core/say.h"
 #include "gen/gen.h"
 #include "gen/sample.h"
 
@@ -55,7 +56,7 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
             snprintf(name, sizeof name, "retime-%s-%d-r%d", w->id, index, round);
             ckb_exec_job job = {.w = w, .src = path, .eo = &eo, .dir = evals, .name = name};
             if (ckb_exec_eval(x, &job, NULL, &j, err, sizeof err) != 0)
-                fprintf(stderr, "ckbench: re-timing %s #%d: %s\n", w->id, index, err);
+                ckb_say("ckbench: re-timing %s #%d: %s\n", w->id, index, err);
         } else {
             ckb_eval_result r;
             ckb_excl_lock();
@@ -64,7 +65,7 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
             if (rc == 0)
                 j = ckb_eval_result_json(w, &eo, &r);
             else
-                fprintf(stderr, "ckbench: re-timing %s #%d: %s\n", w->id, index, r.message);
+                ckb_say("ckbench: re-timing %s #%d: %s\n", w->id, index, r.message);
         }
     }
     unlink(path);
@@ -163,8 +164,8 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
          * would likely be disturbed the same way. */
         double pause = retime__pause(round);
         if (!quiet)
-            fprintf(stderr, "ckbench: %d disturbed timing%s to measure again (round %d of %d%s)\n",
-                    n, n == 1 ? "" : "s", round, tries, pause > 0 ? ", after a pause" : "");
+            ckb_say("ckbench: %d disturbed timing%s to measure again (round %d of %d%s)\n", n,
+                    n == 1 ? "" : "s", round, tries, pause > 0 ? ", after a pause" : "");
         retime__sleep(pause);
         int left = 0;
         for (int k = 0; k < n; k++) {
@@ -187,7 +188,7 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
             json_object_put(eval);
             char err[512];
             if (!n2 || ckb_run_retimed(run, n2, err, sizeof err) != 0) {
-                fprintf(stderr, "ckbench: %s\n", n2 ? err : "out of memory");
+                ckb_say("ckbench: %s\n", n2 ? err : "out of memory");
                 rc = -1;
                 continue;
             }
@@ -195,11 +196,11 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
             if (!quiet) {
                 json_object *now = ckb_run_record(run, q[k].w->id, q[k].index);
                 double sp = ckb_json_num(now, "speedup");
-                fprintf(stderr, "[%s #%d] re-timed: %s", q[k].w->id, q[k].index,
+                ckb_say("[%s #%d] re-timed: %s", q[k].w->id, q[k].index,
                         ckb_rec_str(now, "status"));
                 if (isfinite(sp))
-                    fprintf(stderr, " %.3gx", sp);
-                fprintf(stderr, "\n");
+                    ckb_say(" %.3gx", sp);
+                ckb_say("\n");
             }
         }
         n = left;

@@ -12,9 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/jsonl.h"
-#include "core/fsutil.h"
+#include "core/say.h"
 #include "core/utf8.h"
 #include "gen/run.h"
 
@@ -260,9 +261,10 @@ static void run__load_value(void *ctx, json_object *v, int lineno)
     }
     if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
         /* Not this run's (or a duplicate): kept on disk, ignored here. */
-        fprintf(stderr, "ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
-                w < 0 ? "unknown workload" : i < 0 || i >= r->wl[w].budget ? "index out of budget"
-                                                                            : "duplicate");
+        ckb_say("ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
+                w < 0                           ? "unknown workload"
+                : i < 0 || i >= r->wl[w].budget ? "index out of budget"
+                                                : "duplicate");
         json_object_put(j);
         return;
     }
@@ -298,14 +300,14 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
         ckb_jsonl_each(text, len, run__load_value, &ld, &st);
         ckb_jsonl_warn(path, &st);
         if (ld.not_records)
-            fprintf(stderr, "ckbench: %s: skipped %d JSON value%s that %s not a record\n", path,
+            ckb_say("ckbench: %s: skipped %d JSON value%s that %s not a record\n", path,
                     ld.not_records, ld.not_records == 1 ? "" : "s",
                     ld.not_records == 1 ? "is" : "are");
         if (st.last_cut) {
             /* A line without its newline was cut by a kill mid-write: drop
              * it, on disk too, so the next append starts a clean line. */
-            fprintf(stderr, "ckbench: %s: dropping a half-written last record (%zu bytes)\n",
-                    path, len - st.cut_at);
+            ckb_say("ckbench: %s: dropping a half-written last record (%zu bytes)\n", path,
+                    len - st.cut_at);
             if (truncate(path, (off_t)st.cut_at) != 0) {
                 snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
                 goto cleanup;
@@ -315,8 +317,7 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
         }
     }
     if (r->infra_loaded)
-        fprintf(stderr,
-                "ckbench: %s: %d model call%s had failed on the provider's side (infra_error, "
+        ckb_say("ckbench: %s: %d model call%s had failed on the provider's side (infra_error, "
                 "not counted): asking %s again\n",
                 dir, r->infra_loaded, r->infra_loaded == 1 ? "" : "s",
                 r->infra_loaded == 1 ? "it" : "them");

@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "core/cleanup.h"
-#include "core/jsonget.h"
 #include "core/fsutil.h"
+#include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "gen/extract.h"
 #include "gen/sample.h"
 #include "machine/roofline.h"
@@ -209,13 +210,13 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
                  s->chain, s->turn);
     double sp = ckb_json_num(rec, "speedup");
     pthread_mutex_lock(&sample__print);
-    fprintf(stderr, "[%s #%d%s%s%s] %s", g->w->id, s->index, where, s->phase ? " " : "",
+    ckb_say("[%s #%d%s%s%s] %s", g->w->id, s->index, where, s->phase ? " " : "",
             s->phase ? s->phase : "", ckb_rec_str(rec, "status"));
     if (isfinite(sp))
-        fprintf(stderr, " %.3gx", sp);
+        ckb_say(" %.3gx", sp);
     else if (ckb_json_timing_disturbed(rec))
-        fprintf(stderr, " (timing disturbed: not measured)");
-    fprintf(stderr, "  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
+        ckb_say(" (timing disturbed: not measured)");
+    ckb_say("  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
     pthread_mutex_unlock(&sample__print);
 }
 
@@ -272,7 +273,7 @@ static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char
     json_object_object_add(j, "attempts", json_object_new_int(out->attempts));
     const char *t = json_object_to_json_string(j);
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
-        fprintf(stderr, "ckbench: cannot keep the reply in %s (a resume asks again)\n", path);
+        ckb_say("ckbench: cannot keep the reply in %s (a resume asks again)\n", path);
     json_object_put(j);
 }
 
@@ -410,8 +411,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
          * asks it again. A chain or a beam cannot go on without it. */
         if (!g->o->quiet) {
             pthread_mutex_lock(&sample__print);
-            fprintf(stderr, "[%s #%d] infra_error (not counted): %s\n", g->w->id, s->index,
-                    infra->error);
+            ckb_say("[%s #%d] infra_error (not counted): %s\n", g->w->id, s->index, infra->error);
             pthread_mutex_unlock(&sample__print);
         }
         if (g->o->method != CKB_GEN_BEST_OF_N && !g->failed) {

@@ -12,6 +12,7 @@
 #include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/say.h"
 #include "core/stats.h"
 #include "machine/isa.h"
 #include "machine/roofline.h"
@@ -127,7 +128,7 @@ int ckb_sizes_search(const ckb_machine *m, int threads, const ckb_workload *w,
             break;
         double ms = probe(o->probe_ctx, w, dims, threads, o->calls);
         if (ms < 0) {
-            fprintf(stderr, "ckbench: size: %s: the baseline could not run at %s=%lld\n", w->id,
+            ckb_say("ckbench: size: %s: the baseline could not run at %s=%lld\n", w->id,
                     w->dims[d].name, (long long)ladder[i]);
             return -1;
         }
@@ -243,8 +244,7 @@ int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *
             ckb_workload_set_host_scale(w, ckb_json_long(e, "value")) == 0)
             continue;
         if (!said++)
-            fprintf(stderr,
-                    "ckbench: choosing this host's sizes (once; `ckbench size` shows them): a "
+            ckb_say("ckbench: choosing this host's sizes (once; `ckbench size` shows them): a "
                     "baseline call of %g-%g ms and, where matmul-heavy, %.0f%% of the roof\n",
                     o->min_ms, o->max_ms, 100 * o->share);
         ckb_size_choice c;
@@ -274,11 +274,9 @@ int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *
         if (slash)
             *slash = 0;
         if ((slash && ckb_mkdirs(dir) != 0) || ckb_write_file_atomic(path, text, strlen(text)) != 0)
-            fprintf(stderr, "ckbench: warning: cannot store the sizes in %s: %s\n", path,
-                    strerror(errno));
-        fprintf(stderr, "ckbench: size: %-40.40s %s=%lld (default %lld): %s\n", w->id,
-                w->dims[d].name, (long long)c.value,
-                (long long)w->dims[d].value[CKB_SIZE_DEFAULT], c.why);
+            ckb_say("ckbench: warning: cannot store the sizes in %s: %s\n", path, strerror(errno));
+        ckb_say("ckbench: size: %-40.40s %s=%lld (default %lld): %s\n", w->id, w->dims[d].name,
+                (long long)c.value, (long long)w->dims[d].value[CKB_SIZE_DEFAULT], c.why);
     }
     json_object_put(root);
     return rc;
