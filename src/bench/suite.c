@@ -98,24 +98,25 @@ static int suite__eval(const ckb_suite_opts *o, const ckb_workload *w, const cha
                        const ckb_eval_opts *eo, const char *name, ckb_eval_result *r,
                        json_object **json)
 {
-    char dir[1100], err[1024];
+    ckb_err err;
+    char dir[1100];
     ckb_exec *x = o->exec, *local = NULL;
     memset(r, 0, sizeof *r);
     *json = NULL;
     if (!x) {
         ckb_exec_config c;
         ckb_exec_config_default(&c);
-        if (!(x = local = ckb_exec_open(&c, err, sizeof err))) {
-            snprintf(r->message, sizeof r->message, "%s", err);
+        if (!(x = local = ckb_exec_open(&c, &err))) {
+            snprintf(r->message, sizeof r->message, "%s", err.msg);
             return -1;
         }
     }
     snprintf(dir, sizeof dir, "%s/evals", o->out_dir);
     ckb_exec_job job = {.w = w, .src = src, .eo = eo, .dir = dir, .name = name};
-    int rc = ckb_exec_eval(x, &job, r, json, err, sizeof err);
+    int rc = ckb_exec_eval(x, &job, r, json, &err);
     if (rc != 0) {
         r->status = CKB_ST_HARNESS_ERROR;
-        snprintf(r->message, sizeof r->message, "%s", err);
+        snprintf(r->message, sizeof r->message, "%s", err.msg);
     }
     ckb_exec_close(local);
     return rc;

@@ -43,10 +43,10 @@ static int bench__run(const ckb_cli_args *a)
     ckb_exec_config ec;
     if (ckb_cli_executor(a, &ec) != 0)
         return 2;
-    char err[512];
-    ckb_exec *exec = ckb_exec_open(&ec, err, sizeof err);
+    ckb_err err;
+    ckb_exec *exec = ckb_exec_open(&ec, &err);
     if (!exec) {
-        fprintf(stderr, "ckbench: %s\n", err);
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         return 2;
     }
     ckb_machine m;

@@ -42,10 +42,10 @@ static int retime__opts(json_object *c, ckb_eval_opts *eo)
 
 static int retime__run(const char *dir, int tries, int quiet)
 {
-    char err[1024];
+    ckb_err err;
     ckb_run *run = NULL;
-    if (ckb_run_resume(dir, &run, err, sizeof err) != 0) {
-        fprintf(stderr, "ckbench: %s\n", err);
+    if (ckb_run_resume(dir, &run, &err) != 0) {
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         return 1;
     }
     ckb_eval_opts eo;

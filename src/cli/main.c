@@ -42,8 +42,13 @@ int main(int argc, char **argv)
         return ckb_child_main(argc, argv);
     ckb_harness_quiet_omp(argv);
     ckb_cli_say_install();
-    if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
-        return ckb_exec_node_main(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "__exec") == 0) { /* a Slurm node's evaluation */
+        ckb_err err;
+        int rc = ckb_exec_node_main(argc, argv, &err);
+        if (rc != 0 && err.msg[0])
+            fprintf(stderr, "%s\n", err.msg);
+        return rc;
+    }
     if (argc >= 2 && strcmp(argv[1], "__oracle-dump") == 0)
         return oracle_dump_main(argc, argv);
     if (argc < 2) {

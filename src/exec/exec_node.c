@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "core/digest.h"
+#include "core/error.h"
+#include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
-#include "core/excl.h"
 #include "machine/profile.h"
 #include "machine/roofline.h"
 
@@ -129,21 +131,22 @@ static int exec__write(const char *path, const void *data, size_t n)
 {
     if (ckb_write_file_atomic(path, data, n) == 0)
         return 0;
-    fprintf(stderr, "ckbench __exec: cannot write %s: %s\n", path, strerror(errno));
+    ckb_say("ckbench __exec: cannot write %s: %s\n", path, strerror(errno));
     return -1;
 }
 
-int ckb_exec_node_main(int argc, char **argv)
+int ckb_exec_node_main(int argc, char **argv, ckb_err *err)
 {
+    ckb_err_clear(err);
     if (argc < 3) {
-        fprintf(stderr, "usage: ckbench __exec JOBFILE (run by the slurm executor)\n");
+        ckb_err_set(err, CKB_E_USAGE, "usage: ckbench __exec JOBFILE (run by the slurm executor)");
         return 2;
     }
     double t0 = ckb_now();
     const char *jobfile = argv[2];
     size_t baselen = strlen(jobfile);
     if (baselen < 9 || strcmp(jobfile + baselen - 9, ".job.json") != 0) {
-        fprintf(stderr, "ckbench __exec: %s is not a .job.json file\n", jobfile);
+        ckb_err_set(err, CKB_E_USAGE, "ckbench __exec: %s is not a .job.json file", jobfile);
         return 2;
     }
     baselen -= 9;
@@ -157,13 +160,15 @@ int ckb_exec_node_main(int argc, char **argv)
     ckb_eval_opts_default(&eo);
     const char *defines[16];
     if (!w || ckb_size_parse(ckb_json_str(j, "size") ? ckb_json_str(j, "size") : "", &eo.size)) {
-        fprintf(stderr, "ckbench __exec: %s: not a job file of this ckbench\n", jobfile);
+        ckb_err_set(err, CKB_E_FORMAT, "ckbench __exec: %s: not a job file of this ckbench",
+                    jobfile);
         json_object_put(j);
         return 2;
     }
     if (eo.size == CKB_SIZE_HOST && ckb_workload_scale_dim(w) >= 0 &&
         ckb_workload_set_host_scale(w, ckb_json_long(j, "host_scale")) != 0) {
-        fprintf(stderr, "ckbench __exec: %s: no valid host_scale for %s\n", jobfile, w->id);
+        ckb_err_set(err, CKB_E_FORMAT, "ckbench __exec: %s: no valid host_scale for %s", jobfile,
+                    w->id);
         json_object_put(j);
         return 2;
     }
@@ -199,7 +204,7 @@ int ckb_exec_node_main(int argc, char **argv)
                            (int)(baselen - (size_t)(base - jobfile)), base, jobid ? jobid : "-",
                            node);
         if (write(lfd, line, (size_t)len) != len)
-            fprintf(stderr, "ckbench __exec: cannot append to %s\n", ledger);
+            ckb_say("ckbench __exec: cannot append to %s\n", ledger);
         close(lfd);
     }
     int rc = 1;

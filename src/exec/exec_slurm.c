@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
@@ -162,19 +163,17 @@ static void slurm__scancel(const char *jobname)
 }
 
 int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, json_object **json,
-                   char *err, size_t errlen)
+                   ckb_err *err)
 {
     int slurm = x->c.kind == CKB_EXEC_SLURM;
     char fp[17], jobfile[1400], harness[1400], jobname[64];
     if (ckb_mkdirs(job->dir) != 0) {
-        snprintf(err, errlen, "cannot make %s: %s", job->dir, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "cannot make %s: %s", job->dir, strerror(errno));
     }
     char *text = exec__job_text(job, fp);
     if (!text) {
-        snprintf(err, errlen, "cannot read %s: %s", job->src ? job->src : "(none)",
-                 strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "cannot read %s: %s", job->src ? job->src : "(none)",
+                           strerror(errno));
     }
     /* Finished before (a resumed run): taken as it is. */
     if (exec__read_result(job, fp, r, json)) {
@@ -201,16 +200,14 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
     int rc = ckb_write_file_atomic(jobfile, text, strlen(text));
     free(text);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", jobfile, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "cannot write %s: %s", jobfile, strerror(errno));
     }
     char last[512] = "";
     /* A local child that ends without an answer is no node lost: not retried. */
     int tries = slurm ? x->c.retries + 1 : 1;
     for (int attempt = 1; attempt <= tries; attempt++) {
         if (slurm__cancelled(job)) {
-            snprintf(err, errlen, "cancelled");
-            return -1;
+            return ckb_err_set(err, CKB_E_HARNESS, "cancelled");
         }
         unlink(harness);
         char *argv[64], strs[3][160], *extra = strdup(x->extra);
@@ -224,16 +221,14 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
             slurm__release(x);
         free(extra);
         if (started != 0) {
-            snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(errno));
-            return -1;
+            return ckb_err_set(err, CKB_E_HARNESS, "cannot run %s: %s", argv[0], strerror(errno));
         }
         slurm__append_log(job, attempt, &pr);
         if (pr.cancelled) {
             if (slurm)
                 slurm__scancel(jobname);
             ckb_proc_result_free(&pr);
-            snprintf(err, errlen, "cancelled");
-            return -1;
+            return ckb_err_set(err, CKB_E_HARNESS, "cancelled");
         }
         if (exec__read_result(job, fp, r, json)) {
             ckb_proc_result_free(&pr);
@@ -244,10 +239,10 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
         if (why) {
             /* The node ran the evaluation and the harness failed there: not
              * Slurm's doing, and the same on any node. */
-            snprintf(err, errlen, "%s%.400s", slurm ? "on the node: " : "", why);
+            ckb_err_set(err, CKB_E_HARNESS, "%s%.400s", slurm ? "on the node: " : "", why);
             free(why);
             ckb_proc_result_free(&pr);
-            return -1;
+            return CKB_E_HARNESS;
         }
         slurm__last_line(pr.output ? pr.output : "", last, sizeof last);
         if (slurm && (!x->c.quiet || attempt == tries))
@@ -255,13 +250,14 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
                     job->name, pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
                     last[0] ? last : "no message", attempt < tries ? "; submitting it again" : "");
         if (!slurm)
-            snprintf(err, errlen, "the evaluation's process ended without a result (%s %d: %s)",
-                     pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
-                     last[0] ? last : "no message");
+            ckb_err_set(err, CKB_E_HARNESS,
+                        "the evaluation's process ended without a result (%s %d: %s)",
+                        pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
+                        last[0] ? last : "no message");
         ckb_proc_result_free(&pr);
     }
     if (slurm)
-        snprintf(err, errlen, "%s: Slurm failed the evaluation %d time%s (last: %.300s)",
-                 job->name, tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
-    return -1;
+        ckb_err_set(err, CKB_E_HARNESS, "%s: Slurm failed the evaluation %d time%s (last: %.300s)",
+                    job->name, tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
+    return CKB_E_HARNESS;
 }

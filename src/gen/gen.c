@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/expert.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/parallel.h"
@@ -64,26 +65,27 @@ void ckb_gen_refine_shape(const ckb_gen_opts *o, int *chains, int *turns)
 }
 
 int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int with_docs,
-                      const char *docs_target, ckb_gen_task *t, char *err, size_t errlen)
+                      const char *docs_target, ckb_gen_task *t, ckb_err *err)
 {
     memset(t, 0, sizeof *t);
     t->w = w;
     t->size = size;
     t->threads = threads;
-    t->reference = ckb_gen_reference_source(w, err, errlen);
+    t->reference = ckb_gen_reference_source(w, err);
     if (!t->reference)
-        return -1;
+        return err ? err->code : CKB_E_NOT_FOUND;
     ckb_gen_machine(threads, &t->machine, &t->measured);
     if (with_docs) {
         ckb_strbuf sb = {0};
-        if (ckb_docs_for_workload(w, docs_target, &sb, NULL, err, errlen) != 0) {
+        int rc = ckb_docs_for_workload(w, docs_target, &sb, NULL, err);
+        if (rc != CKB_OK) {
             ckb_strbuf_free(&sb);
             ckb_gen_task_free(t);
-            return -1;
+            return rc;
         }
         t->docs = ckb_strbuf_take(&sb);
     }
-    return 0;
+    return CKB_OK;
 }
 
 void ckb_gen_task_free(ckb_gen_task *t)
@@ -107,12 +109,11 @@ static void gen__prompt_append(ckb_strbuf *sb, ckb_strbuf *sizes, const ckb_gen_
 }
 
 char *ckb_gen_prompt_text(const ckb_workload *w, ckb_gen_method m, int docs, ckb_size size,
-                          int threads, const char *docs_target, char **sizes, char *err,
-                          size_t errlen)
+                          int threads, const char *docs_target, char **sizes, ckb_err *err)
 {
     ckb_gen_task t;
     if (ckb_gen_task_load(w, size, threads, docs || ckb_gen_method_uses_docs(m), docs_target, &t,
-                          err, errlen) != 0)
+                          err) != 0)
         return NULL;
     ckb_strbuf sb = {0}, sz = {0};
     ckb_gen_prompt p;
@@ -244,13 +245,13 @@ static void gen__chain(void *ctx, int c)
 
 static int gen__workload(ckb_gen_wl *g)
 {
-    char err[400];
+    ckb_err err;
     if (g->sh->unreachable)
         return 0; /* the run stops; ckb_gen_run says why */
     if (ckb_gen_task_load(g->w, g->o->eval.size, g->o->eval.threads,
                           ckb_gen_method_uses_docs(g->o->method), g->o->docs_target, &g->task,
-                          err, sizeof err) != 0) {
-        snprintf(g->error, sizeof g->error, "%s: %s", g->w->id, err);
+                          &err) != 0) {
+        snprintf(g->error, sizeof g->error, "%s: %.400s", g->w->id, err.msg);
         return -1;
     }
     g->task.nseeds = g->o->eval.nseeds;
@@ -302,10 +303,10 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
     ckb_exec *local = NULL;
     if (!o->exec) {
         ckb_exec_config ec;
-        char err[256];
+        ckb_err err;
         ckb_exec_config_default(&ec);
-        if (!(local = ckb_exec_open(&ec, err, sizeof err))) {
-            ckb_say("ckbench: %s\n", err);
+        if (!(local = ckb_exec_open(&ec, &err))) {
+            ckb_say("ckbench: %s\n", err.msg);
             free(a.wl);
             return -1;
         }

@@ -51,12 +51,13 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
         if (x) {
             /* Through the run's executor (a Slurm node, for slurm); one name
              * per round, so a round never takes an earlier round's result. */
-            char evals[1200], name[200], err[1024];
+            ckb_err err;
+            char evals[1200], name[200];
             snprintf(evals, sizeof evals, "%s/evals", ckb_run_dir(run));
             snprintf(name, sizeof name, "retime-%s-%d-r%d", w->id, index, round);
             ckb_exec_job job = {.w = w, .src = path, .eo = &eo, .dir = evals, .name = name};
-            if (ckb_exec_eval(x, &job, NULL, &j, err, sizeof err) != 0)
-                ckb_say("ckbench: re-timing %s #%d: %s\n", w->id, index, err);
+            if (ckb_exec_eval(x, &job, NULL, &j, &err) != 0)
+                ckb_say("ckbench: re-timing %s #%d: %s\n", w->id, index, err.msg);
         } else {
             ckb_eval_result r;
             ckb_excl_lock();
@@ -186,9 +187,9 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
             /* Measured (whatever the verdict): it replaces the record. */
             json_object *n2 = retime__record(rec, eval, round);
             json_object_put(eval);
-            char err[512];
-            if (!n2 || ckb_run_retimed(run, n2, err, sizeof err) != 0) {
-                ckb_say("ckbench: %s\n", n2 ? err : "out of memory");
+            ckb_err err;
+            if (!n2 || ckb_run_retimed(run, n2, &err) != 0) {
+                ckb_say("ckbench: %s\n", n2 ? err.msg : "out of memory");
                 rc = -1;
                 continue;
             }

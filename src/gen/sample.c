@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/cleanup.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
@@ -191,7 +192,10 @@ int ckb_gen_eval(ckb_gen_wl *g, const char *name, const char *src, const ckb_eva
         }
     }
     ckb_exec_job job = {.w = g->w, .src = src, .eo = &own, .dir = dir, .name = name};
-    int rc = ckb_exec_eval(g->exec, &job, NULL, eval, g->error, sizeof g->error);
+    ckb_err err;
+    int rc = ckb_exec_eval(g->exec, &job, NULL, eval, &err);
+    if (rc != CKB_OK)
+        snprintf(g->error, sizeof g->error, "%.500s", err.msg);
     if (rc == 0 && *eval && have_roof && !json_object_object_get_ex(*eval, "roof", NULL))
         json_object_object_add(*eval, "roof", ckb_roof_to_json(&roof));
     return rc;
@@ -422,7 +426,9 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
             g->failed = 1;
         }
     }
-    if (ckb_run_append(g->run, rec, g->error, sizeof g->error) != 0) {
+    ckb_err err;
+    if (ckb_run_append(g->run, rec, &err) != CKB_OK) {
+        snprintf(g->error, sizeof g->error, "%.500s", err.msg);
         g->failed = 1;
         rec = NULL;
         goto cleanup;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "providers/backend.h"
@@ -96,12 +97,11 @@ static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs
     free(body);
 }
 
-int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
     ckb_http_endpoint *ep = calloc(1, sizeof *ep);
     if (ckb_http_endpoint_init(ep, c, ANTHROPIC_NAME, "CKB_ANTHROPIC_BASE_URL",
-                               "https://api.anthropic.com", "ANTHROPIC_API_KEY", 0, err,
-                               errlen) != 0)
+                               "https://api.anthropic.com", "ANTHROPIC_API_KEY", 0, err) != 0)
         goto fail;
     ckb_http_endpoint_set_url(ep, "/v1/messages");
     b->ops.complete = anthropic__complete;
@@ -111,5 +111,5 @@ int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, 
     return 0;
 fail:
     ckb_http_state_close(ep);
-    return -1;
+    return CKB_E_USAGE;
 }

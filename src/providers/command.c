@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "providers/backend.h"
@@ -256,13 +257,12 @@ static void command__close(void *state)
     free(s);
 }
 
-int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
     if (!c->command || !*c->command) {
-        snprintf(err, errlen,
-                 "command: no command line given: name the program that reads the "
-                 "prompt on stdin and prints the reply (--command 'CMD')");
-        return -1;
+        return ckb_err_set(err, CKB_E_USAGE,
+                           "command: no command line given: name the program that reads the "
+                           "prompt on stdin and prints the reply (--command 'CMD')");
     }
     command_state *s = calloc(1, sizeof *s);
     s->command = strdup(c->command);

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/error.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "providers/backend.h"
@@ -303,7 +304,7 @@ static int http__url_ok(const char *url)
 
 int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
                            const char *provider, const char *base_env, const char *default_base,
-                           const char *default_key_env, int key_optional, char *err, size_t errlen)
+                           const char *default_key_env, int key_optional, ckb_err *err)
 {
     memset(ep, 0, sizeof *ep);
     pthread_once(&http__once, http__global_init);
@@ -314,17 +315,19 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
     const char *key = getenv(key_env);
 
     if (!c->model || !*c->model) {
-        snprintf(err, errlen, "%s: no model given: name the model to call (--model NAME)",
-                 provider);
+        ckb_err_set(err, CKB_E_USAGE, "%s: no model given: name the model to call (--model NAME)",
+                    provider);
         goto fail;
     }
     if (!http__url_ok(base)) {
-        snprintf(err, errlen, "%s: base URL '%s' is not an http(s) URL (set by --base-url or $%s)",
-                 provider, base, base_env);
+        ckb_err_set(err, CKB_E_USAGE,
+                    "%s: base URL '%s' is not an http(s) URL (set by --base-url or $%s)", provider,
+                    base, base_env);
         goto fail;
     }
     if ((!key || !*key) && !key_optional) {
-        snprintf(err, errlen, "%s: no API key: set the environment variable %s", provider, key_env);
+        ckb_err_set(err, CKB_E_USAGE, "%s: no API key: set the environment variable %s", provider,
+                    key_env);
         goto fail;
     }
     ep->base_url = strdup(base);
@@ -338,9 +341,9 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
     ep->backoff_base_s = http__backoff_base_s();
     ep->max_tokens = c->max_tokens > 0 ? c->max_tokens : 8192;
     ep->temperature = c->temperature;
-    return 0;
+    return CKB_OK;
 fail:
-    return -1;
+    return CKB_E_USAGE;
 }
 
 void ckb_http_endpoint_free(ckb_http_endpoint *ep)

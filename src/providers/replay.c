@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonl.h"
 #include "core/strbuf.h"
@@ -167,22 +168,24 @@ static void replay__close(void *state)
     free(s);
 }
 
-int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
     replay_state *s = NULL;
     char *data = NULL;
     struct stat st;
     if (!c->replay_run || !*c->replay_run) {
-        snprintf(err, errlen, "replay: no run given: name the run folder to replay (--replay RUN)");
+        ckb_err_set(err, CKB_E_USAGE,
+                    "replay: no run given: name the run folder to replay (--replay RUN)");
         goto fail;
     }
     if (stat(c->replay_run, &st) != 0) {
-        snprintf(err, errlen, "replay: run folder %s: %s", c->replay_run, strerror(errno));
+        ckb_err_set(err, CKB_E_NOT_FOUND, "replay: run folder %s: %s", c->replay_run,
+                    strerror(errno));
         goto fail;
     }
     if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "replay: %s is not a folder: give the run folder to replay",
-                 c->replay_run);
+        ckb_err_set(err, CKB_E_USAGE, "replay: %s is not a folder: give the run folder to replay",
+                    c->replay_run);
         goto fail;
     }
     s = calloc(1, sizeof *s);
@@ -192,8 +195,9 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
     size_t len = 0;
     data = ckb_read_file(s->path, &len);
     if (!data) {
-        snprintf(err, errlen, "replay: cannot read %s (%s): is %s a ckbench generate run?", s->path,
-                 strerror(errno), c->replay_run);
+        ckb_err_set(err, CKB_E_NOT_FOUND,
+                    "replay: cannot read %s (%s): is %s a ckbench generate run?", s->path,
+                    strerror(errno), c->replay_run);
         goto fail;
     }
     /* NUL bytes and garbage are skipped, whole records kept (core/jsonl.h);
@@ -224,9 +228,9 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
     b->ops.close = replay__close;
     b->state = s;
     b->keeps_cost = 1;
-    return 0;
+    return CKB_OK;
 fail:
     free(data);
     replay__close(s);
-    return -1;
+    return err ? err->code : CKB_E_USAGE;
 }

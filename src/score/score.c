@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "workloads/workload.h"
 
 /* The failure taxonomy in the order tables and bars show it. */
@@ -284,12 +285,12 @@ static int score__add_n(ckb_score_set *s, int n, int given)
 }
 
 int ckb_score_load(const char *const *paths, int n, const double *extra_p, int nextra_p,
-                   const int *extra_n, int nextra_n, ckb_score_set *s, char *err, size_t errlen)
+                   const int *extra_n, int nextra_n, ckb_score_set *s, ckb_err *err)
 {
     memset(s, 0, sizeof *s);
     if (n < 1 || n > CKB_SCORE_MAX_RUNS) {
-        snprintf(err, errlen, "give 1 to %d run folders (got %d)", CKB_SCORE_MAX_RUNS, n);
-        return -1;
+        return ckb_err_set(err, CKB_E_USAGE, "give 1 to %d run folders (got %d)",
+                           CKB_SCORE_MAX_RUNS, n);
     }
     static const double dp[] = CKB_SCORE_DEFAULT_P;
     static const int dn[] = CKB_SCORE_DEFAULT_N;
@@ -299,20 +300,21 @@ int ckb_score_load(const char *const *paths, int n, const double *extra_p, int n
         score__add_n(s, dn[i], 0);
     for (int i = 0; i < nextra_p; i++)
         if (!(extra_p[i] >= 0) || score__add_p(s, extra_p[i]) != 0) {
-            snprintf(err, errlen, "fast_p thresholds must be >= 0, at most %d in all (got %g)",
-                     CKB_SCORE_MAX_P, extra_p[i]);
-            return -1;
+            return ckb_err_set(err, CKB_E_USAGE,
+                               "fast_p thresholds must be >= 0, at most %d in all (got %g)",
+                               CKB_SCORE_MAX_P, extra_p[i]);
         }
     for (int i = 0; i < nextra_n; i++)
         if (extra_n[i] < 1 || score__add_n(s, extra_n[i], 1) != 0) {
-            snprintf(err, errlen, "fast_p sample counts must be >= 1, at most %d in all (got %d)",
-                     CKB_SCORE_MAX_N, extra_n[i]);
-            return -1;
+            return ckb_err_set(err, CKB_E_USAGE,
+                               "fast_p sample counts must be >= 1, at most %d in all (got %d)",
+                               CKB_SCORE_MAX_N, extra_n[i]);
         }
     for (int i = 0; i < n; i++) {
-        if (ckb_score_run_load(paths[i], &s->runs[i], err, errlen) != 0) {
+        int rc = ckb_score_run_load(paths[i], &s->runs[i], err);
+        if (rc != CKB_OK) {
             ckb_score_free(s);
-            return -1;
+            return rc;
         }
         s->nruns++;
     }

@@ -478,11 +478,10 @@ static void api__get_prompt(ckb_server *s, const ckb_api_request *q, const ckb_w
     }
     if (api__size_arg(s, q, &size, r) != 0)
         return;
-    char err[512];
-    char *text = ckb_gen_prompt_text(w, m, api__flag(docs), size, s->c.threads, NULL, NULL, err,
-                                     sizeof err);
+    ckb_err err;
+    char *text = ckb_gen_prompt_text(w, m, api__flag(docs), size, s->c.threads, NULL, NULL, &err);
     if (!text)
-        ckb_api_error_response(r, 500, "prompt_failed", err);
+        ckb_api_error_response(r, 500, "prompt_failed", err.msg);
     else
         api__text(r, text);
 }

@@ -71,7 +71,8 @@ static void runner__finish(ckb_runner *r, const char *id, ckb_store_state st, co
 static int runner__run(runner__slot *sl, const ckb_store_row *row)
 {
     ckb_runner *r = sl->r;
-    char dir[1200], src[1300], err[1024] = "";
+    ckb_err err = {0};
+    char dir[1200], src[1300];
     snprintf(dir, sizeof dir, "%s/%s", r->c.work_dir, row->id);
     snprintf(src, sizeof src, "%s/kernel.c", dir);
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(src, row->source, row->source_len) != 0) {
@@ -91,9 +92,10 @@ static int runner__run(runner__slot *sl, const ckb_store_row *row)
     ckb_exec_job job = {.w = w, .src = src, .eo = &eo, .dir = dir, .name = "eval",
                         .cancel = &sl->cancel};
     json_object *json = NULL;
-    int rc = w ? ckb_exec_eval(r->c.exec, &job, NULL, &json, err, sizeof err) : -1;
+    int rc = w ? ckb_exec_eval(r->c.exec, &job, NULL, &json, &err) : -1;
     if (!w)
-        snprintf(err, sizeof err, "workload %s is not in this build of ckbench", row->workload);
+        snprintf(err.msg, sizeof err.msg, "workload %s is not in this build of ckbench",
+                 row->workload);
     pthread_mutex_lock(&r->mu);
     int cancelled = sl->cancel, stopping = r->stop;
     pthread_mutex_unlock(&r->mu);
@@ -106,7 +108,7 @@ static int runner__run(runner__slot *sl, const ckb_store_row *row)
         /* the server stops: the evaluation runs again at the next start */
         ckb_store_requeue(r->c.store, row->id);
     } else if (!cancelled) {
-        runner__finish(r, row->id, CKB_EV_FAILED, NULL, NULL, 0, "harness_error", err);
+        runner__finish(r, row->id, CKB_EV_FAILED, NULL, NULL, 0, "harness_error", err.msg);
     }
     if (!(cancelled && stopping)) {
         ckb_store_row after;

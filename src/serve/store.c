@@ -11,6 +11,9 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
+
 struct ckb_store {
     sqlite3 *w, *r;          /* writes; reads */
     pthread_mutex_t wmu, rmu;
@@ -80,15 +83,15 @@ static const char store__schema[] =
     " UNIQUE(owner, client_key));"
     "CREATE INDEX IF NOT EXISTS evaluations_state ON evaluations(state, seq);";
 
-static sqlite3 *store__connect(const char *path, char *err, size_t errlen)
+static sqlite3 *store__connect(const char *path, ckb_err *err)
 {
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                              NULL);
     if (rc != SQLITE_OK) {
-        snprintf(err, errlen, "cannot open the database %s: %s", path,
-                 db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        ckb_err_set(err, CKB_E_IO, "cannot open the database %s: %s", path,
+                    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return NULL;
     }
@@ -97,29 +100,26 @@ static sqlite3 *store__connect(const char *path, char *err, size_t errlen)
      * the 202 that says it was accepted. */
     if (store__exec(db, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
         store__exec(db, "PRAGMA synchronous=FULL") != SQLITE_OK) {
-        snprintf(err, errlen, "cannot set up the database %s: %s", path, sqlite3_errmsg(db));
+        ckb_err_set(err, CKB_E_IO, "cannot set up the database %s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return NULL;
     }
     return db;
 }
 
-ckb_store *ckb_store_open(const char *path, char *err, size_t errlen)
+ckb_store *ckb_store_open(const char *path, ckb_err *err)
 {
-    ckb_store *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    ckb_store *s = ckb_xcalloc(1, sizeof *s);
     pthread_mutex_init(&s->wmu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
-    if (!(s->w = store__connect(path, err, errlen)))
+    if (!(s->w = store__connect(path, err)))
         goto fail;
     if (store__exec(s->w, store__schema) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot create the tables of %s: %s", path, sqlite3_errmsg(s->w));
+        ckb_err_set(err, CKB_E_IO, "cannot create the tables of %s: %s", path,
+                    sqlite3_errmsg(s->w));
         goto fail;
     }
-    if (!(s->r = store__connect(path, err, errlen)))
+    if (!(s->r = store__connect(path, err)))
         goto fail;
     return s;
 fail:
