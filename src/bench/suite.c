@@ -249,11 +249,11 @@ static char *suite__git_commit(void)
     char *argv[] = {"git", "-C", (char *)ckb_home(), "rev-parse", "--short", "HEAD", NULL};
     ckb_proc_result pr;
     if (ckb_proc_run(argv, 10, 256, &pr) != 0)
-        return strdup("unknown");
+        return ckb_xstrdup("unknown");
     char *nl = strchr(pr.output, '\n');
     if (nl)
         *nl = '\0';
-    char *s = strdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
+    char *s = ckb_xstrdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
     ckb_proc_result_free(&pr);
     return s;
 }

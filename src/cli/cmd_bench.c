@@ -5,6 +5,7 @@
 
 #include "bench/suite.h"
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "exec/executor.h"
 
 static int bench__run(const ckb_cli_args *a)
@@ -22,7 +23,7 @@ static int bench__run(const ckb_cli_args *a)
     so.iters = o.iters;
     const char *list = ckb_cli_str(a, "workloads", NULL);
     if (list) {
-        char *copy = strdup(list), *save = NULL;
+        char *copy = ckb_xstrdup(list), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             const ckb_workload *w = ckb_cli_workload(t);
             if (!w) {

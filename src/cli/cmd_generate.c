@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "docs/docs.h"
@@ -155,9 +156,9 @@ static char *generate__commit(void)
     char *argv[] = {"git", "-C", (char *)ckb_home(), "rev-parse", "--short", "HEAD", NULL};
     ckb_proc_result pr;
     if (ckb_proc_run(argv, 10, 256, &pr) != 0)
-        return strdup("unknown");
+        return ckb_xstrdup("unknown");
     pr.output[strcspn(pr.output, "\n")] = 0;
-    char *s = strdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
+    char *s = ckb_xstrdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
     ckb_proc_result_free(&pr);
     return s;
 }
@@ -230,7 +231,7 @@ static json_object *generate__config(const generate__opts *o, const ckb_workload
 static int generate__workloads(const char *list, const ckb_workload **wl, int max)
 {
     int n = 0;
-    char *copy = strdup(list), *save = NULL;
+    char *copy = ckb_xstrdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const ckb_workload *w = ckb_cli_workload(t);
         if (!w || n == max) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "core/jsonget.h"
 #include "machine/sizes.h"
 
@@ -35,7 +36,7 @@ static int size__list(const ckb_cli_args *a, const ckb_workload **ws, int max)
             ws[n++] = ckb_workload_at(i);
         return n;
     }
-    char *copy = strdup(list), *save = NULL;
+    char *copy = ckb_xstrdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const ckb_workload *w = ckb_cli_workload(t);
         if (!w) {

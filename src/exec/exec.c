@@ -55,7 +55,7 @@ static int exec__on_path(const char *prog)
     if (strchr(prog, '/'))
         return access(prog, X_OK) == 0;
     const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin"), *save = NULL, buf[1024];
+    char *copy = ckb_xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL, buf[1024];
     int found = 0;
     for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
         snprintf(buf, sizeof buf, "%s/%s", d, prog);

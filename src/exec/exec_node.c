@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/digest.h"
 #include "core/error.h"
 #include "core/excl.h"
@@ -64,8 +65,8 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
         h ^= ckb_digest(src, srclen, h);
     snprintf(fp, 17, "%016" PRIx64, h);
     json_object_object_add(j, "fingerprint", json_object_new_string(fp));
-    char *text = strdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *text = ckb_xstrdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     free(src);
     return text;
@@ -208,9 +209,9 @@ int ckb_exec_node_main(int argc, char **argv, ckb_err *err)
         close(lfd);
     }
     int rc = 1;
-    ckb_eval_result *r = calloc(1, sizeof *r);
+    ckb_eval_result *r = ckb_xcalloc(1, sizeof *r);
     ckb_machine m;
-    if (!r || exec__node_machine(eo.threads, host, &m) != 0) {
+    if (exec__node_machine(eo.threads, host, &m) != 0) {
         const char *msg = "cannot measure or load this node's machine profile";
         exec__write(harness, msg, strlen(msg));
         goto done;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
@@ -210,7 +211,7 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
             return ckb_err_set(err, CKB_E_HARNESS, "cancelled");
         }
         unlink(harness);
-        char *argv[64], strs[3][160], *extra = strdup(x->extra);
+        char *argv[64], strs[3][160], *extra = ckb_xstrdup(x->extra);
         slurm__argv(x, jobname, jobfile, argv, strs, extra);
         ckb_proc_result pr;
         if (slurm)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench/expert.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
@@ -296,10 +297,8 @@ static void gen__one_workload(void *ctx, int i)
 int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *workloads, int n,
                 const ckb_gen_opts *o)
 {
-    gen__all a = {calloc((size_t)n, sizeof(ckb_gen_wl)), 0};
+    gen__all a = {ckb_xcalloc((size_t)n, sizeof(ckb_gen_wl)), 0};
     ckb_gen_shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    if (!a.wl)
-        return -1;
     ckb_exec *local = NULL;
     if (!o->exec) {
         ckb_exec_config ec;

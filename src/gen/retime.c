@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/cleanup.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
@@ -136,10 +137,7 @@ static int retime__queue(ckb_run *run, retime__item **out)
                 continue;
             if (n == cap) {
                 cap = cap ? 2 * cap : 16;
-                retime__item *p = realloc(*out, (size_t)cap * sizeof *p);
-                if (!p)
-                    return n;
-                *out = p;
+                *out = ckb_xrealloc(*out, (size_t)cap * sizeof **out);
             }
             (*out)[n++] = (retime__item){w, i};
         }

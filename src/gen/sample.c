@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/cleanup.h"
 #include "core/error.h"
 #include "core/fsutil.h"
@@ -249,7 +250,7 @@ static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char
     if (text && was && strcmp(was, sha) == 0) {
         memset(out, 0, sizeof *out);
         out->status = CKB_REPLY_OK;
-        out->text = strdup(text);
+        out->text = ckb_xstrdup(text);
         ckb_json_copy_str(j, "model", out->model, sizeof out->model);
         out->tokens_in = ckb_json_long(j, "tokens_in");
         out->tokens_out = ckb_json_long(j, "tokens_out");
@@ -323,7 +324,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         sample__complete(g, &plan_pr, plan_key, &plan);
         have_plan = 1;
         if (plan.status == CKB_REPLY_OK) {
-            plan_text = strdup(plan.text);
+            plan_text = ckb_xstrdup(plan.text);
             strategy = ckb_gen_plan_strategy(g->w, plan.text);
             ckb_gen_prompt_implement(&g->task, &s->prev, plan_text, &pr);
         }

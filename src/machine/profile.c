@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/cputime.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
@@ -355,9 +356,7 @@ int ckb_machine_save(const ckb_machine *m, const char *path)
         errno = EINVAL;
         goto cleanup;
     }
-    dir = strdup(path);
-    if (!dir)
-        goto cleanup;
+    dir = ckb_xstrdup(path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
@@ -369,9 +368,7 @@ int ckb_machine_save(const ckb_machine *m, const char *path)
         json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(text);
     /* a trailing newline for the people who cat it */
-    char *buf = malloc(len + 2);
-    if (!buf)
-        goto cleanup;
+    char *buf = ckb_xmalloc(len + 2);
     memcpy(buf, text, len);
     buf[len] = '\n';
     rc = ckb_write_file_atomic(path, buf, len + 1);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
@@ -293,8 +294,8 @@ char *ckb_sizes_describe(const ckb_machine *m, int threads, const char *path)
     if (!j)
         return NULL;
     json_object_object_add(j, "path", json_object_new_string(path));
-    char *text = strdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *text = ckb_xstrdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     return text;
 }

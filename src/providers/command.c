@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
@@ -54,7 +55,7 @@ static char **command__env(const char *key, const char *model, char **mine)
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 3, sizeof *env);
+    char **env = ckb_xcalloc(n + 3, sizeof *env);
     size_t o = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "CKB_REQUEST_KEY=", 16) != 0 &&
@@ -264,9 +265,9 @@ int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
                            "command: no command line given: name the program that reads the "
                            "prompt on stdin and prints the reply (--command 'CMD')");
     }
-    command_state *s = calloc(1, sizeof *s);
-    s->command = strdup(c->command);
-    s->model = c->model ? strdup(c->model) : NULL;
+    command_state *s = ckb_xcalloc(1, sizeof *s);
+    s->command = ckb_xstrdup(c->command);
+    s->model = c->model ? ckb_xstrdup(c->model) : NULL;
     s->timeout_s = c->timeout_s > 0 ? c->timeout_s : 300.0;
     b->ops.complete = command__complete;
     b->ops.close = command__close;

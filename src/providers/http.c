@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
@@ -330,12 +331,12 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
                     key_env);
         goto fail;
     }
-    ep->base_url = strdup(base);
+    ep->base_url = ckb_xstrdup(base);
     size_t n = strlen(ep->base_url);
     while (n > 0 && ep->base_url[n - 1] == '/')
         ep->base_url[--n] = '\0';
-    ep->api_key = key && *key ? strdup(key) : NULL;
-    ep->model = strdup(c->model);
+    ep->api_key = key && *key ? ckb_xstrdup(key) : NULL;
+    ep->model = ckb_xstrdup(c->model);
     ep->timeout_s = c->timeout_s > 0 ? c->timeout_s : 300.0;
     ep->max_retries = c->max_retries > 0 ? c->max_retries : 0;
     ep->backoff_base_s = http__backoff_base_s();
@@ -365,7 +366,7 @@ void ckb_http_endpoint_set_url(ckb_http_endpoint *ep, const char *path_fmt, ...)
     va_end(ap);
     size_t base = strlen(ep->base_url);
     free(ep->url);
-    ep->url = malloc(base + (size_t)n + 1);
+    ep->url = ckb_xmalloc(base + (size_t)n + 1);
     memcpy(ep->url, ep->base_url, base);
     va_start(ap, path_fmt);
     vsnprintf(ep->url + base, (size_t)n + 1, path_fmt, ap);
@@ -419,7 +420,7 @@ void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char
     int nh = 0;
     if (ep->api_key) {
         size_t n = strlen(auth_prefix) + strlen(ep->api_key) + 1;
-        auth = malloc(n);
+        auth = ckb_xmalloc(n);
         snprintf(auth, n, "%s%s", auth_prefix, ep->api_key);
         headers[nh++] = auth;
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
@@ -44,7 +45,7 @@ static char *openai__body(const openai_state *s, const ckb_chat_msg *msgs, int n
         json_object_object_add(root, "temperature", json_object_new_double(s->ep.temperature));
     /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
     char *body =
-        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ckb_xstrdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     return body;
 }
@@ -115,7 +116,7 @@ static void openai__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
 
 int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
-    openai_state *s = calloc(1, sizeof *s);
+    openai_state *s = ckb_xcalloc(1, sizeof *s);
     const char *base = c->base_url && *c->base_url ? c->base_url : getenv("CKB_OPENAI_BASE_URL");
     /* only the hosted API needs a key: a local server answers without one */
     int official = !base || !*base || ckb_http_url_host_is(base, "api.openai.com");

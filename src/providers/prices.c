@@ -52,7 +52,7 @@ int ckb_price_table_load(const char *path, ckb_price_table **out, ckb_err *err)
                     path);
         goto cleanup;
     }
-    t->rows = calloc((size_t)json_object_object_length(root) + 1, sizeof *t->rows);
+    t->rows = ckb_xcalloc((size_t)json_object_object_length(root) + 1, sizeof *t->rows);
     json_object_object_foreach(root, model, row)
     {
         prices__row r = {0};
@@ -65,7 +65,7 @@ int ckb_price_table_load(const char *path, ckb_price_table **out, ckb_err *err)
                         path, model);
             goto cleanup;
         }
-        r.model = strdup(model);
+        r.model = ckb_xstrdup(model);
         t->rows[t->n++] = r;
     }
     *out = t;

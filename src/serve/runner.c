@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/utf8.h"
@@ -171,12 +172,9 @@ static void *runner__worker(void *arg)
 
 ckb_runner *ckb_runner_start(const ckb_runner_config *c)
 {
-    ckb_runner *r = calloc(1, sizeof *r);
+    ckb_runner *r = ckb_xcalloc(1, sizeof *r);
     int n = c->workers > 0 ? c->workers : 1;
-    if (!r || !(r->slot = calloc((size_t)n, sizeof *r->slot))) {
-        free(r);
-        return NULL;
-    }
+    r->slot = ckb_xcalloc((size_t)n, sizeof *r->slot);
     r->c = *c;
     r->nslots = n;
     pthread_mutex_init(&r->mu, NULL);

@@ -151,7 +151,7 @@ void ckb_store_row_free(ckb_store_row *r)
 static char *store__dup_col(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
+    return t ? ckb_xstrdup((const char *)t) : NULL;
 }
 
 #define STORE__COLS                                                                            \
@@ -185,13 +185,11 @@ static void store__read_row(sqlite3_stmt *st, int with_source, ckb_store_row *r)
     if (with_source) {
         int n = sqlite3_column_bytes(st, STORE__NCOLS);
         const void *b = sqlite3_column_blob(st, STORE__NCOLS);
-        r->source = malloc((size_t)n + 1);
-        if (r->source) {
-            if (n)
-                memcpy(r->source, b, (size_t)n);
-            r->source[n] = 0;
-            r->source_len = (size_t)n;
-        }
+        r->source = ckb_xmalloc((size_t)n + 1);
+        if (n)
+            memcpy(r->source, b, (size_t)n);
+        r->source[n] = 0;
+        r->source_len = (size_t)n;
     }
 }
 
@@ -336,13 +334,8 @@ static ckb_store_rc store__insert(sqlite3 *db, sqlite3_stmt *ins, const char *ow
 ckb_store_rc ckb_store_submit(ckb_store *s, const char *owner, const ckb_store_new *req, int n,
                               int64_t max_owner, int64_t max_total, ckb_store_row *out, int *bad)
 {
-    char (*ids)[24] = calloc((size_t)(n > 0 ? n : 1), sizeof *ids);
-    char *existed = calloc((size_t)(n > 0 ? n : 1), 1);
-    if (!ids || !existed) {
-        free(ids);
-        free(existed);
-        return CKB_STORE_ERROR;
-    }
+    char(*ids)[24] = ckb_xcalloc((size_t)(n > 0 ? n : 1), sizeof *ids);
+    char *existed = ckb_xcalloc((size_t)(n > 0 ? n : 1), 1);
     sqlite3_stmt *ins = NULL;
     ckb_store_rc ret = CKB_STORE_OK;
     int began = 0;
