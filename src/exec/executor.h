@@ -16,7 +16,7 @@
  *
  * Every result carries "executor": {name, node, cpu, attempts, job_id,
  * machine (the node's profile)}; a result from a node whose CPU differs from
- * the first one this executor saw is warned about on stderr and counted in
+ * the first one this executor saw is warned about (core/say.h) and counted in
  * ckb_exec_nodes_json, so speedups from different CPUs are never pooled
  * silently.
  */

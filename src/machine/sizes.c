@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/error.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
@@ -99,7 +100,7 @@ int ckb_sizes_ladder(const ckb_workload *w, int64_t *values, int max)
 }
 
 int ckb_sizes_search(const ckb_machine *m, int threads, const ckb_workload *w,
-                     const ckb_sizes_opts *o, ckb_size_choice *out)
+                     const ckb_sizes_opts *o, ckb_size_choice *out, ckb_err *err)
 {
     memset(out, 0, sizeof *out);
     int d = ckb_workload_scale_dim(w);
@@ -128,11 +129,10 @@ int ckb_sizes_search(const ckb_machine *m, int threads, const ckb_workload *w,
         if (sizes__bytes(w, dims) > SIZES_MAX_BYTES)
             break;
         double ms = probe(o->probe_ctx, w, dims, threads, o->calls);
-        if (ms < 0) {
-            ckb_say("ckbench: size: %s: the baseline could not run at %s=%lld\n", w->id,
-                    w->dims[d].name, (long long)ladder[i]);
-            return -1;
-        }
+        if (ms < 0)
+            return ckb_err_set(err, CKB_E_HARNESS,
+                               "size: %s: the baseline could not run at %s=%lld", w->id,
+                               w->dims[d].name, (long long)ladder[i]);
         double g = ms > 0 ? w->flops(dims) / (ms * 1e6) : 0;
         double pct = roof > 0 ? 100.0 * g / roof : NAN;
         ms_of[i] = ms, g_of[i] = g;
@@ -216,7 +216,7 @@ static json_object *sizes__num(double v)
 }
 
 int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *ws, int n,
-                  const char *path, int force, const ckb_sizes_opts *o)
+                  const char *path, int force, const ckb_sizes_opts *o, ckb_err *err)
 {
     char def[1024];
     if (!path) {
@@ -252,7 +252,7 @@ int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *
         /* a probe is a timing: never beside an evaluation (core/excl.h) */
         if (!o->probe)
             ckb_excl_lock();
-        rc = ckb_sizes_search(m, threads, w, o, &c);
+        rc = ckb_sizes_search(m, threads, w, o, &c, err);
         if (!o->probe)
             ckb_excl_unlock();
         if (rc != 0)
