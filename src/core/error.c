@@ -55,7 +55,6 @@ const char *ckb_err_code_name(ckb_err_code code)
     case CKB_E_IO: return "io";
     case CKB_E_FORMAT: return "format";
     case CKB_E_CONFLICT: return "conflict";
-    case CKB_E_BAD_REPLY: return "bad_reply";
     case CKB_E_OOM: return "oom";
     case CKB_E_HARNESS: return "harness";
     }

@@ -27,7 +27,6 @@ typedef enum {
     CKB_E_IO,        /* reading or writing a file or folder failed */
     CKB_E_FORMAT,    /* a file is there but is not what it must be */
     CKB_E_CONFLICT,  /* what is already there refuses the request (another size, a non-empty folder) */
-    CKB_E_BAD_REPLY, /* a model, a provider or a node answered something unusable */
     CKB_E_OOM,       /* a data-sized allocation failed (see above) */
     CKB_E_HARNESS,   /* the harness itself failed: a child, a thread, a lock */
 } ckb_err_code;

@@ -252,7 +252,8 @@ static int gen__workload(ckb_gen_wl *g)
     if (ckb_gen_task_load(g->w, g->o->eval.size, g->o->eval.threads,
                           ckb_gen_method_uses_docs(g->o->method), g->o->docs_target, &g->task,
                           &err) != 0) {
-        snprintf(g->error, sizeof g->error, "%s: %.400s", g->w->id, err.msg);
+        ckb_err_prefix(&err, "%s: ", g->w->id);
+        snprintf(g->error, sizeof g->error, "%.500s", err.msg);
         return -1;
     }
     g->task.nseeds = g->o->eval.nseeds;
