@@ -37,10 +37,10 @@ static void describe__docs(const ckb_workload *w)
 {
     ckb_strbuf text = {0};
     ckb_docs_info info;
-    char err[512];
+    ckb_err err;
     ckb_docs_opts o = {.cache_dir = ""};
-    if (ckb_docs_build(w, &o, &text, &info, err, sizeof err) != 0) {
-        printf("\n  documentation: unavailable (%s)\n", err);
+    if (ckb_docs_build(w, &o, &text, &info, &err) != 0) {
+        printf("\n  documentation: unavailable (%s)\n", err.msg);
         ckb_strbuf_free(&text);
         return;
     }
