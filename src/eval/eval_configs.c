@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/proc.h"
 #include "eval/eval_priv.h"
 #include "eval/verdict.h"
@@ -184,17 +185,12 @@ int eval__run_configs(const ckb_workload *w, const char *src, const ckb_eval_opt
                       ckb_eval_result *r)
 {
     int n = ckb_workload_config_count(w), rc = 0;
-    ckb_eval_result *acc = calloc(1, sizeof *acc);
+    ckb_eval_result *acc = ckb_xcalloc(1, sizeof *acc);
     ckb_eval_opts oc = *o;
     char dir[300], msg[sizeof r->message];
     double t0 = ckb_now();
     memset(r, 0, sizeof *r);
     r->failed_config = -1;
-    if (!acc) {
-        eval__ctx x = {.w = w, .o = o, .r = r};
-        eval__fail(&x, CKB_V_HARNESS_MEMORY, "out of memory");
-        return -1;
-    }
     for (int c = 0; c < n; c++) {
         ckb_instance in;
         if (ckb_eval_instance(w, o, c, &in) != 0) {
