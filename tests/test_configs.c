@@ -149,8 +149,13 @@ CKBT_TEST(configs_speedup_is_the_geometric_mean, "quick")
            xg = configs_num(j, "speedup_vs_expert");
     CKBT_EXPECT(x0 > 0 && x1 > 0 && fabs(xg - sqrt(x0 * x1)) <= 1e-9 * xg,
                 "speedup_vs_expert %g, the configurations' %g and %g", xg, x0, x1);
-    /* 8 times the work on k256 only: its speedup alone drops (by about 8) */
-    CKBT_EXPECT(s1 < 0.5 * s0, "k256's speedup %g is not well under k128's %g", s1, s0);
+    /* 8 times the work on k256 only: its speedup alone drops (by about 8),
+     * unless other work disturbed the timings past every retry (a loaded
+     * machine), when the figures are not figures (DESIGN §5) */
+    json_object *d0 = json_object_object_get(c0, "timing_disturbed"),
+                *d1 = json_object_object_get(c1, "timing_disturbed");
+    if (!json_object_get_boolean(d0) && !json_object_get_boolean(d1))
+        CKBT_EXPECT(s1 < 0.5 * s0, "k256's speedup %g is not well under k128's %g", s1, s0);
     /* the aggregate's medians are the configurations' geometric means, so
      * the headline ratio still holds */
     double cm = configs_num(json_object_object_get(j, "candidate"), "median_ms"),
