@@ -677,6 +677,34 @@ ckb_gemm8_run(const ckb_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_
     }
 }
 
+/*
+ * One thread's share C[m0:m1, n0:n1] of the job, mb rows at a time (a
+ * multiple of CKB_GEMM8_MR), so that the f32 partial sums between k blocks
+ * (g->t, set here: mb x nc) stay that size whatever m is. One allocation
+ * (packed A, packed B, those sums) per call, freed before it returns; out
+ * of memory, the share stays unwritten (nothing to report it to). Called
+ * inside the expert's parallel region, so that its epilogue is a constant
+ * the compiler inlines.
+ */
+static inline __attribute__((always_inline)) void ckb_gemm8_share(ckb_gemm8_job *g, int64_t m0,
+                                                                  int64_t m1, int64_t n0,
+                                                                  int64_t n1, int64_t mb)
+{
+    if (m0 >= m1 || n0 >= n1)
+        return;
+    const int64_t mrows = m1 - m0 < mb ? m1 - m0 : mb;
+    const int64_t rows = (mrows + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR * CKB_GEMM8_MR;
+    g->ldt = ckb_gemm8_nc(g);
+    g->t_whole = 0;
+    const size_t a_n = ckb_gemm8_ap_floats(g) + 64, b_n = ckb_gemm8_bp_floats(g);
+    const size_t t_n = g->k > ckb_gemm8_kc(g) ? (size_t)(rows * g->ldt) : 0;
+    float *buf = ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float));
+    g->t = buf && t_n ? buf + a_n + b_n : NULL;
+    for (int64_t mb0 = m0; buf && mb0 < m1; mb0 += mb)
+        ckb_gemm8_run(g, mb0, m1 - mb0 < mb ? m1 : mb0 + mb, n0, n1, buf, buf + a_n);
+    free(buf);
+}
+
 #endif /* AVX2 + FMA */
 
 /* ---- AVX-512: the vdpbf16ps experts' shared pieces ---------------------- */
@@ -752,4 +780,457 @@ static inline void ckb_amx_tiles_on(void)
 
 static inline void ckb_amx_tiles_off(void) { _tile_release(); }
 
+/*
+ * One k run of a 16 rt x 32 block of C: acc (rows 32 floats apart) =
+ * a[0:16 rt, 0:kc] @ b, or acc + that product when !first; rt 1 or 2 row
+ * tiles (a constant at each call, so the loop is specialised). A tiles load
+ * straight from A (two consecutive k of a row are already the pair
+ * tdpbf16ps reads; all 16 rt rows are read), B tiles from a packed panel in
+ * the pair layout (tile row p: pair p of 32 columns, ldb dwords apart; the
+ * second 16 columns at b + 16).
+ */
+static inline __attribute__((always_inline)) void ckb_amx_2x2(const ckb_bf16 *a, int64_t lda,
+                                                              const uint32_t *b, int64_t ldb,
+                                                              int64_t kc, int rt, int first,
+                                                              float *acc)
+{
+    const ckb_bf16 *a1 = a + 16 * lda;
+    if (first) {
+        _tile_zero(0);
+        _tile_zero(1);
+        if (rt == 2) {
+            _tile_zero(2);
+            _tile_zero(3);
+        }
+    } else {
+        _tile_loadd(0, acc, 128);
+        _tile_loadd(1, acc + 16, 128);
+        if (rt == 2) {
+            _tile_loadd(2, acc + 16 * 32, 128);
+            _tile_loadd(3, acc + 16 * 32 + 16, 128);
+        }
+    }
+    for (int64_t kk = 0; kk < kc; kk += 32) {
+        _tile_loadd(4, a + kk, lda * 2);
+        _tile_loadd(6, b + kk / 2 * ldb, ldb * 4);
+        _tile_loadd(7, b + 16 + kk / 2 * ldb, ldb * 4);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        if (rt == 2) {
+            _tile_loadd(5, a1 + kk, lda * 2);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, acc, 128);
+    _tile_stored(1, acc + 16, 128);
+    if (rt == 2) {
+        _tile_stored(2, acc + 16 * 32, 128);
+        _tile_stored(3, acc + 16 * 32 + 16, 128);
+    }
+}
+
 #endif /* AMX */
+
+/* ---- AVX-512 BF16: the resident driver ------------------------------------ */
+
+/*
+ * The driver of the experts whose whole k fits one pass (8p, 11p, 41k,
+ * 50k): A is read in place (two consecutive k of a row already form the
+ * pair vdpbf16ps and tdpbf16ps read), B is packed into panels of
+ * CKB_GEMM16_NR columns in the pair layout (lane j of pair p: B[2p][j] low,
+ * B[2p+1][j] high), and each MR x NR tile of C stays in zmm registers over
+ * all of k (no f32 round trip through memory), so C is written once, by
+ * the expert's epilogue. The units (CKB_GEMM16_UNIT, the MMA encoding):
+ * 0 vdpbf16ps; 1 f32 FMA, B panels widened to f32 and A widened as it is
+ * broadcast; 2 AMX, a 2 x 2 grid of 16 x 16 tiles per 32 x 32 of C (the
+ * expert asks for it only where M, N, K are multiples of 32 and NR of 32;
+ * else, and where the target lacks AMX, it runs as 0).
+ *
+ * The expert sets before including this file: CKB_GEMM16_MR, _NR (its MR,
+ * NR), _UNIT, and names its epilogues (defined after the include, inlined
+ * into the micro-kernel):
+ *   CKB_GEMM16_EPI(ctx, acc, i, j, mr, nr): the f32 tile acc[r][v] (row r,
+ *     columns 16 v..) is C[i + r, j + 16 v ..], rows below mr and columns
+ *     below nr real; default ckb_gemm16_epi_bf16 (round into a
+ *     ckb_gemm16_out).
+ *   CKB_GEMM16_EPI_AMX(ctx, tile, i, j): the f32 block tile[32][32] is
+ *     C[i:i+32, j:j+32]; default ckb_gemm16_epi_amx_bf16.
+ */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+#include <omp.h>
+
+#ifndef CKB_GEMM16_MR
+#define CKB_GEMM16_MR 6
+#endif
+#ifndef CKB_GEMM16_NR
+#define CKB_GEMM16_NR 64
+#endif
+#ifndef CKB_GEMM16_UNIT
+#define CKB_GEMM16_UNIT 0
+#endif
+#if CKB_GEMM16_UNIT == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__))
+#undef CKB_GEMM16_UNIT
+#define CKB_GEMM16_UNIT 0
+#endif
+#define CKB_GEMM16_NV (CKB_GEMM16_NR / 16) /* zmm accumulators per tile row */
+/* rows per step of the kernel: a micro-kernel's, or AMX's 32 */
+#define CKB_GEMM16_RB (CKB_GEMM16_UNIT == 2 ? 32 : CKB_GEMM16_MR)
+#ifndef CKB_GEMM16_PREFETCH /* pairs of B rows the packer prefetches ahead */
+#define CKB_GEMM16_PREFETCH 32
+#endif
+#ifndef CKB_GEMM16_HINT /* where they go: _MM_HINT_T0 (L1) or _MM_HINT_T1 (L2) */
+#define CKB_GEMM16_HINT _MM_HINT_T0
+#endif
+#ifndef CKB_GEMM16_STACK_MAX /* packed blocks up to this size live on the stack */
+#define CKB_GEMM16_STACK_MAX (4L << 20)
+#endif
+
+#if CKB_GEMM16_NR % 16 != 0 || CKB_GEMM16_NR < 16 || CKB_GEMM16_NR > 64 ||                     \
+    CKB_GEMM16_MR < 1 || CKB_GEMM16_MR * CKB_GEMM16_NV + CKB_GEMM16_NV > 30
+#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
+#endif
+#if CKB_GEMM16_UNIT == 2 && CKB_GEMM16_NR % 32 != 0
+#error "AMX needs panels of whole tile pairs: NR a multiple of 32"
+#endif
+
+/*
+ * One GEMM C = A @ B for the resident driver: A [m][k] rows lda apart, B
+ * [k][n] rows ldb apart; mc rows of A run past one packed block of nc
+ * columns (rounded up to panels), tn threads split the columns (0: all),
+ * ctx is the epilogues'.
+ */
+typedef struct ckb_gemm16_job {
+    const ckb_bf16 *a;
+    int64_t lda;
+    const ckb_bf16 *b;
+    int64_t ldb;
+    int64_t m, n, k;
+    int64_t mc, nc;
+    int tn;
+    void *ctx;
+} ckb_gemm16_job;
+
+/* The default epilogues' context: C as bf16, rows ldc apart. */
+typedef struct {
+    ckb_bf16 *c;
+    int64_t ldc;
+} ckb_gemm16_out;
+
+#ifndef CKB_GEMM16_EPI
+#define CKB_GEMM16_EPI ckb_gemm16_epi_bf16
+#endif
+#ifndef CKB_GEMM16_EPI_AMX
+#define CKB_GEMM16_EPI_AMX ckb_gemm16_epi_amx_bf16
+#endif
+static inline __attribute__((always_inline)) void
+CKB_GEMM16_EPI(void *ctx, __m512 acc[][CKB_GEMM16_NV], int64_t i, int64_t j, int mr, int nr);
+static inline __attribute__((always_inline)) void CKB_GEMM16_EPI_AMX(void *ctx, const float *tile,
+                                                                     int64_t i, int64_t j);
+
+/* The tile rounded to bf16 (vcvtneps2bf16: nearest even) into C. */
+static inline __attribute__((always_inline)) void
+ckb_gemm16_epi_bf16(void *ctx, __m512 acc[][CKB_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
+{
+    const ckb_gemm16_out *o = ctx;
+    ckb_bf16 *c = o->c + i * o->ldc + j;
+#pragma GCC unroll 16
+    for (int r = 0; r < CKB_GEMM16_MR; r++) {
+        if (r >= mr)
+            break;
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            _mm256_mask_storeu_epi16((void *)(c + r * o->ldc + 16 * v),
+                                     ckb_gemm16_mask(nr - 16 * v),
+                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
+    }
+}
+
+/* The AMX block rounded to bf16 into C, 32 columns a row in one. */
+static inline __attribute__((always_inline)) void ckb_gemm16_epi_amx_bf16(void *ctx,
+                                                                          const float *tile,
+                                                                          int64_t i, int64_t j)
+{
+    const ckb_gemm16_out *o = ctx;
+    for (int r = 0; r < 32; r++) {
+        /* the second argument gives the low half */
+        __m512bh y =
+            _mm512_cvtne2ps_pbh(_mm512_load_ps(tile + r * 32 + 16), _mm512_load_ps(tile + r * 32));
+        _mm512_storeu_si512((void *)(o->c + (i + r) * o->ldc + j), (__m512i)y);
+    }
+}
+
+/* k steps of a packed panel: pairs, or k itself for f32 FMA. */
+#define CKB_GEMM16_KP(k) (CKB_GEMM16_UNIT == 1 ? (k) : ((k) + 1) / 2)
+
+/*
+ * Packs np panels of w columns of B (rows [k0, k0 + kc), columns from c0)
+ * into bp[q][(kc+1)/2][w] pairs, zero past n and, for an odd kc, in the
+ * last pair's high half. Row-pair outer, so each B row is read in one run
+ * of np w columns; the rows are ldb apart, too far for the hardware
+ * prefetcher to follow, so they are prefetched ahead (the packer is latency
+ * bound without it).
+ */
+static inline void ckb_gemm16_pack(const ckb_gemm16_job *g, int64_t k0, int64_t kc, int64_t c0,
+                                   int64_t np, int64_t w, uint32_t *restrict bp)
+{
+    const int64_t kp = (kc + 1) / 2, ldb = g->ldb;
+    for (int64_t p = 0; p < kp; p++) {
+        const ckb_bf16 *r0 = g->b + (k0 + 2 * p) * ldb;
+        const int has_odd = 2 * p + 1 < kc;
+        if (k0 + 2 * (p + CKB_GEMM16_PREFETCH) + 1 < g->k) {
+            const char *f = (const char *)(r0 + 2 * CKB_GEMM16_PREFETCH * ldb + c0);
+            for (int64_t o = 0; o < np * w * 2; o += 64) {
+                _mm_prefetch(f + o, CKB_GEMM16_HINT);
+                _mm_prefetch(f + 2 * ldb + o, CKB_GEMM16_HINT);
+            }
+        }
+        for (int64_t q = 0; q < np; q++) {
+            uint32_t *out = bp + (q * kp + p) * w;
+#pragma GCC unroll 4
+            for (int64_t v = 0; v < w / 16; v++) {
+                int64_t j = c0 + q * w + 16 * v;
+                __mmask16 m = ckb_gemm16_mask(g->n - j);
+                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
+                __m512i hi = has_odd
+                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + ldb + j))
+                                 : _mm512_setzero_si512();
+                _mm512_store_si512((void *)(out + 16 * v),
+                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+            }
+        }
+    }
+}
+
+/* f32 FMA: packs np panels of B (all of k, columns from c0) into
+ * bf[q][k][NR] f32, zero past n. */
+static inline void ckb_gemm16_pack_f32(const ckb_gemm16_job *g, int64_t c0, int64_t np,
+                                       float *restrict bf)
+{
+    const int64_t c1 = c0 + np * CKB_GEMM16_NR < g->n ? c0 + np * CKB_GEMM16_NR : g->n;
+    for (int64_t k = 0; k < g->k; k++) {
+        const ckb_bf16 *r = g->b + k * g->ldb;
+        if (k + 2 * CKB_GEMM16_PREFETCH < g->k)
+            for (int64_t c = c0; c < c1; c += 32)
+                _mm_prefetch((const char *)(r + 2 * CKB_GEMM16_PREFETCH * g->ldb + c),
+                             CKB_GEMM16_HINT);
+        for (int64_t c = c0; c < c0 + np * CKB_GEMM16_NR; c += 16) {
+            __m256i x = _mm256_maskz_loadu_epi16(ckb_gemm16_mask(c1 - c), r + c);
+            const int64_t q = (c - c0) / CKB_GEMM16_NR, j = (c - c0) % CKB_GEMM16_NR;
+            _mm512_store_si512(bf + (q * g->k + k) * CKB_GEMM16_NR + j,
+                               _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
+        }
+    }
+}
+
+/*
+ * The micro-kernel: C[i:i+mr, j:j+nr] = a[0:mr, 0:k] @ the panel at bp,
+ * through the epilogue. a is row 0 of the sliver in A; rows past mr
+ * recompute row mr-1 (never stored). vdpbf16ps on pairs, or (unit 1) f32
+ * FMA against an f32 panel, each A value widened as it is broadcast (a pair
+ * loaded once per row and k pair, its low half shifted up, its high half
+ * masked).
+ */
+static inline __attribute__((always_inline)) void
+ckb_gemm16_ukernel(const ckb_gemm16_job *g, const ckb_bf16 *restrict a, const void *restrict panel,
+                   int64_t i, int64_t j, int mr, int nr)
+{
+    const int64_t k = g->k;
+    __m512 acc[CKB_GEMM16_MR][CKB_GEMM16_NV];
+    const ckb_bf16 *row[CKB_GEMM16_MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < CKB_GEMM16_MR; r++) {
+        row[r] = a + (r < mr ? r : mr - 1) * g->lda;
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            acc[r][v] = _mm512_setzero_ps();
+    }
+#if CKB_GEMM16_UNIT == 1
+    const float *restrict bf = panel;
+    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
+    for (int64_t p = 0; p < k / 2; p++) {
+        __m512 b[CKB_GEMM16_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            b[v] = _mm512_load_ps(bf + 2 * p * CKB_GEMM16_NR + 16 * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < CKB_GEMM16_MR; r++) {
+            __m512i pr = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+            __m512 x = (__m512)_mm512_slli_epi32(pr, 16);
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM16_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            b[v] = _mm512_load_ps(bf + (2 * p + 1) * CKB_GEMM16_NR + 16 * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < CKB_GEMM16_MR; r++) {
+            __m512i pr = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+            __m512 x = (__m512)_mm512_and_si512(pr, hi);
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM16_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+    }
+    if (k & 1) { /* the last k alone */
+        __m512 b[CKB_GEMM16_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            b[v] = _mm512_load_ps(bf + (k - 1) * CKB_GEMM16_NR + 16 * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < CKB_GEMM16_MR; r++) {
+            __m512 x = _mm512_set1_ps(ckb_bf16_to_f32(row[r][k - 1]));
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM16_NV; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, b[v], acc[r][v]);
+        }
+    }
+#else
+    const uint32_t *restrict bp = panel;
+    for (int64_t p = 0; p < k / 2; p++) {
+        __m512i b[CKB_GEMM16_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + p * CKB_GEMM16_NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < CKB_GEMM16_MR; r++) {
+            __m512i x = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM16_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+        }
+    }
+    if (k & 1) { /* the last k alone: A's high half and B's are zero */
+        __m512i b[CKB_GEMM16_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < CKB_GEMM16_NV; v++)
+            b[v] = _mm512_load_si512((const void *)(bp + (k / 2) * CKB_GEMM16_NR + 16 * v));
+#pragma GCC unroll 16
+        for (int r = 0; r < CKB_GEMM16_MR; r++) {
+            __m512i x = _mm512_set1_epi32(row[r][k - 1]);
+#pragma GCC unroll 4
+            for (int v = 0; v < CKB_GEMM16_NV; v++)
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
+        }
+    }
+#endif
+    CKB_GEMM16_EPI(g->ctx, acc, i, j, mr, nr);
+}
+
+#if CKB_GEMM16_UNIT == 2
+/* C[i:i+32, j:j+nr] (nr a multiple of 32) = a[0:32, 0:k] @ the panel at
+ * bp, per 32 columns a 2 x 2 grid of tiles over all of k, through a small
+ * f32 block and the AMX epilogue. */
+static inline void ckb_gemm16_amx_block(const ckb_gemm16_job *g, const ckb_bf16 *restrict a,
+                                        const uint32_t *restrict bp, int64_t i, int64_t j, int nr)
+{
+    float buf[32 * 32] __attribute__((aligned(64)));
+    for (int v = 0; v < nr; v += 32) {
+        ckb_amx_2x2(a, g->lda, bp + v, CKB_GEMM16_NR, g->k, 2, 1, buf);
+        CKB_GEMM16_EPI_AMX(g->ctx, buf, i, j + v);
+    }
+}
+#endif
+
+/* Floats (f32 FMA) or pair dwords of one packed panel. */
+static inline int64_t ckb_gemm16_panel_words(const ckb_gemm16_job *g)
+{
+    return CKB_GEMM16_KP(g->k) * CKB_GEMM16_NR;
+}
+
+/*
+ * Rows [m0, m1) x panels [q0, q1) of C: ncp panels of B packed at a time
+ * into bp (ncp ckb_gemm16_panel_words, 64-byte aligned), mc rows of A run
+ * past each packed block, each panel in turn.
+ */
+static inline void ckb_gemm16_panels(const ckb_gemm16_job *g, int64_t m0, int64_t m1, int64_t q0,
+                                     int64_t q1, int64_t ncp, uint32_t *bp)
+{
+    const int64_t rb = CKB_GEMM16_RB, pw = ckb_gemm16_panel_words(g);
+    int64_t mc = g->mc < rb ? rb : g->mc / rb * rb; /* whole slivers */
+    if (mc > m1 - m0) /* (and no overflow past the last block) */
+        mc = m1 - m0 > 0 ? m1 - m0 : 1;
+    for (int64_t jq = q0; jq < q1; jq += ncp) {
+        const int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
+#if CKB_GEMM16_UNIT == 1
+        ckb_gemm16_pack_f32(g, jq * CKB_GEMM16_NR, np, (float *)bp);
+#else
+        ckb_gemm16_pack(g, 0, g->k, jq * CKB_GEMM16_NR, np, CKB_GEMM16_NR, bp);
+#endif
+        for (int64_t ic = m0; ic < m1; ic += mc) {
+            const int64_t ie = m1 - ic < mc ? m1 : ic + mc;
+            for (int64_t q = 0; q < np; q++) {
+                const int64_t j = (jq + q) * CKB_GEMM16_NR;
+                const int nr = g->n - j < CKB_GEMM16_NR ? (int)(g->n - j) : CKB_GEMM16_NR;
+#if CKB_GEMM16_UNIT == 2
+                for (int64_t i = ic; i < ie; i += 32)
+                    ckb_gemm16_amx_block(g, g->a + i * g->lda, bp + q * pw, i, j, nr);
+#else
+                for (int64_t i = ic; i < ie; i += CKB_GEMM16_MR) {
+                    const int mr = ie - i < CKB_GEMM16_MR ? (int)(ie - i) : CKB_GEMM16_MR;
+                    ckb_gemm16_ukernel(g, g->a + i * g->lda, bp + q * pw, i, j, mr, nr);
+                }
+#endif
+            }
+        }
+    }
+}
+
+static inline void ckb_gemm16_tiles_on(void)
+{
+#if CKB_GEMM16_UNIT == 2
+    ckb_amx_tiles_on();
+#endif
+}
+
+static inline void ckb_gemm16_tiles_off(void)
+{
+#if CKB_GEMM16_UNIT == 2
+    ckb_amx_tiles_off();
+#endif
+}
+
+/*
+ * The whole GEMM on the team: threads own disjoint parts of C (the kit's
+ * grid: tn along the columns in whole panels, the rest along the rows in
+ * whole kernel steps) and pack their own panels, so a call has no barrier
+ * and a descheduled thread delays only its own share. A thread's packed
+ * block lives on its stack (whose pages stay mapped from one call to the
+ * next) up to CKB_GEMM16_STACK_MAX, else on the heap; out of memory, its
+ * share of C stays unwritten (nothing to report it to).
+ */
+static inline void ckb_gemm16_run(const ckb_gemm16_job *g)
+{
+    const int64_t npanel = (g->n + CKB_GEMM16_NR - 1) / CKB_GEMM16_NR;
+    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), g->tn, npanel);
+
+#pragma omp parallel num_threads(grid.tm * grid.tn)
+    {
+        int64_t m0, m1, n0, n1;
+        ckb_gemm_grid_share(grid, omp_get_thread_num(), g->m, CKB_GEMM16_RB, g->n,
+                            CKB_GEMM16_NR, &m0, &m1, &n0, &n1);
+        const int64_t q0 = n0 / CKB_GEMM16_NR, q1 = (n1 + CKB_GEMM16_NR - 1) / CKB_GEMM16_NR;
+        int64_t ncp = (g->nc + CKB_GEMM16_NR - 1) / CKB_GEMM16_NR; /* panels per block */
+        if (ncp > q1 - q0)
+            ncp = q1 - q0;
+        const int64_t block_bytes = ncp * ckb_gemm16_panel_words(g) * 4;
+        if (m0 < m1 && ncp > 0) {
+            ckb_gemm16_tiles_on();
+            if (block_bytes <= CKB_GEMM16_STACK_MAX) {
+                uint32_t buf[block_bytes / 4 + 16];
+                uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+                ckb_gemm16_panels(g, m0, m1, q0, q1, ncp, bp);
+            } else {
+                uint32_t *bp = ckb_kit_alloc64((size_t)block_bytes);
+                if (bp)
+                    ckb_gemm16_panels(g, m0, m1, q0, q1, ncp, bp);
+                free(bp);
+            }
+            ckb_gemm16_tiles_off();
+        }
+    }
+}
+
+#endif /* AVX-512 BF16 */
