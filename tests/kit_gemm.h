@@ -17,6 +17,20 @@ int ckbt_kit_gemm_dot_odd(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t 
 int ckbt_kit_gemm_fma(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t n,
                       int64_t k, int64_t mc, int64_t nc, int64_t kc, int use_epi, int prepack,
                       float *c);
+/* The kit's resident driver (ckb_gemm16_run), one function per unit
+ * (kit_gemm16_case.h): c[m][n] = a[m][k] @ b[k][n] in f32; returns the unit
+ * that ran, -2 where the build has no AVX-512 BF16. The AMX one runs on the
+ * emulated tiles of tests/amx_emu.h; ckbt_kit_amx_products counts their
+ * products. */
+typedef int (*ckbt_kit_gemm16_fn)(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n,
+                                  int64_t k, int64_t mc, int64_t nc, int tn, float *c);
+int ckbt_kit_gemm16_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,
+                        int64_t mc, int64_t nc, int tn, float *c);
+int ckbt_kit_gemm16_fma(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,
+                        int64_t mc, int64_t nc, int tn, float *c);
+int ckbt_kit_gemm16_amx(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,
+                        int64_t mc, int64_t nc, int tn, float *c);
+long ckbt_kit_amx_products(void);
 /* The kit's thread grid (ckb_gemm_grid_make / _share): the team's size and
  * thread t's rows and columns of C [m][n]. */
 void ckbt_kit_grid_share(int nthr, int tn_want, int t, int64_t m, int64_t rstep, int64_t n,
