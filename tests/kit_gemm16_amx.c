@@ -6,11 +6,11 @@
 #define __AMX_BF16__ 1
 #include "amx_emu.h"
 
-#define CKB_GEMM16_UNIT 2
-#define CKB_GEMM16_MR 6
-#define CKB_GEMM16_NR 32
-#define CKB_GEMM16_EPI kit16_case_epi
-#define CKB_GEMM16_EPI_AMX kit16_case_epi_amx
+#define CKB_KIT_GEMM16_UNIT 2
+#define CKB_KIT_GEMM16_MR 6
+#define CKB_KIT_GEMM16_NR 32
+#define CKB_KIT_GEMM16_EPI kit16_case_epi
+#define CKB_KIT_GEMM16_EPI_AMX kit16_case_epi_amx
 #define KIT_GEMM16_FN ckbt_kit_gemm16_amx
 #include "kit_gemm16_case.h"
 

@@ -1,7 +1,7 @@
 /*
  * kit_gemm16_case.h — one unit of expert-kit/ckb_kit_gemm.h's resident
- * driver (ckb_gemm16_*), built into a function KIT_GEMM16_FN by a file that
- * sets CKB_GEMM16_UNIT (and MR, NR) first: the unit and the tile are
+ * driver (ckb_kit_gemm16_*), built into a function KIT_GEMM16_FN by a file that
+ * sets CKB_KIT_GEMM16_UNIT (and MR, NR) first: the unit and the tile are
  * compile-time choices, one translation unit each. Its epilogues store the
  * f32 sums, so the test sees the driver's product unrounded.
  */
@@ -18,13 +18,13 @@ struct kit16_case {
 };
 
 static inline __attribute__((always_inline)) void
-kit16_case_epi(void *ctx, __m512 acc[][CKB_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
+kit16_case_epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
 {
     const struct kit16_case *e = ctx;
     for (int r = 0; r < mr; r++)
-        for (int v = 0; v < CKB_GEMM16_NV; v++)
+        for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
             _mm512_mask_storeu_ps(e->c + (i + r) * e->ldc + j + 16 * v,
-                                  ckb_gemm16_mask(nr - 16 * v), acc[r][v]);
+                                  ckb_kit_mask16(nr - 16 * v), acc[r][v]);
 }
 
 static inline __attribute__((always_inline)) void kit16_case_epi_amx(void *ctx, const float *tile,
@@ -36,17 +36,17 @@ static inline __attribute__((always_inline)) void kit16_case_epi_amx(void *ctx, 
             e->c[(i + r) * e->ldc + j + x] = tile[r * 32 + x];
 }
 
-/* c[m][n] = a[m][k] @ b[k][n] through ckb_gemm16_run with blocks mc, nc
+/* c[m][n] = a[m][k] @ b[k][n] through ckb_kit_gemm16_run with blocks mc, nc
  * and tn threads along n. Returns the unit that ran (the kit's fallback
  * resolved), -2 where the target has no AVX-512 BF16. */
 int KIT_GEMM16_FN(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,
                   int64_t mc, int64_t nc, int tn, float *c)
 {
     struct kit16_case e = {c, n};
-    const ckb_gemm16_job g = {.a = a, .lda = k, .b = b, .ldb = n, .m = m, .n = n, .k = k,
+    const ckb_kit_gemm16_job g = {.a = a, .lda = k, .b = b, .ldb = n, .m = m, .n = n, .k = k,
                               .mc = mc, .nc = nc, .tn = tn, .ctx = &e};
-    ckb_gemm16_run(&g);
-    return CKB_GEMM16_UNIT;
+    ckb_kit_gemm16_run(&g);
+    return CKB_KIT_GEMM16_UNIT;
 }
 #else
 int KIT_GEMM16_FN(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,

@@ -105,7 +105,7 @@ CKBT_TEST(kit_gemm_matches_the_product_on_every_unit, "quick")
         }
 }
 
-/* The resident driver (ckb_gemm16_*, 8p 11p 41k 50k) on each unit: odd m,
+/* The resident driver (ckb_kit_gemm16_*, 8p 11p 41k 50k) on each unit: odd m,
  * n and k (the last pair half empty, rows past m recomputed, columns past
  * n masked) for the micro-kernels, AMX's whole tiles at several blocks per
  * row; blocks smaller than the job, a thread grid split both ways. Every
@@ -208,7 +208,7 @@ CKBT_TEST(kit_gemm_grid_covers_c_once, "quick")
     }
 }
 
-/* expert-kit/ckb_kit_bf16.h rounds as ckb_f32_to_bf16 does (ties to even,
+/* expert-kit/ckb_kit_simd.h rounds as ckb_f32_to_bf16 does (ties to even,
  * overflow to inf, a NaN made quiet with its sign kept), over edge values and
  * random bit patterns, in each of its forms: the one the experts call, which
  * is the instruction on an AVX-512 BF16 target (that flushes denormal inputs

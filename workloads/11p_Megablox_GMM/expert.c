@@ -112,11 +112,11 @@
  * prefetches rhs rows 16 pairs ahead: into L1 for the micro-kernels, into
  * L2 for AMX (into L1 measured slower: the lines evict the tiles'
  * operands). */
-#define CKB_GEMM16_MR MR
-#define CKB_GEMM16_NR GM_NR
-#define CKB_GEMM16_UNIT (GM_AMX ? 2 : GM_FMA ? 1 : 0)
-#define CKB_GEMM16_PREFETCH 16
-#define CKB_GEMM16_HINT (GM_AMX ? _MM_HINT_T1 : _MM_HINT_T0)
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR GM_NR
+#define CKB_KIT_GEMM16_UNIT (GM_AMX ? 2 : GM_FMA ? 1 : 0)
+#define CKB_KIT_GEMM16_PREFETCH 16
+#define CKB_KIT_GEMM16_HINT (GM_AMX ? _MM_HINT_T1 : _MM_HINT_T0)
 #include "ckb_kit_gemm.h"
 
 /* Each group's first row and row count, clamped as the baseline's layout
@@ -168,14 +168,14 @@ static inline void gm__store_amx(const float *acc, ckb_bf16 *c, int64_t s0, int6
  * job's B), rows [r0, r0 + nrows). K goes in chunks of KC: each chunk of
  * rhs is packed into 32-column panels (small enough to stay in L2), then
  * every 32-row block of the group runs past them, a 2 x 2 grid of tiles
- * (ckb_amx_2x2), the f32 accumulators kept in acc (the group's rows x the
+ * (ckb_kit_amx_2x2), the f32 accumulators kept in acc (the group's rows x the
  * item's columns, in L2) from one chunk to the next. A wide item reads
  * each row of lhs from memory few times (N / item width) over the call.
  * The last block, of up to 16 rows, uses one row of tiles; a block that
  * would run past row M is moved back to end at M, its rows outside the
  * group computed, not written, so no tile reads or writes out of bounds.
  */
-static void gm__item(const ckb_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t nrows,
+static void gm__item(const ckb_kit_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t nrows,
                      int64_t q0, int64_t np, uint32_t *bp, float *acc)
 {
     const int64_t c0 = q0 * GM_NR, w = (N - c0 < np * GM_NR ? N - c0 + 31 : np * GM_NR) / 32 * 32;
@@ -183,7 +183,7 @@ static void gm__item(const ckb_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t
     for (int64_t k0 = 0; k0 < K; k0 += GM_KC) {
         const int64_t kc = K - k0 < GM_KC ? K - k0 : GM_KC;
         const int first = k0 == 0, last = k0 + kc == K;
-        ckb_gemm16_pack(g, k0, kc, c0, w / 32, 32, bp);
+        ckb_kit_gemm16_pack(g, k0, kc, c0, w / 32, 32, bp);
         for (int64_t i = 0; i < nrows; i += 32) {
             const int64_t rows = nrows - i < 32 ? nrows - i : 32, rb = rows > 16 ? 32 : 16;
             const int64_t at = r0 + i < M - rb ? r0 + i : M - rb, s0 = r0 + i - at;
@@ -193,9 +193,9 @@ static void gm__item(const ckb_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t
                 float *ac = acc + (v / 32 * rows_pad + i) * 32;
                 const int64_t nr = N - c0 - v < 32 ? N - c0 - v : 32;
                 if (rb == 32)
-                    ckb_amx_2x2(a, K, bc, 32, kc, 2, first, ac);
+                    ckb_kit_amx_2x2(a, K, bc, 32, kc, 2, first, ac);
                 else
-                    ckb_amx_2x2(a, K, bc, 32, kc, 1, first, ac);
+                    ckb_kit_amx_2x2(a, K, bc, 32, kc, 1, first, ac);
                 if (last)
                     gm__store_amx(ac, out + at * N + c0 + v, s0, s0 + rows, nr);
             }
@@ -208,11 +208,11 @@ static void gm__item(const ckb_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t
 /* One item: panels [q0, q0 + np) of a group (the job's B), rows [r0, r0 +
  * nrows), packed whole (all of K) and every MR-row sliver of the group run
  * past them. */
-static void gm__item(const ckb_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t nrows,
+static void gm__item(const ckb_kit_gemm16_job *g, ckb_bf16 *out, int64_t r0, int64_t nrows,
                      int64_t q0, int64_t np, uint32_t *bp, float *acc)
 {
     (void)out, (void)acc; /* the AMX path's; here the job's epilogue writes out */
-    ckb_gemm16_panels(g, r0, r0 + nrows, q0, q0 + np, np, bp);
+    ckb_kit_gemm16_panels(g, r0, r0 + nrows, q0, q0 + np, np, bp);
 }
 
 #endif /* GM_AMX */
@@ -226,7 +226,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
     const size_t chunk_bytes = (size_t)GM_KC * NCB * GM_NR * 2;
     const size_t bp_bytes = chunk_bytes + (size_t)GM_ROWS * NCB * GM_NR * 4;
 #else
-    const size_t bp_bytes = (size_t)(NCB * CKB_GEMM16_KP(K) * GM_NR * 4);
+    const size_t bp_bytes = (size_t)(NCB * CKB_KIT_GEMM16_KP(K) * GM_NR * 4);
 #endif
     const size_t head = ((size_t)3 * G * sizeof(int64_t) + 63) / 64 * 64;
     char *mem = ckb_kit_alloc64(head + (size_t)nthreads * bp_bytes);
@@ -253,11 +253,11 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
 #else
         float *acc = NULL;
 #endif
-        ckb_gemm16_out o = {out, N};
+        ckb_kit_gemm16_out o = {out, N};
         /* a group's rows run past its packed panels whole (mc unbounded) */
-        ckb_gemm16_job job = {.a = lhs, .lda = K, .ldb = N, .m = M, .n = N, .k = K,
+        ckb_kit_gemm16_job job = {.a = lhs, .lda = K, .ldb = N, .m = M, .n = N, .k = K,
                               .mc = INT64_MAX, .ctx = &o};
-        ckb_gemm16_tiles_on();
+        ckb_kit_gemm16_tiles_on();
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t x = 0; x < ngroups * GM_NQB; x++) {
             const int64_t g = order[x / GM_NQB], q0 = x % GM_NQB * NCB;
@@ -265,7 +265,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
             job.b = rhs + g * K * N;
             gm__item(&job, out, start[g], count[g], q0, np, bp, acc);
         }
-        ckb_gemm16_tiles_off();
+        ckb_kit_gemm16_tiles_off();
         gm__zero_tail(covered, out);
     }
     free(mem);
@@ -294,9 +294,9 @@ static inline __attribute__((always_inline)) void gm__store8(void *ctx, const fl
     ckb_bf16 *c = (ckb_bf16 *)ctx + i * N + j;
     for (int r = 0; r < mr; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM8_NR / 8; v++)
-            ckb_gemm8_store_bf16(c + r * N + 8 * v,
-                                 _mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v), nr - 8 * v);
+        for (int v = 0; v < CKB_KIT_GEMM8_NR / 8; v++)
+            ckb_kit_store8_n(c + r * N + 8 * v,
+                                 _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), nr - 8 * v);
 }
 
 void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
@@ -317,15 +317,15 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
 
 #pragma omp parallel
     {
-        ckb_gemm8_job job = {.a = lhs, .lda = K, .ldb = N, .k = K, .n = N, .mc = GM_MC8,
+        ckb_kit_gemm8_job job = {.a = lhs, .lda = K, .ldb = N, .k = K, .n = N, .mc = GM_MC8,
                              .nc = NCB * GM_NR, .kc = KC,
                              .epi = gm__store8, .ctx = out};
-        job.ldt = ckb_gemm8_nc(&job);
-        const int64_t rows = ((CAP < M ? CAP : M) + CKB_GEMM8_MR - 1) / CKB_GEMM8_MR *
-                             CKB_GEMM8_MR;
+        job.ldt = ckb_kit_gemm8_nc(&job);
+        const int64_t rows = ((CAP < M ? CAP : M) + CKB_KIT_GEMM8_MR - 1) / CKB_KIT_GEMM8_MR *
+                             CKB_KIT_GEMM8_MR;
         /* one allocation per thread per call: packed lhs, rhs, partial sums */
-        const size_t a_n = ckb_gemm8_ap_floats(&job) + 64, b_n = ckb_gemm8_bp_floats(&job);
-        const size_t t_n = K > ckb_gemm8_kc(&job) ? (size_t)(rows * job.ldt) : 0;
+        const size_t a_n = ckb_kit_gemm8_ap_floats(&job) + 64, b_n = ckb_kit_gemm8_bp_floats(&job);
+        const size_t t_n = K > ckb_kit_gemm8_kc(&job) ? (size_t)(rows * job.ldt) : 0;
         float *buf = ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float));
         job.t = buf && t_n ? buf + a_n + b_n : NULL;
 #pragma omp for schedule(dynamic, 1) nowait
@@ -335,7 +335,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
             if (!buf) /* out of memory: no way to report, out stays unwritten */
                 continue;
             job.b = rhs + g * K * N;
-            ckb_gemm8_run(&job, start[g], start[g] + count[g], q0 * GM_NR, c1, buf, buf + a_n);
+            ckb_kit_gemm8_run(&job, start[g], start[g] + count[g], q0 * GM_NR, c1, buf, buf + a_n);
         }
         free(buf);
         gm__zero_tail(covered, out);
@@ -362,7 +362,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
             for (int64_t j = 0; acc && j < N; j++)
                 acc[j] = 0.0f;
             if (acc)
-                ckb_gemm_row(lhs + r * K, K, rhs + g * K * N, N, N, acc);
+                ckb_kit_gemm_row(lhs + r * K, K, rhs + g * K * N, N, N, acc);
             for (int64_t j = 0; acc && j < N; j++)
                 out[r * N + j] = ckb_f32_to_bf16(acc[j]);
         }

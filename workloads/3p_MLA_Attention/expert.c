@@ -82,6 +82,7 @@
 #include <omp.h>
 
 #include "ckbench.h"
+#include "ckb_kit_simd.h"
 #include "ckb_kit_alloc.h"
 #include "ckb_kit_unit.h"
 
@@ -268,23 +269,6 @@ static inline void g__ukernel(const ckb_bf16 *a, int64_t lda, int64_t k, const u
 
 #if ML_AMX
 
-/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4-5 A (16 rows x
- * 32 bf16), 6-7 B (16 pairs x 16 columns, the packed pair layout); the
- * attention uses the same shapes. Per thread, once per call. */
-static void ml__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
-
 /* C[0:32, 0:n] = bf16(a[0:32, 0:k] @ B) for the np packed panels at bp (kp
  * pairs each), n and k multiples of 32. k is split into GKC-deep slices so
  * that the slice of A (32 x GKC bf16) stays in L1 while every 32 columns
@@ -342,7 +326,7 @@ static void g__amx_rows(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_
             _mm512_storeu_si512((void *)(c + r * ldc + v), (__m512i)y);
         }
 }
-#define ML_TILES_ON() ml__tiles_on()
+#define ML_TILES_ON() ckb_kit_amx_on()
 #define ML_TILES_OFF() _tile_release()
 #else
 #define ML_TILES_ON() ((void)0)
@@ -1051,7 +1035,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 
 #include <immintrin.h>
 
-#define CKB_GEMM_UNIT 1
+#define CKB_KIT_GEMM_UNIT 1
 #include "ckb_kit_gemm.h"
 
 #define ML_GMB 96  /* rows of C per driver run: their f32 partial sums (96 x ML_GNC) in L2 */
@@ -1070,9 +1054,9 @@ static inline __attribute__((always_inline)) void ml__store(void *ctx, const flo
     const struct ml__c *e = ctx;
     for (int r = 0; r < mr; r++)
 #pragma GCC unroll 8
-        for (int v = 0; v < CKB_GEMM8_NR / 8; v++)
-            ckb_gemm8_store_bf16(e->c + (i + r) * e->ldc + j + 8 * v,
-                                 _mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v), nr - 8 * v);
+        for (int v = 0; v < CKB_KIT_GEMM8_NR / 8; v++)
+            ckb_kit_store8_n(e->c + (i + r) * e->ldc + j + 8 * v,
+                                 _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), nr - 8 * v);
 }
 
 /* C[m, n] = bf16(A[m, k] @ B[k, n]), bf16 operands with row strides lda,
@@ -1082,8 +1066,8 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
                     const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc)
 {
     struct ml__c e = {c, ldc};
-    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), n >= m ? 0 : 1,
-                                                  (n + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR);
+    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), n >= m ? 0 : 1,
+                                                  (n + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR);
     int failed = 0;
     /* The whole team, threads past the grid idle: a smaller team would
      * retire OpenMP pool threads that the next full-team region then has to
@@ -1092,18 +1076,18 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
     {
         int64_t m0 = 0, m1 = 0, n0 = 0, n1 = 0;
         if (omp_get_thread_num() < grid.tm * grid.tn)
-            ckb_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_GEMM8_MR, n, CKB_GEMM8_NR,
+            ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_KIT_GEMM8_MR, n, CKB_KIT_GEMM8_NR,
                                 &m0, &m1, &n0, &n1);
-        ckb_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n,
+        ckb_kit_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n,
                            .mc = ML_GMB, .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
-        g.ldt = ckb_gemm8_nc(&g);
-        const size_t a_n = ckb_gemm8_ap_floats(&g), b_n = ckb_gemm8_bp_floats(&g);
-        const size_t t_n = k > ckb_gemm8_kc(&g) ? (size_t)(ML_GMB * g.ldt) : 0;
+        g.ldt = ckb_kit_gemm8_nc(&g);
+        const size_t a_n = ckb_kit_gemm8_ap_floats(&g), b_n = ckb_kit_gemm8_bp_floats(&g);
+        const size_t t_n = k > ckb_kit_gemm8_kc(&g) ? (size_t)(ML_GMB * g.ldt) : 0;
         if (m0 < m1 && n0 < n1) {
             float *buf = ckb_kit_alloc64(ML_ROUND64((a_n + b_n + t_n) * sizeof(float)));
             g.t = t_n && buf ? buf + a_n + b_n : NULL;
             for (int64_t r = m0; buf && r < m1; r += ML_GMB)
-                ckb_gemm8_run(&g, r, m1 - r < ML_GMB ? m1 : r + ML_GMB, n0, n1, buf, buf + a_n);
+                ckb_kit_gemm8_run(&g, r, m1 - r < ML_GMB ? m1 : r + ML_GMB, n0, n1, buf, buf + a_n);
             failed = !buf;
             free(buf);
         }

@@ -57,7 +57,7 @@
 #else
 #define GAR_AVX2 0
 #endif
-#define CKB_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
+#define CKB_KIT_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
 
 #if GAR_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
 #ifndef MR /* micro-kernel rows (at most 8) */
@@ -100,16 +100,16 @@
 #endif
 
 #if GAR_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_GEMM8_MR MR
-#define CKB_GEMM8_NR NR
+#define CKB_KIT_GEMM8_MR MR
+#define CKB_KIT_GEMM8_NR NR
 #else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
-#define CKB_GEMM16_MR MR
-#define CKB_GEMM16_NR NR
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR NR
 #if AMX && B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && NR % 32 == 0
-#define CKB_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
+#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
 #endif
-#define CKB_GEMM16_EPI gar__epi
-#define CKB_GEMM16_EPI_AMX gar__epi_amx
+#define CKB_KIT_GEMM16_EPI gar__epi
+#define CKB_KIT_GEMM16_EPI_AMX gar__epi_amx
 #endif
 #include "ckb_kit_gemm.h"
 
@@ -124,23 +124,23 @@ struct gar__epi {
  * to bf16 (nearest even); the bias, loaded once per tile, is the
  * accumulator's only other input. */
 static inline __attribute__((always_inline)) void
-gar__epi(void *ctx, __m512 acc[][CKB_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
+gar__epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
 {
     const struct gar__epi *e = ctx;
     ckb_bf16 *c = e->out + i * OUT + j;
-    __m512 bv[CKB_GEMM16_NV];
+    __m512 bv[CKB_KIT_GEMM16_NV];
     const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 4
-    for (int v = 0; v < CKB_GEMM16_NV; v++)
-        bv[v] = ckb_gemm16_load_bf16(e->bias + j + 16 * v, nr - 16 * v);
+    for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
+        bv[v] = ckb_kit_load16_n(e->bias + j + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
             break;
 #pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM16_NV; v++) {
+        for (int v = 0; v < CKB_KIT_GEMM16_NV; v++) {
             __m512 y = _mm512_max_ps(_mm512_add_ps(acc[r][v], bv[v]), zero);
-            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_gemm16_mask(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_kit_mask16(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(y));
         }
     }
@@ -151,8 +151,8 @@ static inline __attribute__((always_inline)) void gar__epi_amx(void *ctx, const 
                                                                int64_t i, int64_t j)
 {
     const struct gar__epi *e = ctx;
-    const __m512 bv0 = ckb_gemm16_load_bf16(e->bias + j, 16);
-    const __m512 bv1 = ckb_gemm16_load_bf16(e->bias + j + 16, 16);
+    const __m512 bv0 = ckb_kit_load16_n(e->bias + j, 16);
+    const __m512 bv1 = ckb_kit_load16_n(e->bias + j + 16, 16);
     const __m512 zero = _mm512_setzero_ps();
     for (int r = 0; r < 32; r++) {
         __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0), zero);
@@ -166,9 +166,9 @@ static inline __attribute__((always_inline)) void gar__epi_amx(void *ctx, const 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     struct gar__epi epi = {bias, out};
-    const ckb_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
+    const ckb_kit_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
                               .k = IN, .mc = MC, .nc = NC, .tn = TN, .ctx = &epi};
-    ckb_gemm16_run(&g);
+    ckb_kit_gemm16_run(&g);
 }
 
 #elif GAR_AVX2
@@ -197,7 +197,7 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
     __m256 bv[NR / 8];
 #pragma GCC unroll 4
     for (int v = 0; v < NR / 8; v++)
-        bv[v] = ckb_gemm8_load_bf16(e->bias + j + 8 * v, nr - 8 * v);
+        bv[v] = ckb_kit_load8_n(e->bias + j + 8 * v, nr - 8 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
@@ -205,7 +205,7 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++) {
             __m256 y = _mm256_add_ps(_mm256_load_ps(tile + r * NR + 8 * v), bv[v]);
-            ckb_gemm8_store_bf16(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
+            ckb_kit_store8_n(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
                                  nr - 8 * v);
         }
     }
@@ -213,16 +213,16 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
+    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
     struct gar__epi epi = {bias, out};
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
     {
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
-        ckb_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
-        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+        ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
                            .mc = MC, .nc = NC, .kc = KC, .epi = gar__store, .ctx = &epi};
-        ckb_gemm8_share(&g, m0, m1, n0, n1, GAR_MB);
+        ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GAR_MB);
     }
 }
 
@@ -240,7 +240,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
+                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 for (int64_t j = 0; j < OUT; j++)
                     out[i * OUT + j] = ckb_f32_to_bf16(acc[j] > 0.0f ? acc[j] : 0.0f);
             }

@@ -96,29 +96,20 @@
 #endif
 
 #if GGS_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_GEMM8_MR MR
-#define CKB_GEMM8_NR NR
+#define CKB_KIT_GEMM8_MR MR
+#define CKB_KIT_GEMM8_NR NR
 #else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
-#define CKB_GEMM16_MR MR
-#define CKB_GEMM16_NR NR
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR NR
 #if AMX && B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && NR % 32 == 0
-#define CKB_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
+#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
 #endif
-#define CKB_GEMM16_EPI ggs__epi
-#define CKB_GEMM16_EPI_AMX ggs__epi_amx
+#define CKB_KIT_GEMM16_EPI ggs__epi
+#define CKB_KIT_GEMM16_EPI_AMX ggs__epi_amx
 #endif
 #include "ckb_kit_gemm.h"
 
 #if !GGS_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-
-/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
-static inline __m512 ggs__gelu(__m512 v)
-{
-    const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
-    const __m512 u = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), v3, v);
-    const __m512 e = ckb_gemm16_exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
-    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-}
 
 /* The epilogues' context: a row block's f32 logits z (row i0 first, rows
  * OUT apart). */
@@ -130,22 +121,22 @@ struct ggs__epi {
 
 /* The micro-kernel's epilogue on its registers: gelu(acc + bias) into z. */
 static inline __attribute__((always_inline)) void
-ggs__epi(void *ctx, __m512 acc[][CKB_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
+ggs__epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
 {
     const struct ggs__epi *e = ctx;
     float *z = e->z + (i - e->i0) * OUT + j;
-    __m512 bv[CKB_GEMM16_NV];
+    __m512 bv[CKB_KIT_GEMM16_NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < CKB_GEMM16_NV; v++)
-        bv[v] = ckb_gemm16_load_bf16(e->bias + j + 16 * v, nr - 16 * v);
+    for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
+        bv[v] = ckb_kit_load16_n(e->bias + j + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
             break;
 #pragma GCC unroll 4
-        for (int v = 0; v < CKB_GEMM16_NV; v++)
-            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_gemm16_mask(nr - 16 * v),
-                                  ggs__gelu(_mm512_add_ps(acc[r][v], bv[v])));
+        for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
+            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_kit_mask16(nr - 16 * v),
+                                  ckb_kit_gelu16(_mm512_add_ps(acc[r][v], bv[v])));
     }
 }
 
@@ -155,12 +146,12 @@ static inline __attribute__((always_inline)) void ggs__epi_amx(void *ctx, const 
 {
     const struct ggs__epi *e = ctx;
     float *z = e->z + (i - e->i0) * OUT + j;
-    const __m512 bv0 = ckb_gemm16_load_bf16(e->bias + j, 16);
-    const __m512 bv1 = ckb_gemm16_load_bf16(e->bias + j + 16, 16);
+    const __m512 bv0 = ckb_kit_load16_n(e->bias + j, 16);
+    const __m512 bv1 = ckb_kit_load16_n(e->bias + j + 16, 16);
     for (int r = 0; r < 32; r++) {
-        _mm512_storeu_ps(z + r * OUT, ggs__gelu(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0)));
+        _mm512_storeu_ps(z + r * OUT, ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0)));
         _mm512_storeu_ps(z + r * OUT + 16,
-                         ggs__gelu(_mm512_add_ps(_mm512_load_ps(tile + r * 32 + 16), bv1)));
+                         ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32 + 16), bv1)));
     }
 }
 
@@ -170,18 +161,18 @@ static void ggs__softmax_row(float *z, ckb_bf16 *o)
 {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t j = 0; j < OUT; j += 16)
-        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ckb_gemm16_mask(OUT - j), z + j));
+        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ckb_kit_mask16(OUT - j), z + j));
     const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
     __m512 s = _mm512_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ckb_gemm16_mask(OUT - j);
-        __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
+        __mmask16 k = ckb_kit_mask16(OUT - j);
+        __m512 e = ckb_kit_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
         s = _mm512_mask_add_ps(s, k, s, e);
         _mm512_mask_storeu_ps(z + j, k, e);
     }
     const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ckb_gemm16_mask(OUT - j);
+        __mmask16 k = ckb_kit_mask16(OUT - j);
         __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, z + j), inv);
         _mm256_mask_storeu_epi16((void *)(o + j), k, (__m256i)_mm512_cvtneps_pbh(y));
     }
@@ -191,7 +182,7 @@ static void ggs__softmax_row(float *z, ckb_bf16 *o)
  * [q0, q1) of each (the kit's driver, ncp panels packed at a time into
  * bp), then rows of the block by thread tj of tn. All threads run nstep
  * blocks so that the barriers (tn > 1 only) pair up. */
-static void ggs__share(const ckb_gemm16_job *g, struct ggs__epi *e, ckb_bf16 *out, int64_t m0,
+static void ggs__share(const ckb_kit_gemm16_job *g, struct ggs__epi *e, ckb_bf16 *out, int64_t m0,
                        int64_t m1, int64_t mc, int64_t nstep, int tj, int tn, int64_t q0,
                        int64_t q1, int64_t ncp, uint32_t *bp)
 {
@@ -199,7 +190,7 @@ static void ggs__share(const ckb_gemm16_job *g, struct ggs__epi *e, ckb_bf16 *ou
         int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
         e->i0 = i0;
         if (i0 < i1 && q0 < q1)
-            ckb_gemm16_panels(g, i0, i1, q0, q1, ncp, bp);
+            ckb_kit_gemm16_panels(g, i0, i1, q0, q1, ncp, bp);
         if (tn > 1) {
 #pragma omp barrier
         }
@@ -220,13 +211,13 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     if (tn > npanel)
         tn = (int)npanel;
     int tm = nthr / tn;
-    if (tm > (B + CKB_GEMM16_RB - 1) / CKB_GEMM16_RB)
-        tm = (int)((B + CKB_GEMM16_RB - 1) / CKB_GEMM16_RB);
-    const int64_t mc = MC < CKB_GEMM16_RB ? CKB_GEMM16_RB : MC / CKB_GEMM16_RB * CKB_GEMM16_RB; /* whole slivers */
+    if (tm > (B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB)
+        tm = (int)((B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB);
+    const int64_t mc = MC < CKB_KIT_GEMM16_RB ? CKB_KIT_GEMM16_RB : MC / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB; /* whole slivers */
     int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
     for (int ti = 0; ti < tm; ti++) {
-        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_GEMM16_RB * CKB_GEMM16_RB) -
-                    B * ti / tm / CKB_GEMM16_RB * CKB_GEMM16_RB;
+        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB) -
+                    B * ti / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
         rmax = r > rmax ? r : rmax;
     }
     const int64_t nstep = (rmax + mc - 1) / mc;
@@ -240,8 +231,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
         /* row ranges start on multiples of the kernel's rows so that only
          * the last is ragged */
-        int64_t m0 = B * ti / tm / CKB_GEMM16_RB * CKB_GEMM16_RB;
-        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_GEMM16_RB * CKB_GEMM16_RB;
+        int64_t m0 = B * ti / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
         int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
         int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
         if (ncp > q1 - q0)
@@ -250,11 +241,11 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             ncp = 1;
         struct ggs__epi e = {bias, zall + ti * zrows * OUT, 0};
         /* a block's rows run past each packed block whole (mc = the block) */
-        const ckb_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
+        const ckb_kit_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
                                   .k = IN, .mc = mc, .ctx = &e};
-        const int64_t block_bytes = ncp * ckb_gemm16_panel_words(&g) * 4;
-        ckb_gemm16_tiles_on();
-        if (block_bytes <= CKB_GEMM16_STACK_MAX) {
+        const int64_t block_bytes = ncp * ckb_kit_gemm16_panel_words(&g) * 4;
+        ckb_kit_gemm16_tiles_on();
+        if (block_bytes <= CKB_KIT_GEMM16_STACK_MAX) {
             /* the stack's pages stay mapped from one call to the next */
             uint32_t buf[block_bytes / 4 + 16];
             uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
@@ -266,7 +257,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
                        bp);
             free(bp);
         }
-        ckb_gemm16_tiles_off();
+        ckb_kit_gemm16_tiles_off();
     }
     free(zall);
 }
@@ -285,15 +276,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #define GGS_LDZ ((OUT + NR - 1) / NR * NR)
 
-/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
-static inline __m256 ggs__gelu8(__m256 v)
-{
-    const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
-    const __m256 u = _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v);
-    const __m256 e = ckb_gemm8_exp(_mm256_mul_ps(_mm256_set1_ps(-1.5957691216057308f), u));
-    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-}
-
 /* softmax(gelu(z + bias)) of one row of f32 sums z (overwritten) into bf16
  * o; lanes past OUT are loaded as zero and left out of the max and sum. */
 static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
@@ -301,8 +283,8 @@ static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
     __m256 mx = _mm256_set1_ps(-INFINITY);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int64_t j = 0; j < OUT; j += 8) {
-        __m256 v = ggs__gelu8(_mm256_add_ps(_mm256_loadu_ps(z + j),
-                                            ckb_gemm8_load_bf16(bias + j, OUT - j)));
+        __m256 v = ckb_kit_gelu8(_mm256_add_ps(_mm256_loadu_ps(z + j),
+                                            ckb_kit_load8_n(bias + j, OUT - j)));
         if (j + 8 > OUT) /* the tail: lanes past OUT out of the max */
             v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
                                  _mm256_castsi256_ps(_mm256_cmpgt_epi32(
@@ -310,18 +292,18 @@ static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
         _mm256_storeu_ps(z + j, v);
         mx = _mm256_max_ps(mx, v);
     }
-    const __m256 m = _mm256_set1_ps(ckb_gemm8_hmax(mx));
+    const __m256 m = _mm256_set1_ps(ckb_kit_hmax8(mx));
     __m256 s = _mm256_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 8) {
         __m256 v = _mm256_loadu_ps(z + j);
-        __m256 e = _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, m)),
+        __m256 e = _mm256_and_ps(ckb_kit_exp8(_mm256_sub_ps(v, m)),
                                  _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
         s = _mm256_add_ps(s, e);
         _mm256_storeu_ps(z + j, e);
     }
-    const __m256 inv = _mm256_set1_ps(1.0f / ckb_gemm8_hsum(s));
+    const __m256 inv = _mm256_set1_ps(1.0f / ckb_kit_hsum8(s));
     for (int64_t j = 0; j < OUT; j += 8)
-        ckb_gemm8_store_bf16(o + j, _mm256_mul_ps(_mm256_loadu_ps(z + j), inv), OUT - j);
+        ckb_kit_store8_n(o + j, _mm256_mul_ps(_mm256_loadu_ps(z + j), inv), OUT - j);
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
@@ -356,16 +338,16 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         if (n1 > OUT)
             n1 = OUT;
         float *z = zall + ti * zrows * GGS_LDZ;
-        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+        ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
                            .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
         /* one allocation per thread per call, freed below; every thread
          * must still reach the barriers, buffer or not */
-        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t a_n = ckb_kit_gemm8_ap_floats(&g) + 64, b_n = ckb_kit_gemm8_bp_floats(&g);
         float *buf = ckb_kit_alloc64(((a_n + b_n) * sizeof(float) + 63) / 64 * 64);
         for (int64_t s = 0; s < nstep; s++) {
             const int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
             if (buf && i0 < i1 && n0 < n1)
-                ckb_gemm8_run(&g, i0, i1, n0, n1, buf, buf + a_n);
+                ckb_kit_gemm8_run(&g, i0, i1, n0, n1, buf, buf + a_n);
             if (tn > 1) {
 #pragma omp barrier
             }
@@ -395,7 +377,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
+                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 float mx = -INFINITY, s = 0.0f;
                 for (int64_t j = 0; j < OUT; j++) {
                     float v = acc[j];

@@ -214,7 +214,7 @@ _Static_assert(RA_R == PK_R && RA_DP == PK_DP && RA_DO == PK_DO && RA_DQ == PK_D
                    RA_BK == PK_BKS && RA_NV == PK_NV && RA_DC == PK_DC,
                "the expert's packed layout is the paged kit's");
 
-/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16. */
 #define RA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
@@ -298,7 +298,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
         for (int64_t k = 0; k < wp; k += 16) {
             __m512 e = _mm512_setzero_ps();
             if (k < c) {
-                e = pk__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
                 if (k + 16 > c)
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
                 sums[r] = _mm512_add_ps(sums[r], e);
@@ -315,7 +315,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
      * power that underflows) */
     const __mmask16 rm = rows >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1);
     const __m512 mo = _mm512_maskz_loadu_ps(rm, m_old), mn = _mm512_maskz_loadu_ps(rm, m_new);
-    __m512 a = pk__exp2(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
+    __m512 a = ckb_kit_exp2_16(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
     a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(mo, mn, _CMP_EQ_OQ), _mm512_set1_ps(1.0f));
     _mm512_mask_storeu_ps(alpha, rm, a);
     for (int r = 0; r < rows; r++) {
@@ -345,7 +345,7 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         for (int jj = 0; jj < 16; jj++) {
             float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
             for (int64_t d = 0; d < RA_DO; d += 16) {
-                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(pk__mask16(D - d), kr[jj] + D + d)
+                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(ckb_kit_mask16(D - d), kr[jj] + D + d)
                                    : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
@@ -675,8 +675,8 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
         sc->n[r] = ra__keys(kv_lens, i, q, rr / RA_G);
         kend = sc->n[r] > kend ? sc->n[r] : kend;
-        pk__widen_row(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
-                                : NULL,
+        ckb_kit_widen8(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
+                                : NULL, D, PK_DO,
                       sc->q + r * PK_DO);
     }
     pk__reset(sc, padded);

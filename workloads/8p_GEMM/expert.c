@@ -97,13 +97,13 @@
 #endif
 
 #if GEMM_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_GEMM8_MR MR
-#define CKB_GEMM8_NR NR
+#define CKB_KIT_GEMM8_MR MR
+#define CKB_KIT_GEMM8_NR NR
 #else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
-#define CKB_GEMM16_MR MR
-#define CKB_GEMM16_NR NR
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR NR
 #if AMX && M % 32 == 0 && K % 32 == 0 && N % 32 == 0 && NR % 32 == 0
-#define CKB_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
+#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
 #endif
 #endif
 #include "ckb_kit_gemm.h"
@@ -113,10 +113,10 @@
 /* The kit's resident driver with its default epilogues (round to bf16). */
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-    ckb_gemm16_out out = {C, N};
-    const ckb_gemm16_job g = {.a = A, .lda = K, .b = B, .ldb = N, .m = M, .n = N, .k = K,
+    ckb_kit_gemm16_out out = {C, N};
+    const ckb_kit_gemm16_job g = {.a = A, .lda = K, .b = B, .ldb = N, .m = M, .n = N, .k = K,
                               .mc = MC, .nc = NC, .tn = TN, .ctx = &out};
-    ckb_gemm16_run(&g);
+    ckb_kit_gemm16_run(&g);
 }
 
 #elif GEMM_AVX2
@@ -149,22 +149,22 @@ static inline __attribute__((always_inline)) void gemm__store(void *ctx, const f
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++)
-            ckb_gemm8_store_bf16(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v),
+            ckb_kit_store8_n(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v),
                                  nr - 8 * v);
     }
 }
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
+    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
     {
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
-        ckb_gemm_grid_share(grid, omp_get_thread_num(), M, MR, N, NR, &m0, &m1, &n0, &n1);
-        ckb_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
+        ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), M, MR, N, NR, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
                            .nc = NC, .kc = KC, .epi = gemm__store, .ctx = C};
-        ckb_gemm8_share(&g, m0, m1, n0, n1, GEMM_MB);
+        ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GEMM_MB);
     }
 }
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
@@ -181,7 +181,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
             for (int64_t i = 0; i < M; i++) {
                 for (int64_t j = 0; j < N; j++)
                     acc[j] = 0.0f;
-                ckb_gemm_row(A + i * K, K, B, N, N, acc);
+                ckb_kit_gemm_row(A + i * K, K, B, N, N, acc);
                 for (int64_t j = 0; j < N; j++)
                     C[i * N + j] = ckb_f32_to_bf16(acc[j]);
             }
