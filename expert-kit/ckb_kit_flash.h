@@ -956,7 +956,8 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
         ckb_bf16 *dst = out + (i0 + r) * FA_QS;
         int64_t d = 0;
         for (; d + 8 <= D; d += 8) {
-            __m256i u = _mm256_srli_epi32(ckb_kit_bf16x8_top(_mm256_mul_ps(inv, _mm256_load_ps(sc->o + r * FA_DO + d))), 16);
+            __m256i u = _mm256_srli_epi32(
+                ckb_kit_bf16x8_top(_mm256_mul_ps(inv, _mm256_load_ps(sc->o + r * FA_DO + d))), 16);
             __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
             _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
         }

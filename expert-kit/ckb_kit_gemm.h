@@ -49,7 +49,7 @@
  * so the inner loop over j is a contiguous axpy the compiler vectorises. */
 
 static inline void ckb_kit_gemm_row(const ckb_bf16 *a, int64_t k, const ckb_bf16 *b, int64_t ldb,
-                                int64_t n, float *restrict acc)
+                                    int64_t n, float *restrict acc)
 {
     for (int64_t q = 0; q < k; q++) {
         const float x = ckb_bf16_to_f32(a[q]);
@@ -95,8 +95,8 @@ static inline ckb_kit_gemm_grid ckb_kit_gemm_grid_make(int nthr, int tn_want, in
 /* Thread t's rows [*m0, *m1) and columns [*n0, *n1); the last row group and
  * the last column group take what the rounding leaves. */
 static inline void ckb_kit_gemm_grid_share(ckb_kit_gemm_grid g, int t, int64_t m, int64_t rstep,
-                                       int64_t n, int64_t unit, int64_t *m0, int64_t *m1,
-                                       int64_t *n0, int64_t *n1)
+                                           int64_t n, int64_t unit, int64_t *m0, int64_t *m1,
+                                           int64_t *n0, int64_t *n1)
 {
     const int ti = t / g.tn, tj = t % g.tn;
     const int64_t nunits = (n + unit - 1) / unit;
@@ -140,27 +140,33 @@ static inline void ckb_kit_gemm_grid_share(ckb_kit_gemm_grid g, int t, int64_t m
 /* f32 FMA in zmm where the target has them and the tile is whole zmm. */
 #define CKB_KIT_GEMM_ZMM (!CKB_KIT_GEMM_DOT && CKB_KIT_GEMM_WIDE && CKB_KIT_GEMM8_NR % 16 == 0)
 #define CKB_KIT_GEMM8_V (CKB_KIT_GEMM8_NR / 8) /* ymm vectors per tile row */
-#define CKB_KIT_GEMM8_AS 8                 /* values per k step in a packed A sliver */
+#define CKB_KIT_GEMM8_AS 8                     /* values per k step in a packed A sliver */
 
 #if CKB_KIT_GEMM_DOT || CKB_KIT_GEMM_ZMM /* zmm accumulators, NR / 16 a row */
-#if CKB_KIT_GEMM8_NR % 16 != 0 || CKB_KIT_GEMM8_NR > 64 || CKB_KIT_GEMM8_MR < 1 || CKB_KIT_GEMM8_MR > 8 ||       \
+#if CKB_KIT_GEMM8_NR % 16 != 0 || CKB_KIT_GEMM8_NR > 64 || CKB_KIT_GEMM8_MR < 1 ||                 \
+    CKB_KIT_GEMM8_MR > 8 ||                                                                        \
     CKB_KIT_GEMM8_MR * (CKB_KIT_GEMM8_NR / 16) + CKB_KIT_GEMM8_NR / 16 + 1 > 32
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR <= 8"
 #endif
-#elif CKB_KIT_GEMM8_NR % 8 != 0 || CKB_KIT_GEMM8_NR < 8 || CKB_KIT_GEMM8_NR > 32 || CKB_KIT_GEMM8_MR < 1 ||       \
-    CKB_KIT_GEMM8_MR > 8 || CKB_KIT_GEMM8_MR * CKB_KIT_GEMM8_V + CKB_KIT_GEMM8_V + 1 > 16
+#elif CKB_KIT_GEMM8_NR % 8 != 0 || CKB_KIT_GEMM8_NR < 8 || CKB_KIT_GEMM8_NR > 32 ||                \
+    CKB_KIT_GEMM8_MR < 1 || CKB_KIT_GEMM8_MR > 8 ||                                                \
+    CKB_KIT_GEMM8_MR * CKB_KIT_GEMM8_V + CKB_KIT_GEMM8_V + 1 > 16
 #error "MR x NR must fit the 16 ymm registers: NR in {8,16,24,32}, MR <= 8, MR*(NR/8+1)+1 <= 16"
 #endif
 
 /* k steps of a packed kc-deep block: k itself in f32, pairs with the dot. */
-static inline int64_t ckb_kit_gemm8_kp(int64_t kc) { return CKB_KIT_GEMM_DOT ? (kc + 1) / 2 : kc; }
+static inline int64_t ckb_kit_gemm8_kp(int64_t kc)
+{
+    return CKB_KIT_GEMM_DOT ? (kc + 1) / 2 : kc;
+}
 
 /*
  * The epilogue of one finished C tile: tile[0:mr][0:nr] (rows
  * CKB_KIT_GEMM8_NR floats apart, columns past nr hold garbage) is C[i:i+mr,
  * j:j+nr] as f32 sums over all of k. ctx is the job's.
  */
-typedef void (*ckb_kit_gemm8_epi)(void *ctx, const float *tile, int64_t i, int64_t j, int mr, int nr);
+typedef void (*ckb_kit_gemm8_epi)(void *ctx, const float *tile, int64_t i, int64_t j, int mr,
+                                  int nr);
 
 /* The epilogue of one finished column block: C[m0:m1, j0:j0+nc] is in the
  * job's f32 buffer t (see ckb_kit_gemm8_job). */
@@ -234,7 +240,8 @@ static inline int64_t ckb_kit_gemm8_mc(const ckb_kit_gemm8_job *g)
  * 32-byte aligned, bp too; bp unused with bpre). */
 static inline size_t ckb_kit_gemm8_ap_floats(const ckb_kit_gemm8_job *g)
 {
-    return (size_t)(ckb_kit_gemm8_mc(g) / CKB_KIT_GEMM8_MR * ckb_kit_gemm8_kc(g) * CKB_KIT_GEMM8_AS);
+    return (size_t)(ckb_kit_gemm8_mc(g) / CKB_KIT_GEMM8_MR * ckb_kit_gemm8_kc(g) *
+                    CKB_KIT_GEMM8_AS);
 }
 
 static inline size_t ckb_kit_gemm8_bp_floats(const ckb_kit_gemm8_job *g)
@@ -250,8 +257,8 @@ static inline size_t ckb_kit_gemm8_prepack_floats(const ckb_kit_gemm8_job *g)
 
 /* Eight rows of bf16 (k contiguous) into out[k][0:8] f32 (k stride floats
  * apart): 8 rows x 8 k transposed at a time as 16-bit lanes, then widened. */
-static inline void ckb_kit_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc, float *restrict out,
-                                    int64_t stride)
+static inline void ckb_kit_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc,
+                                        float *restrict out, int64_t stride)
 {
     int64_t k = 0;
     for (; k + 8 <= kc; k += 8) {
@@ -292,7 +299,7 @@ static inline void ckb_kit_gemm8__pack8(const ckb_bf16 *const row[8], int64_t kc
  * pair of k 2p, 2p+1; pairs stride apart): 8 rows x 8 pairs transposed as
  * 32-bit lanes at a time. An odd kc's last pair has a zero high half. */
 static inline void ckb_kit_gemm8__pairs8(const ckb_bf16 *const row[8], int64_t kc,
-                                     uint32_t *restrict out, int64_t stride)
+                                         uint32_t *restrict out, int64_t stride)
 {
     int64_t p = 0;
     for (; 2 * p + 16 <= kc; p += 8) {
@@ -327,7 +334,7 @@ static inline void ckb_kit_gemm8__pairs8(const ckb_bf16 *const row[8], int64_t k
  * B[k0:k0+kc, j0 + NR q ...], the pair of column j from two rows; columns
  * past n are zero (never stored). */
 static inline void ckb_kit_gemm8__pack_b_pairs(const ckb_kit_gemm8_job *g, int64_t k0, int64_t kc,
-                                           int64_t j0, int64_t np, uint32_t *restrict bp)
+                                               int64_t j0, int64_t np, uint32_t *restrict bp)
 {
     const int64_t kp = (kc + 1) / 2;
     /* row pair outer: each B row is read in one run of the block's columns
@@ -363,8 +370,8 @@ static inline void ckb_kit_gemm8__pack_b_pairs(const ckb_kit_gemm8_job *g, int64
  * [q][(kc+1)/2][NR] pairs). Columns past n are zero (row-major B) or repeat
  * column n-1 (transposed B): never stored either way. Row-major B is read
  * row by row, each row one run. */
-static inline void ckb_kit_gemm8_pack_b(const ckb_kit_gemm8_job *g, int64_t k0, int64_t kc, int64_t j0,
-                                    int64_t nc, float *restrict bp)
+static inline void ckb_kit_gemm8_pack_b(const ckb_kit_gemm8_job *g, int64_t k0, int64_t kc,
+                                        int64_t j0, int64_t nc, float *restrict bp)
 {
     const int64_t np = (nc + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR;
     if (g->bt) { /* a column's k run along its row: 8 columns transposed at a time */
@@ -376,8 +383,9 @@ static inline void ckb_kit_gemm8_pack_b(const ckb_kit_gemm8_job *g, int64_t k0, 
                     row[r] = g->b + (j < g->n ? j : g->n - 1) * g->ldb + k0;
                 }
 #if CKB_KIT_GEMM_DOT
-                ckb_kit_gemm8__pairs8(row, kc, (uint32_t *)bp + q * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_NR + h,
-                                  CKB_KIT_GEMM8_NR);
+                ckb_kit_gemm8__pairs8(
+                    row, kc, (uint32_t *)bp + q * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_NR + h,
+                    CKB_KIT_GEMM8_NR);
 #else
                 ckb_kit_gemm8__pack8(row, kc, bp + q * kc * CKB_KIT_GEMM8_NR + h, CKB_KIT_GEMM8_NR);
 #endif
@@ -410,21 +418,23 @@ static inline void ckb_kit_gemm8_pack_b(const ckb_kit_gemm8_job *g, int64_t k0, 
  * reads a pre-packed B: k block pc at dst + pc * (n rounded up to CKB_KIT_GEMM8_NR), its
  * panel q at + q * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_NR. Threads may split the panels; dst needs
  * ckb_kit_gemm8_prepack_floats floats, 32-byte aligned. */
-static inline void ckb_kit_gemm8_prepack(const ckb_kit_gemm8_job *g, float *dst, int64_t q0, int64_t q1)
+static inline void ckb_kit_gemm8_prepack(const ckb_kit_gemm8_job *g, float *dst, int64_t q0,
+                                         int64_t q1)
 {
-    const int64_t kcb = ckb_kit_gemm8_kc(g), npad = (int64_t)(ckb_kit_gemm8_prepack_floats(g) / g->k);
+    const int64_t kcb = ckb_kit_gemm8_kc(g),
+                  npad = (int64_t)(ckb_kit_gemm8_prepack_floats(g) / g->k);
     for (int64_t pc = 0; pc < g->k; pc += kcb) {
         const int64_t kc = g->k - pc < kcb ? g->k - pc : kcb;
         for (int64_t q = q0; q < q1; q++)
             ckb_kit_gemm8_pack_b(g, pc, kc, q * CKB_KIT_GEMM8_NR, CKB_KIT_GEMM8_NR,
-                             dst + pc * npad + q * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_NR);
+                                 dst + pc * npad + q * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_NR);
     }
 }
 
 /* Packs A[i0:i0+mc, k0:k0+kc] into slivers ap[s][kc][8] of f32; rows past
  * the block repeat its last row (computed, never stored). */
-static inline void ckb_kit_gemm8_pack_a(const ckb_kit_gemm8_job *g, int64_t i0, int64_t mc, int64_t k0,
-                                    int64_t kc, float *restrict ap)
+static inline void ckb_kit_gemm8_pack_a(const ckb_kit_gemm8_job *g, int64_t i0, int64_t mc,
+                                        int64_t k0, int64_t kc, float *restrict ap)
 {
     for (int64_t s = 0; s * CKB_KIT_GEMM8_MR < mc; s++) {
         const ckb_bf16 *row[8];
@@ -434,7 +444,7 @@ static inline void ckb_kit_gemm8_pack_a(const ckb_kit_gemm8_job *g, int64_t i0, 
         }
 #if CKB_KIT_GEMM_DOT
         ckb_kit_gemm8__pairs8(row, kc, (uint32_t *)ap + s * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_AS,
-                          CKB_KIT_GEMM8_AS);
+                              CKB_KIT_GEMM8_AS);
 #else
         ckb_kit_gemm8__pack8(row, kc, ap + s * kc * CKB_KIT_GEMM8_AS, CKB_KIT_GEMM8_AS);
 #endif
@@ -472,9 +482,9 @@ static inline void ckb_kit_gemm8_pack_a(const ckb_kit_gemm8_job *g, int64_t i0, 
  * t, rows below mr only; last with epi: the tile goes to epi.
  */
 static inline __attribute__((always_inline)) void
-ckb_kit_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b, float *restrict t,
-                   int64_t ldt, int add, int last, ckb_kit_gemm8_epi epi, void *ctx, int64_t i,
-                   int64_t j, int mr, int nr)
+ckb_kit_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restrict b,
+                       float *restrict t, int64_t ldt, int add, int last, ckb_kit_gemm8_epi epi,
+                       void *ctx, int64_t i, int64_t j, int mr, int nr)
 {
     CKB_KIT_GEMM8__VEC acc[CKB_KIT_GEMM8_MR][CKB_KIT_GEMM8__NV];
 #pragma GCC unroll 8
@@ -490,7 +500,8 @@ ckb_kit_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restric
         __m512bh bv[CKB_KIT_GEMM8__NV];
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM8__NV; v++)
-            bv[v] = (__m512bh)_mm512_loadu_si512((const void *)(bp + p * CKB_KIT_GEMM8_NR + 16 * v));
+            bv[v] =
+                (__m512bh)_mm512_loadu_si512((const void *)(bp + p * CKB_KIT_GEMM8_NR + 16 * v));
 #pragma GCC unroll 8
         for (int r = 0; r < CKB_KIT_GEMM8_MR; r++) {
             const __m512bh x = (__m512bh)_mm512_set1_epi32((int)ap[p * CKB_KIT_GEMM8_AS + r]);
@@ -549,9 +560,10 @@ ckb_kit_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restric
  * ap, bp: this thread's packing buffers (ckb_kit_gemm8_ap_floats and
  * ckb_kit_gemm8_bp_floats, 32-byte aligned).
  */
-static inline __attribute__((always_inline)) void
-ckb_kit_gemm8_run(const ckb_kit_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float *ap,
-              float *bp)
+static inline __attribute__((always_inline)) void ckb_kit_gemm8_run(const ckb_kit_gemm8_job *g,
+                                                                    int64_t m0, int64_t m1,
+                                                                    int64_t n0, int64_t n1,
+                                                                    float *ap, float *bp)
 {
     const int64_t kcb = ckb_kit_gemm8_kc(g), ncb = ckb_kit_gemm8_nc(g), mcb = ckb_kit_gemm8_mc(g);
     const int64_t npad = (g->n + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR * CKB_KIT_GEMM8_NR;
@@ -573,14 +585,15 @@ ckb_kit_gemm8_run(const ckb_kit_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0
                     const int nr = nc - jr < CKB_KIT_GEMM8_NR ? (int)(nc - jr) : CKB_KIT_GEMM8_NR;
                     const float *bb = b + jr * ckb_kit_gemm8_kp(kc); /* panel jr / NR */
                     for (int64_t ir = 0; ir < mc; ir += CKB_KIT_GEMM8_MR) {
-                        const int mr = mc - ir < CKB_KIT_GEMM8_MR ? (int)(mc - ir) : CKB_KIT_GEMM8_MR;
+                        const int mr =
+                            mc - ir < CKB_KIT_GEMM8_MR ? (int)(mc - ir) : CKB_KIT_GEMM8_MR;
                         float *tt = g->t ? g->t + (ic - m0 + ir) * g->ldt +
                                                (g->t_whole ? jc + jr : jr)
                                          : NULL;
                         const float *aa =
                             ap + ir / CKB_KIT_GEMM8_MR * ckb_kit_gemm8_kp(kc) * CKB_KIT_GEMM8_AS;
                         ckb_kit_gemm8__ukernel(kc, aa, bb, tt, g->ldt, add, last, epi, g->ctx,
-                                           ic + ir, jc + jr, mr, nr);
+                                               ic + ir, jc + jr, mr, nr);
                     }
                 }
             }
@@ -599,9 +612,10 @@ ckb_kit_gemm8_run(const ckb_kit_gemm8_job *g, int64_t m0, int64_t m1, int64_t n0
  * inside the expert's parallel region, so that its epilogue is a constant
  * the compiler inlines.
  */
-static inline __attribute__((always_inline)) void ckb_kit_gemm8_share(ckb_kit_gemm8_job *g, int64_t m0,
-                                                                  int64_t m1, int64_t n0,
-                                                                  int64_t n1, int64_t mb)
+static inline __attribute__((always_inline)) void ckb_kit_gemm8_share(ckb_kit_gemm8_job *g,
+                                                                      int64_t m0, int64_t m1,
+                                                                      int64_t n0, int64_t n1,
+                                                                      int64_t mb)
 {
     if (m0 >= m1 || n0 >= n1)
         return;
@@ -624,7 +638,6 @@ static inline __attribute__((always_inline)) void ckb_kit_gemm8_share(ckb_kit_ge
 
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
 
-
 /*
  * One k run of a 16 rt x 32 block of C: acc (rows 32 floats apart) =
  * a[0:16 rt, 0:kc] @ b, or acc + that product when !first; rt 1 or 2 row
@@ -635,9 +648,9 @@ static inline __attribute__((always_inline)) void ckb_kit_gemm8_share(ckb_kit_ge
  * second 16 columns at b + 16).
  */
 static inline __attribute__((always_inline)) void ckb_kit_amx_2x2(const ckb_bf16 *a, int64_t lda,
-                                                              const uint32_t *b, int64_t ldb,
-                                                              int64_t kc, int rt, int first,
-                                                              float *acc)
+                                                                  const uint32_t *b, int64_t ldb,
+                                                                  int64_t kc, int rt, int first,
+                                                                  float *acc)
 {
     const ckb_bf16 *a1 = a + 16 * lda;
     if (first) {
@@ -732,7 +745,7 @@ static inline __attribute__((always_inline)) void ckb_kit_amx_2x2(const ckb_bf16
 #define CKB_KIT_GEMM16_STACK_MAX (4L << 20)
 #endif
 
-#if CKB_KIT_GEMM16_NR % 16 != 0 || CKB_KIT_GEMM16_NR < 16 || CKB_KIT_GEMM16_NR > 64 ||                     \
+#if CKB_KIT_GEMM16_NR % 16 != 0 || CKB_KIT_GEMM16_NR < 16 || CKB_KIT_GEMM16_NR > 64 ||             \
     CKB_KIT_GEMM16_MR < 1 || CKB_KIT_GEMM16_MR * CKB_KIT_GEMM16_NV + CKB_KIT_GEMM16_NV > 30
 #error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
 #endif
@@ -770,13 +783,15 @@ typedef struct {
 #define CKB_KIT_GEMM16_EPI_AMX ckb_kit_gemm16_epi_amx_bf16
 #endif
 static inline __attribute__((always_inline)) void
-CKB_KIT_GEMM16_EPI(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr);
-static inline __attribute__((always_inline)) void CKB_KIT_GEMM16_EPI_AMX(void *ctx, const float *tile,
-                                                                     int64_t i, int64_t j);
+CKB_KIT_GEMM16_EPI(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr,
+                   int nr);
+static inline __attribute__((always_inline)) void
+CKB_KIT_GEMM16_EPI_AMX(void *ctx, const float *tile, int64_t i, int64_t j);
 
 /* The tile rounded to bf16 (vcvtneps2bf16: nearest even) into C. */
 static inline __attribute__((always_inline)) void
-ckb_kit_gemm16_epi_bf16(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
+ckb_kit_gemm16_epi_bf16(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr,
+                        int nr)
 {
     const ckb_kit_gemm16_out *o = ctx;
     ckb_bf16 *c = o->c + i * o->ldc + j;
@@ -786,16 +801,14 @@ ckb_kit_gemm16_epi_bf16(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, i
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
-            _mm256_mask_storeu_epi16((void *)(c + r * o->ldc + 16 * v),
-                                     ckb_kit_mask16(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * o->ldc + 16 * v), ckb_kit_mask16(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
     }
 }
 
 /* The AMX block rounded to bf16 into C, 32 columns a row in one. */
-static inline __attribute__((always_inline)) void ckb_kit_gemm16_epi_amx_bf16(void *ctx,
-                                                                          const float *tile,
-                                                                          int64_t i, int64_t j)
+static inline __attribute__((always_inline)) void
+ckb_kit_gemm16_epi_amx_bf16(void *ctx, const float *tile, int64_t i, int64_t j)
 {
     const ckb_kit_gemm16_out *o = ctx;
     for (int r = 0; r < 32; r++) {
@@ -817,8 +830,8 @@ static inline __attribute__((always_inline)) void ckb_kit_gemm16_epi_amx_bf16(vo
  * prefetcher to follow, so they are prefetched ahead (the packer is latency
  * bound without it).
  */
-static inline void ckb_kit_gemm16_pack(const ckb_kit_gemm16_job *g, int64_t k0, int64_t kc, int64_t c0,
-                                   int64_t np, int64_t w, uint32_t *restrict bp)
+static inline void ckb_kit_gemm16_pack(const ckb_kit_gemm16_job *g, int64_t k0, int64_t kc,
+                                       int64_t c0, int64_t np, int64_t w, uint32_t *restrict bp)
 {
     const int64_t kp = (kc + 1) / 2, ldb = g->ldb;
     for (int64_t p = 0; p < kp; p++) {
@@ -851,7 +864,7 @@ static inline void ckb_kit_gemm16_pack(const ckb_kit_gemm16_job *g, int64_t k0, 
 /* f32 FMA: packs np panels of B (all of k, columns from c0) into
  * bf[q][k][NR] f32, zero past n. */
 static inline void ckb_kit_gemm16_pack_f32(const ckb_kit_gemm16_job *g, int64_t c0, int64_t np,
-                                       float *restrict bf)
+                                           float *restrict bf)
 {
     const int64_t c1 = c0 + np * CKB_KIT_GEMM16_NR < g->n ? c0 + np * CKB_KIT_GEMM16_NR : g->n;
     for (int64_t k = 0; k < g->k; k++) {
@@ -878,8 +891,8 @@ static inline void ckb_kit_gemm16_pack_f32(const ckb_kit_gemm16_job *g, int64_t 
  * masked).
  */
 static inline __attribute__((always_inline)) void
-ckb_kit_gemm16_ukernel(const ckb_kit_gemm16_job *g, const ckb_bf16 *restrict a, const void *restrict panel,
-                   int64_t i, int64_t j, int mr, int nr)
+ckb_kit_gemm16_ukernel(const ckb_kit_gemm16_job *g, const ckb_bf16 *restrict a,
+                       const void *restrict panel, int64_t i, int64_t j, int mr, int nr)
 {
     const int64_t k = g->k;
     __m512 acc[CKB_KIT_GEMM16_MR][CKB_KIT_GEMM16_NV];
@@ -969,7 +982,8 @@ ckb_kit_gemm16_ukernel(const ckb_kit_gemm16_job *g, const ckb_bf16 *restrict a, 
  * bp, per 32 columns a 2 x 2 grid of tiles over all of k, through a small
  * f32 block and the AMX epilogue. */
 static inline void ckb_kit_gemm16_amx_block(const ckb_kit_gemm16_job *g, const ckb_bf16 *restrict a,
-                                        const uint32_t *restrict bp, int64_t i, int64_t j, int nr)
+                                            const uint32_t *restrict bp, int64_t i, int64_t j,
+                                            int nr)
 {
     float buf[32 * 32] __attribute__((aligned(64)));
     for (int v = 0; v < nr; v += 32) {
@@ -990,12 +1004,12 @@ static inline int64_t ckb_kit_gemm16_panel_words(const ckb_kit_gemm16_job *g)
  * into bp (ncp ckb_kit_gemm16_panel_words, 64-byte aligned), mc rows of A run
  * past each packed block, each panel in turn.
  */
-static inline void ckb_kit_gemm16_panels(const ckb_kit_gemm16_job *g, int64_t m0, int64_t m1, int64_t q0,
-                                     int64_t q1, int64_t ncp, uint32_t *bp)
+static inline void ckb_kit_gemm16_panels(const ckb_kit_gemm16_job *g, int64_t m0, int64_t m1,
+                                         int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
 {
     const int64_t rb = CKB_KIT_GEMM16_RB, pw = ckb_kit_gemm16_panel_words(g);
     int64_t mc = g->mc < rb ? rb : g->mc / rb * rb; /* whole slivers */
-    if (mc > m1 - m0) /* (and no overflow past the last block) */
+    if (mc > m1 - m0)                               /* (and no overflow past the last block) */
         mc = m1 - m0 > 0 ? m1 - m0 : 1;
     for (int64_t jq = q0; jq < q1; jq += ncp) {
         const int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
@@ -1051,12 +1065,13 @@ static inline void ckb_kit_gemm16_run(const ckb_kit_gemm16_job *g)
     const int64_t npanel = (g->n + CKB_KIT_GEMM16_NR - 1) / CKB_KIT_GEMM16_NR;
     const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), g->tn, npanel);
 
-#pragma omp parallel num_threads(grid.tm * grid.tn)
+#pragma omp parallel num_threads(grid.tm *grid.tn)
     {
         int64_t m0, m1, n0, n1;
         ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), g->m, CKB_KIT_GEMM16_RB, g->n,
-                            CKB_KIT_GEMM16_NR, &m0, &m1, &n0, &n1);
-        const int64_t q0 = n0 / CKB_KIT_GEMM16_NR, q1 = (n1 + CKB_KIT_GEMM16_NR - 1) / CKB_KIT_GEMM16_NR;
+                                CKB_KIT_GEMM16_NR, &m0, &m1, &n0, &n1);
+        const int64_t q0 = n0 / CKB_KIT_GEMM16_NR,
+                      q1 = (n1 + CKB_KIT_GEMM16_NR - 1) / CKB_KIT_GEMM16_NR;
         int64_t ncp = (g->nc + CKB_KIT_GEMM16_NR - 1) / CKB_KIT_GEMM16_NR; /* panels per block */
         if (ncp > q1 - q0)
             ncp = q1 - q0;

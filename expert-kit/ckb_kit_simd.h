@@ -133,8 +133,8 @@ static inline __m256 ckb_kit_exp8(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n),
-                                                         _mm256_set1_epi32(127)), 23);
+    const __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
@@ -153,8 +153,8 @@ static inline __m256 ckb_kit_exp2_8(__m256 x)
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402210683e-01f));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471825e-01f));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000119e+00f));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)),
-                                  23);
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
@@ -382,8 +382,14 @@ static inline void ckb_kit_amx_on_k(int kch)
     _tile_loadconfig(&cfg);
 }
 
-static inline void ckb_kit_amx_on(void) { ckb_kit_amx_on_k(32); }
+static inline void ckb_kit_amx_on(void)
+{
+    ckb_kit_amx_on_k(32);
+}
 
-static inline void ckb_kit_amx_off(void) { _tile_release(); }
+static inline void ckb_kit_amx_off(void)
+{
+    _tile_release();
+}
 
 #endif /* AMX */

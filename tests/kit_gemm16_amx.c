@@ -14,4 +14,7 @@
 #define KIT_GEMM16_FN ckbt_kit_gemm16_amx
 #include "kit_gemm16_case.h"
 
-long ckbt_kit_amx_products(void) { return amx_emu_products; }
+long ckbt_kit_amx_products(void)
+{
+    return amx_emu_products;
+}

@@ -32,8 +32,8 @@ int KIT_GEMM_FN(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t
 {
     struct kit_case_epi e = {c, n};
     ckb_kit_gemm8_job g = {.a = a, .lda = k, .b = b, .ldb = bt ? k : n, .bt = bt, .k = k, .n = n,
-                       .mc = mc, .nc = nc, .kc = kc, .epi = use_epi ? kit_case_store : NULL,
-                       .ctx = &e};
+                           .mc = mc, .nc = nc, .kc = kc, .epi = use_epi ? kit_case_store : NULL,
+                           .ctx = &e};
     const int64_t npad = (n + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR * CKB_KIT_GEMM8_NR;
     g.ldt = npad;
     g.t_whole = 1;

@@ -16,11 +16,21 @@ int ckbt_kit_simd(ckbt_kit_fn fn, const float *in, float *out, int64_t n)
             const __m256 x = _mm256_loadu_ps(in + i);
             __m256 y;
             switch (fn) {
-            case CKBT_KIT_EXP8: y = ckb_kit_exp8(x); break;
-            case CKBT_KIT_EXP2_8: y = ckb_kit_exp2_8(x); break;
-            case CKBT_KIT_TANH8: y = ckb_kit_tanh8(x); break;
-            case CKBT_KIT_GELU8: y = ckb_kit_gelu8(x); break;
-            case CKBT_KIT_BF16X8_TOP: y = _mm256_castsi256_ps(ckb_kit_bf16x8_top(x)); break;
+            case CKBT_KIT_EXP8:
+                y = ckb_kit_exp8(x);
+                break;
+            case CKBT_KIT_EXP2_8:
+                y = ckb_kit_exp2_8(x);
+                break;
+            case CKBT_KIT_TANH8:
+                y = ckb_kit_tanh8(x);
+                break;
+            case CKBT_KIT_GELU8:
+                y = ckb_kit_gelu8(x);
+                break;
+            case CKBT_KIT_BF16X8_TOP:
+                y = _mm256_castsi256_ps(ckb_kit_bf16x8_top(x));
+                break;
             default: /* the bf16 rounding, widened back (exact) */
                 y = ckb_kit_f32x8(ckb_kit_bf16x8(x));
             }
@@ -35,10 +45,17 @@ int ckbt_kit_simd(ckbt_kit_fn fn, const float *in, float *out, int64_t n)
             const __m512 x = _mm512_loadu_ps(in + i);
             __m512 y;
             switch (fn) {
-            case CKBT_KIT_EXP16: y = ckb_kit_exp16(x); break;
-            case CKBT_KIT_EXP2_16: y = ckb_kit_exp2_16(x); break;
-            case CKBT_KIT_TANH16: y = ckb_kit_tanh16(x); break;
-            default: y = ckb_kit_gelu16(x);
+            case CKBT_KIT_EXP16:
+                y = ckb_kit_exp16(x);
+                break;
+            case CKBT_KIT_EXP2_16:
+                y = ckb_kit_exp2_16(x);
+                break;
+            case CKBT_KIT_TANH16:
+                y = ckb_kit_tanh16(x);
+                break;
+            default:
+                y = ckb_kit_gelu16(x);
             }
             _mm512_storeu_ps(out + i, y);
         }

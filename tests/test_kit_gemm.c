@@ -146,8 +146,8 @@ CKBT_TEST(kit_gemm16_matches_the_product_on_every_unit, "quick")
             for (int64_t i = 0; i < m * n; i++)
                 out[i] = NAN;
             const long products = ckbt_kit_amx_products();
-            const int rc = units[u].fn(a, b, m, n, k, shapes[c].mc, shapes[c].nc, shapes[c].tn,
-                                       out);
+            const int rc =
+                units[u].fn(a, b, m, n, k, shapes[c].mc, shapes[c].nc, shapes[c].tn, out);
             if (rc == -2) {
                 ckbt_skip("this build has no AVX-512 BF16: no resident driver to test");
                 free(a), free(b), free(out);
@@ -160,10 +160,12 @@ CKBT_TEST(kit_gemm16_matches_the_product_on_every_unit, "quick")
                             products, ckbt_kit_amx_products());
             int64_t wi = 0, wj = 0;
             const double worst = kit__worst(a, b, 0, out, m, n, k, &wi, &wj);
-            CKBT_EXPECT(worst < 1e-5, "%s %lldx%lldx%lld mc=%lld nc=%lld tn=%d: worst relative "
-                        "error %g at [%lld][%lld]", units[u].name, (long long)m, (long long)n,
-                        (long long)k, (long long)shapes[c].mc, (long long)shapes[c].nc,
-                        shapes[c].tn, worst, (long long)wi, (long long)wj);
+            CKBT_EXPECT(worst < 1e-5,
+                        "%s %lldx%lldx%lld mc=%lld nc=%lld tn=%d: worst relative "
+                        "error %g at [%lld][%lld]",
+                        units[u].name, (long long)m, (long long)n, (long long)k,
+                        (long long)shapes[c].mc, (long long)shapes[c].nc, shapes[c].tn, worst,
+                        (long long)wi, (long long)wj);
             free(a), free(b), free(out);
         }
 }

@@ -62,12 +62,19 @@ CKBT_TEST(kit_simd_math_within_its_stated_error, "quick")
             double ref, err;
             switch (cases[c].fn) {
             case CKBT_KIT_EXP8:
-            case CKBT_KIT_EXP16: ref = exp(x); break;
+            case CKBT_KIT_EXP16:
+                ref = exp(x);
+                break;
             case CKBT_KIT_EXP2_8:
-            case CKBT_KIT_EXP2_16: ref = exp2(x); break;
+            case CKBT_KIT_EXP2_16:
+                ref = exp2(x);
+                break;
             case CKBT_KIT_TANH8:
-            case CKBT_KIT_TANH16: ref = tanh(x); break;
-            default: ref = simd__gelu(x);
+            case CKBT_KIT_TANH16:
+                ref = tanh(x);
+                break;
+            default:
+                ref = simd__gelu(x);
             }
             if (cases[c].ulps)
                 err = simd__ulps(out[i], ref);

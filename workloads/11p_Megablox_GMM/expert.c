@@ -151,8 +151,7 @@ static void gm__zero_tail(int64_t covered, ckb_bf16 *out)
 
 /* The last k chunk's epilogue: rows [s0, s1), columns [0, nr) of a 32 x 32
  * block of f32 sums rounded to bf16 (vcvtneps2bf16: nearest even) into c. */
-static inline void gm__store_amx(const float *acc, ckb_bf16 *c, int64_t s0, int64_t s1,
-                                 int64_t nr)
+static inline void gm__store_amx(const float *acc, ckb_bf16 *c, int64_t s0, int64_t s1, int64_t nr)
 {
     const __mmask32 m = nr >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << nr) - 1);
     for (int64_t r = s0; r < s1; r++) {
@@ -255,8 +254,8 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
 #endif
         ckb_kit_gemm16_out o = {out, N};
         /* a group's rows run past its packed panels whole (mc unbounded) */
-        ckb_kit_gemm16_job job = {.a = lhs, .lda = K, .ldb = N, .m = M, .n = N, .k = K,
-                              .mc = INT64_MAX, .ctx = &o};
+        ckb_kit_gemm16_job job = {
+            .a = lhs, .lda = K, .ldb = N, .m = M, .n = N, .k = K, .mc = INT64_MAX, .ctx = &o};
         ckb_kit_gemm16_tiles_on();
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t x = 0; x < ngroups * GM_NQB; x++) {
@@ -295,8 +294,8 @@ static inline __attribute__((always_inline)) void gm__store8(void *ctx, const fl
     for (int r = 0; r < mr; r++)
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM8_NR / 8; v++)
-            ckb_kit_store8_n(c + r * N + 8 * v,
-                                 _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), nr - 8 * v);
+            ckb_kit_store8_n(c + r * N + 8 * v, _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v),
+                             nr - 8 * v);
 }
 
 void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_sizes,
@@ -318,11 +317,10 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
 #pragma omp parallel
     {
         ckb_kit_gemm8_job job = {.a = lhs, .lda = K, .ldb = N, .k = K, .n = N, .mc = GM_MC8,
-                             .nc = NCB * GM_NR, .kc = KC,
-                             .epi = gm__store8, .ctx = out};
+                                 .nc = NCB * GM_NR, .kc = KC, .epi = gm__store8, .ctx = out};
         job.ldt = ckb_kit_gemm8_nc(&job);
-        const int64_t rows = ((CAP < M ? CAP : M) + CKB_KIT_GEMM8_MR - 1) / CKB_KIT_GEMM8_MR *
-                             CKB_KIT_GEMM8_MR;
+        const int64_t rows =
+            ((CAP < M ? CAP : M) + CKB_KIT_GEMM8_MR - 1) / CKB_KIT_GEMM8_MR * CKB_KIT_GEMM8_MR;
         /* one allocation per thread per call: packed lhs, rhs, partial sums */
         const size_t a_n = ckb_kit_gemm8_ap_floats(&job) + 64, b_n = ckb_kit_gemm8_bp_floats(&job);
         const size_t t_n = K > ckb_kit_gemm8_kc(&job) ? (size_t)(rows * job.ldt) : 0;

@@ -82,9 +82,15 @@
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void msg__tiles_on(void) { ckb_kit_amx_on(); }
+static void msg__tiles_on(void)
+{
+    ckb_kit_amx_on();
+}
 
-static void msg__tiles_off(void) { ckb_kit_amx_off(); }
+static void msg__tiles_off(void)
+{
+    ckb_kit_amx_off();
+}
 
 /*
  * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
@@ -330,8 +336,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
         const int64_t rows = ((m1 - m0 < MSG_TR ? m1 - m0 : MSG_TR) + MR8 - 1) / MR8 * MR8;
         struct msg__epi e = {NULL, nb, bias, gn_weight, gn_bias, out};
         ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
-                           .mc = MB, .nc = nb, .kc = MSG_KC8, .ldt = nb,
-                           .done = msg__norm_rows8, .ctx = &e};
+                               .mc = MB, .nc = nb, .kc = MSG_KC8, .ldt = nb,
+                               .done = msg__norm_rows8, .ctx = &e};
         /* one allocation per thread per call, freed below */
         const size_t a_n = ckb_kit_gemm8_ap_floats(&g) + 64, b_n = ckb_kit_gemm8_bp_floats(&g);
         const size_t t_n = (size_t)(rows * nb);
@@ -342,7 +348,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
             e.t = g.t;
             for (int64_t mb = m0; mb < m1; mb += MSG_TR)
                 ckb_kit_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, n0, n1, buf,
-                              buf + a_n);
+                                  buf + a_n);
         }
         free(buf);
     }

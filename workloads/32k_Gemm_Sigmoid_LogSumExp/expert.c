@@ -109,9 +109,15 @@ static void gsl__pack(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1, uint
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void gsl__tiles_on(void) { ckb_kit_amx_on(); }
+static void gsl__tiles_on(void)
+{
+    ckb_kit_amx_on();
+}
 
-static void gsl__tiles_off(void) { ckb_kit_amx_off(); }
+static void gsl__tiles_off(void)
+{
+    ckb_kit_amx_off();
+}
 
 /*
  * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
@@ -214,10 +220,10 @@ static void gsl__sigmoid_block(const float *acc, const ckb_bf16 *b1, ckb_bf16 *h
     const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < GSL_MB; i++)
         for (int64_t j = 0; j < GSL_NB; j += 16) {
-            __m512 v = _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j),
-                                     ckb_kit_load16_n(b1 + j, 16));
-            __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, ckb_kit_exp16(_mm512_sub_ps(
-                                                                  _mm512_setzero_ps(), v))));
+            __m512 v =
+                _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j), ckb_kit_load16_n(b1 + j, 16));
+            __m512 s = _mm512_div_ps(
+                one, _mm512_add_ps(one, ckb_kit_exp16(_mm512_sub_ps(_mm512_setzero_ps(), v))));
             _mm256_storeu_si256((__m256i *)(h + i * HID + j), (__m256i)_mm512_cvtneps_pbh(s));
         }
 }
@@ -330,8 +336,8 @@ static void gsl__sigmoid_tile(void *ctx, const float *tile, int64_t i, int64_t j
         for (int v = 0; v < nr; v += 8) {
             __m256 z = _mm256_add_ps(_mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + v),
                                      ckb_kit_load8_n(e->b1 + j + v, nr - v));
-            __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ckb_kit_exp8(_mm256_sub_ps(
-                                                                 _mm256_setzero_ps(), z))));
+            __m256 s = _mm256_div_ps(
+                one, _mm256_add_ps(one, ckb_kit_exp8(_mm256_sub_ps(_mm256_setzero_ps(), z))));
             ckb_kit_store8_n(e->h + (i - e->i0 + r) * HID + j + v, s, nr - v);
         }
 }
@@ -353,10 +359,9 @@ static void gsl__lse_tile(void *ctx, const float *tile, int64_t i, int64_t j, in
     for (int r = 0; r < mr; r++) {
         __m256 y[NV], mx = ninf;
         for (int v = 0; v < NV; v++) {
-            y[v] = _mm256_blendv_ps(ninf,
-                                    _mm256_add_ps(_mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v),
-                                                  b[v]),
-                                    live[v]);
+            y[v] = _mm256_blendv_ps(
+                ninf, _mm256_add_ps(_mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), b[v]),
+                live[v]);
             mx = _mm256_max_ps(mx, y[v]);
         }
         const float m_old = e->m[i + r], m = fmaxf(m_old, ckb_kit_hmax8(mx));
@@ -393,18 +398,18 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
         struct gsl__part e = {b1, b2, h, 0, pm + (size_t)t * GSL_RB8 * 2, NULL};
         e.s = e.m + GSL_RB8;
         ckb_kit_gemm8_job j1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
-                            .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile,
-                            .ctx = &e};
+                                .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile,
+                                .ctx = &e};
         ckb_kit_gemm8_job j2 = {.a = h, .lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID,
-                            .n = OUT, .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8,
-                            .epi = gsl__lse_tile, .ctx = &e};
+                                .n = OUT, .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8,
+                                .epi = gsl__lse_tile, .ctx = &e};
         /* one allocation per thread per call: packed A and B, and the f32
          * partial sums between k blocks (rows x a column block) */
         size_t a_n = ckb_kit_gemm8_ap_floats(&j1), b_n = ckb_kit_gemm8_bp_floats(&j1);
         a_n = a_n > ckb_kit_gemm8_ap_floats(&j2) ? a_n : ckb_kit_gemm8_ap_floats(&j2);
         b_n = b_n > ckb_kit_gemm8_bp_floats(&j2) ? b_n : ckb_kit_gemm8_bp_floats(&j2);
         const int64_t ldt = ckb_kit_gemm8_nc(&j1) > ckb_kit_gemm8_nc(&j2) ? ckb_kit_gemm8_nc(&j1)
-                                                                   : ckb_kit_gemm8_nc(&j2);
+                                                                          : ckb_kit_gemm8_nc(&j2);
         const size_t t_n = (size_t)((GSL_RB8 + MR8 - 1) / MR8 * MR8 * ldt);
         a_n = (a_n + 15) / 16 * 16; /* each part 64-byte aligned */
         b_n = (b_n + 15) / 16 * 16;
@@ -462,7 +467,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < HID; j++) {
-                    float v = ckb_kit_gemm_dot(x + i * IN, w1 + j * IN, IN) + ckb_bf16_to_f32(b1[j]);
+                    float v =
+                        ckb_kit_gemm_dot(x + i * IN, w1 + j * IN, IN) + ckb_bf16_to_f32(b1[j]);
                     h[j] = ckb_bf16_to_f32(ckb_f32_to_bf16(1.0f / (1.0f + expf(-v))));
                 }
                 float m = -INFINITY;

@@ -1056,7 +1056,7 @@ static inline __attribute__((always_inline)) void ml__store(void *ctx, const flo
 #pragma GCC unroll 8
         for (int v = 0; v < CKB_KIT_GEMM8_NR / 8; v++)
             ckb_kit_store8_n(e->c + (i + r) * e->ldc + j + 8 * v,
-                                 _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), nr - 8 * v);
+                             _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), nr - 8 * v);
 }
 
 /* C[m, n] = bf16(A[m, k] @ B[k, n]), bf16 operands with row strides lda,
@@ -1066,8 +1066,8 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
                     const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc)
 {
     struct ml__c e = {c, ldc};
-    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), n >= m ? 0 : 1,
-                                                  (n + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR);
+    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(
+        omp_get_max_threads(), n >= m ? 0 : 1, (n + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR);
     int failed = 0;
     /* The whole team, threads past the grid idle: a smaller team would
      * retire OpenMP pool threads that the next full-team region then has to
@@ -1076,10 +1076,10 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
     {
         int64_t m0 = 0, m1 = 0, n0 = 0, n1 = 0;
         if (omp_get_thread_num() < grid.tm * grid.tn)
-            ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_KIT_GEMM8_MR, n, CKB_KIT_GEMM8_NR,
-                                &m0, &m1, &n0, &n1);
-        ckb_kit_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n,
-                           .mc = ML_GMB, .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
+            ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_KIT_GEMM8_MR, n,
+                                    CKB_KIT_GEMM8_NR, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n, .mc = ML_GMB,
+                               .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
         g.ldt = ckb_kit_gemm8_nc(&g);
         const size_t a_n = ckb_kit_gemm8_ap_floats(&g), b_n = ckb_kit_gemm8_bp_floats(&g);
         const size_t t_n = k > ckb_kit_gemm8_kc(&g) ? (size_t)(ML_GMB * g.ldt) : 0;

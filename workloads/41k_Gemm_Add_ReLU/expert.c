@@ -167,7 +167,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 {
     struct gar__epi epi = {bias, out};
     const ckb_kit_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
-                              .k = IN, .mc = MC, .nc = NC, .tn = TN, .ctx = &epi};
+                                  .k = IN, .mc = MC, .nc = NC, .tn = TN, .ctx = &epi};
     ckb_kit_gemm16_run(&g);
 }
 
@@ -206,14 +206,15 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
         for (int v = 0; v < NR / 8; v++) {
             __m256 y = _mm256_add_ps(_mm256_load_ps(tile + r * NR + 8 * v), bv[v]);
             ckb_kit_store8_n(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
-                                 nr - 8 * v);
+                             nr - 8 * v);
         }
     }
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
+    const ckb_kit_gemm_grid grid =
+        ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
     struct gar__epi epi = {bias, out};
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
@@ -221,7 +222,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
         ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
         ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
-                           .mc = MC, .nc = NC, .kc = KC, .epi = gar__store, .ctx = &epi};
+                               .mc = MC, .nc = NC, .kc = KC, .epi = gar__store, .ctx = &epi};
         ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GAR_MB);
     }
 }

@@ -149,7 +149,8 @@ static inline __attribute__((always_inline)) void ggs__epi_amx(void *ctx, const 
     const __m512 bv0 = ckb_kit_load16_n(e->bias + j, 16);
     const __m512 bv1 = ckb_kit_load16_n(e->bias + j + 16, 16);
     for (int r = 0; r < 32; r++) {
-        _mm512_storeu_ps(z + r * OUT, ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0)));
+        _mm512_storeu_ps(z + r * OUT,
+                         ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0)));
         _mm512_storeu_ps(z + r * OUT + 16,
                          ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32 + 16), bv1)));
     }
@@ -213,7 +214,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     int tm = nthr / tn;
     if (tm > (B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB)
         tm = (int)((B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB);
-    const int64_t mc = MC < CKB_KIT_GEMM16_RB ? CKB_KIT_GEMM16_RB : MC / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB; /* whole slivers */
+    const int64_t mc = MC < CKB_KIT_GEMM16_RB
+                           ? CKB_KIT_GEMM16_RB
+                           : MC / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB; /* whole slivers */
     int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
     for (int ti = 0; ti < tm; ti++) {
         int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB) -
@@ -242,7 +245,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         struct ggs__epi e = {bias, zall + ti * zrows * OUT, 0};
         /* a block's rows run past each packed block whole (mc = the block) */
         const ckb_kit_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
-                                  .k = IN, .mc = mc, .ctx = &e};
+                                      .k = IN, .mc = mc, .ctx = &e};
         const int64_t block_bytes = ncp * ckb_kit_gemm16_panel_words(&g) * 4;
         ckb_kit_gemm16_tiles_on();
         if (block_bytes <= CKB_KIT_GEMM16_STACK_MAX) {
@@ -253,8 +256,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         } else {
             /* every thread must still reach the barriers, buffer or not */
             uint32_t *bp = ckb_kit_alloc64((size_t)block_bytes);
-            ggs__share(&g, &e, out, m0, m1, mc, nstep, tj, tn, bp ? q0 : 0, bp ? q1 : 0, ncp,
-                       bp);
+            ggs__share(&g, &e, out, m0, m1, mc, nstep, tj, tn, bp ? q0 : 0, bp ? q1 : 0, ncp, bp);
             free(bp);
         }
         ckb_kit_gemm16_tiles_off();
@@ -283,8 +285,8 @@ static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
     __m256 mx = _mm256_set1_ps(-INFINITY);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int64_t j = 0; j < OUT; j += 8) {
-        __m256 v = ckb_kit_gelu8(_mm256_add_ps(_mm256_loadu_ps(z + j),
-                                            ckb_kit_load8_n(bias + j, OUT - j)));
+        __m256 v = ckb_kit_gelu8(
+            _mm256_add_ps(_mm256_loadu_ps(z + j), ckb_kit_load8_n(bias + j, OUT - j)));
         if (j + 8 > OUT) /* the tail: lanes past OUT out of the max */
             v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
                                  _mm256_castsi256_ps(_mm256_cmpgt_epi32(
@@ -339,7 +341,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             n1 = OUT;
         float *z = zall + ti * zrows * GGS_LDZ;
         ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
-                           .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
+                               .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
         /* one allocation per thread per call, freed below; every thread
          * must still reach the barriers, buffer or not */
         const size_t a_n = ckb_kit_gemm8_ap_floats(&g) + 64, b_n = ckb_kit_gemm8_bp_floats(&g);

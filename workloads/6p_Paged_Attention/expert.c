@@ -413,7 +413,8 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
     const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_GP; g++) {
-            ckb_kit_widen8(g < PA_G ? q + (kh * PA_G + g) * D : NULL, D, PK_DO, sc->q + (kh * PA_GP + g) * PK_DO);
+            ckb_kit_widen8(g < PA_G ? q + (kh * PA_G + g) * D : NULL, D, PK_DO,
+                           sc->q + (kh * PA_GP + g) * PK_DO);
             sc->n[kh * PA_GP + g] = len;
         }
     pk__reset(sc, PK_ROWS);

@@ -676,8 +676,8 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
         sc->n[r] = ra__keys(kv_lens, i, q, rr / RA_G);
         kend = sc->n[r] > kend ? sc->n[r] : kend;
         ckb_kit_widen8(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
-                                : NULL, D, PK_DO,
-                      sc->q + r * PK_DO);
+                                 : NULL,
+                       D, PK_DO, sc->q + r * PK_DO);
     }
     pk__reset(sc, padded);
 

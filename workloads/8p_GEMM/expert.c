@@ -115,7 +115,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
     ckb_kit_gemm16_out out = {C, N};
     const ckb_kit_gemm16_job g = {.a = A, .lda = K, .b = B, .ldb = N, .m = M, .n = N, .k = K,
-                              .mc = MC, .nc = NC, .tn = TN, .ctx = &out};
+                                  .mc = MC, .nc = NC, .tn = TN, .ctx = &out};
     ckb_kit_gemm16_run(&g);
 }
 
@@ -149,21 +149,21 @@ static inline __attribute__((always_inline)) void gemm__store(void *ctx, const f
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++)
-            ckb_kit_store8_n(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v),
-                                 nr - 8 * v);
+            ckb_kit_store8_n(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v), nr - 8 * v);
     }
 }
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
+    const ckb_kit_gemm_grid grid =
+        ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
     {
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
         ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), M, MR, N, NR, &m0, &m1, &n0, &n1);
         ckb_kit_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
-                           .nc = NC, .kc = KC, .epi = gemm__store, .ctx = C};
+                               .nc = NC, .kc = KC, .epi = gemm__store, .ctx = C};
         ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GEMM_MB);
     }
 }
