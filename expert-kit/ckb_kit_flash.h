@@ -59,6 +59,7 @@
 #pragma once
 
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_attn.h"
 #include "ckb_kit_simd.h"
 
 #ifndef FA_G
@@ -239,37 +240,11 @@ static inline __attribute__((always_inline)) void fa__qk(const void *qv, const v
                                                          int diag, int64_t key0, int64_t qi0)
 {
     __m512 acc[FA_R][FA_NV];
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
 #if MMA == 1
-    const float *q = qv, *kf = kpv;
-    for (int64_t d = 0; d < FA_DQ; d++) {
-        __m512 b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * FA_DQ + d) * 16);
-        for (int r = 0; r < FA_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * FA_DQ + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
+    ckb_kit_attn_qk16_f(qv, FA_DQ, kpv, FA_DQ, FA_DQ, s, BK, nv, acc);
 #else
-    const uint32_t *q = qv, *kp = kpv;
-    for (int64_t p = 0; p < FA_DP; p++) {
-        __m512i b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * FA_DP + p) * 16);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * FA_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
+    ckb_kit_attn_qk16_bf(qv, FA_DP, kpv, FA_DP, FA_DP, s, BK, nv, acc);
 #endif
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * BK + 16 * v, acc[r][v]);
     if (!diag) {
         for (int r = 0; r < FA_R; r++)
             for (int v = 0; v < nv; v++)
@@ -295,41 +270,11 @@ static inline __attribute__((always_inline)) void fa__pv(const void *pv, const v
                                                          float *o, const float *alpha,
                                                          int64_t np, const int dc)
 {
-    __m512 acc[FA_R][FA_DC];
-    for (int r = 0; r < FA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
-    }
 #if MMA == 1
-    const float *p = pv, *vf = vpv;
-    for (int64_t t = 0; t < 2 * np; t++) {
-        __m512 b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * FA_DO + 16 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * BK + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
+    ckb_kit_attn_pv16_f(pv, BK, vpv, FA_DO, o, FA_DO, alpha, 2 * np, dc);
 #else
-    const uint32_t *p = pv;
-    const ckb_bf16 *vp = vpv;
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * FA_DO + 32 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (BK / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
+    ckb_kit_attn_pv16_bf(pv, BK / 2, vpv, FA_DO, o, FA_DO, alpha, np, dc);
 #endif
-    for (int r = 0; r < FA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * FA_DO + 16 * c, acc[r][c]);
 }
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
@@ -487,49 +432,6 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
 
 #if MMA == 2
 
-/* Online softmax of a 16-row tile against key block j0: scores sc->s
- * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
- * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
- * where masked and past w16: whole 32-key tiles), updates m and l, and
- * returns in alpha how much each row's old output shrinks. */
-static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
-                          int64_t w32, float *alpha)
-{
-    const __m512 c2 = _mm512_set1_ps(FA_C2);
-    for (int r = 0; r < 16; r++) {
-        int64_t row = rt + r, qi = qi0 + r;
-        int64_t kend = qi + 1 < S ? qi + 1 : S;
-        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
-        const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = (ckb_bf16 *)sc->p + r * BK;
-        __m512 mx = _mm512_set1_ps(-INFINITY);
-        for (int64_t k = 0; k < c; k += 16) {
-            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
-            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
-        }
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w32; k += 16) {
-            __m512 e = _mm512_setzero_ps();
-            if (k < c) {
-                e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-                if (k + 16 > c)
-                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
-                sum = _mm512_add_ps(sum, e);
-            }
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
-        }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
-    }
-}
-
 /* MMA=2: fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 q rows
  * x 32 d (row-major bf16 is A's layout), B = 16 d pairs of a packed key group
  * (fa__pack_k's layout is B's). P v: A = 16 rows of P x 32 keys, B = 16 key
@@ -564,39 +466,13 @@ static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb
             const char *kt = kp + (j0 / 16) * kg;
             for (int64_t v = 0; v < nv; v += 4) {
                 int64_t n = nv - v < 4 ? nv - v : 4;
-                _tile_zero(0);
-                _tile_zero(1);
-                _tile_zero(2);
-                _tile_zero(3);
-                for (int64_t kc = 0; kc < D / 32; kc++) {
-                    const char *b = kt + v * kg + kc * 16 * 64;
-                    _tile_loadd(4, qt + kc * 64, FA_DQ * 2);
-                    _tile_loadd(5, b, 64);
-                    _tile_dpbf16ps(0, 4, 5);
-                    if (n > 1) {
-                        _tile_loadd(6, b + kg, 64);
-                        _tile_dpbf16ps(1, 4, 6);
-                    }
-                    if (n > 2) {
-                        _tile_loadd(7, b + 2 * kg, 64);
-                        _tile_dpbf16ps(2, 4, 7);
-                    }
-                    if (n > 3) {
-                        _tile_loadd(5, b + 3 * kg, 64);
-                        _tile_dpbf16ps(3, 4, 5);
-                    }
-                }
-                float *st = sc->s + 16 * v;
-                _tile_stored(0, st, BK * 4);
-                if (n > 1)
-                    _tile_stored(1, st + 16, BK * 4);
-                if (n > 2)
-                    _tile_stored(2, st + 32, BK * 4);
-                if (n > 3)
-                    _tile_stored(3, st + 48, BK * 4);
+                ckb_kit_amx_zero4();
+                ckb_kit_amx_1x4(qt, FA_DQ * 2, kt + v * kg, 64, 16 * 64, kg, D / 32, n);
+                ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
             }
             float alpha[16];
-            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            ckb_kit_attn_softmax16(sc->s, BK, (ckb_bf16 *)sc->p, BK, sc->m + rt, sc->l + 16 * rt,
+                                   qi0, S, j0, nv * 16, w32, FA_C2, alpha);
             float *ot = sc->o + rt * FA_DO;
             for (int r = 0; r < 16; r++) {
                 __m512 al = _mm512_set1_ps(alpha[r]);
@@ -609,39 +485,8 @@ static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb
             const char *pt = (const char *)sc->p;
             for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
                 int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
-                float *oc = ot + 16 * c0;
-                _tile_loadd(0, oc, FA_DO * 4);
-                if (n > 1)
-                    _tile_loadd(1, oc + 16, FA_DO * 4);
-                if (n > 2)
-                    _tile_loadd(2, oc + 32, FA_DO * 4);
-                if (n > 3)
-                    _tile_loadd(3, oc + 48, FA_DO * 4);
-                for (int64_t kk = 0; kk < w32 / 32; kk++) {
-                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
-                    _tile_loadd(4, pt + kk * 64, BK * 2);
-                    _tile_loadd(5, b, FA_DO * 4);
-                    _tile_dpbf16ps(0, 4, 5);
-                    if (n > 1) {
-                        _tile_loadd(6, b + 64, FA_DO * 4);
-                        _tile_dpbf16ps(1, 4, 6);
-                    }
-                    if (n > 2) {
-                        _tile_loadd(7, b + 128, FA_DO * 4);
-                        _tile_dpbf16ps(2, 4, 7);
-                    }
-                    if (n > 3) {
-                        _tile_loadd(5, b + 192, FA_DO * 4);
-                        _tile_dpbf16ps(3, 4, 5);
-                    }
-                }
-                _tile_stored(0, oc, FA_DO * 4);
-                if (n > 1)
-                    _tile_stored(1, oc + 16, FA_DO * 4);
-                if (n > 2)
-                    _tile_stored(2, oc + 32, FA_DO * 4);
-                if (n > 3)
-                    _tile_stored(3, oc + 48, FA_DO * 4);
+                ckb_kit_amx_pv(pt, BK * 2, vt + c0 * 64, FA_DO * 4, ot + 16 * c0, FA_DO, w32 / 32,
+                               n);
             }
         }
     }
@@ -758,22 +603,7 @@ static inline __attribute__((always_inline)) void fa__qk(const float *q, const f
                                                          int64_t key0, int64_t qi0)
 {
     __m256 acc[FA_R][FA_NV];
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < D; d++) {
-        __m256 b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm256_load_ps(kf + (v * FA_DO + d) * 8);
-        for (int r = 0; r < FA_R; r++) {
-            __m256 a = _mm256_broadcast_ss(q + r * FA_DO + d);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm256_store_ps(s + r * BK + 8 * v, acc[r][v]);
+    ckb_kit_attn_qk8(q, FA_DO, kf, FA_DO, D, s, BK, nv, acc);
     if (!diag) {
         for (int r = 0; r < FA_R; r++)
             for (int v = 0; v < nv; v++)
@@ -798,25 +628,7 @@ static inline __attribute__((always_inline)) void fa__pv(const float *p, const f
                                                          const float *alpha, int64_t nk,
                                                          const int dc)
 {
-    __m256 acc[FA_R][FA_DC];
-    for (int r = 0; r < FA_R; r++) {
-        __m256 al = _mm256_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * FA_DO + 8 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m256 b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm256_load_ps(vf + t * FA_DO + 8 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m256 a = _mm256_broadcast_ss(p + r * BK + t);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < FA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm256_store_ps(o + r * FA_DO + 8 * c, acc[r][c]);
+    ckb_kit_attn_pv8(p, BK, vf, FA_DO, o, FA_DO, alpha, nk, dc);
 }
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by fa__attention(). */

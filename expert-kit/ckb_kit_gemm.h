@@ -639,20 +639,20 @@ static inline __attribute__((always_inline)) void ckb_kit_gemm8_share(ckb_kit_ge
 #if defined(__AMX_BF16__) && defined(__AMX_TILE__)
 
 /*
- * One k run of a 16 rt x 32 block of C: acc (rows 32 floats apart) =
- * a[0:16 rt, 0:kc] @ b, or acc + that product when !first; rt 1 or 2 row
- * tiles (a constant at each call, so the loop is specialised). A tiles load
- * straight from A (two consecutive k of a row are already the pair
- * tdpbf16ps reads; all 16 rt rows are read), B tiles from a packed panel in
- * the pair layout (tile row p: pair p of 32 columns, ldb dwords apart; the
- * second 16 columns at b + 16).
+ * One k run of a 16 rt x 32 block of C: acc = a[0:16 rt, 0:kc] @ B, or
+ * acc + that product when !first; acc's rows ldacc floats apart; rt 1 or 2
+ * row tiles (a constant at each call, so the loop is specialised). A tiles
+ * load straight from A (two consecutive k of a row are already the pair
+ * tdpbf16ps reads; all 16 rt rows are read), B tiles from packed panels in
+ * the pair layout: tile row p is pair p of 16 columns at b0 (the first 16)
+ * and b1 (the next), ldb dwords apart.
  */
-static inline __attribute__((always_inline)) void ckb_kit_amx_2x2(const ckb_bf16 *a, int64_t lda,
-                                                                  const uint32_t *b, int64_t ldb,
-                                                                  int64_t kc, int rt, int first,
-                                                                  float *acc)
+static inline __attribute__((always_inline)) void
+ckb_kit_amx_2x2(const ckb_bf16 *a, int64_t lda, const uint32_t *b0, const uint32_t *b1, int64_t ldb,
+                int64_t kc, int rt, int first, float *acc, int64_t ldacc)
 {
     const ckb_bf16 *a1 = a + 16 * lda;
+    float *c1 = acc + 16 * ldacc;
     if (first) {
         _tile_zero(0);
         _tile_zero(1);
@@ -661,17 +661,17 @@ static inline __attribute__((always_inline)) void ckb_kit_amx_2x2(const ckb_bf16
             _tile_zero(3);
         }
     } else {
-        _tile_loadd(0, acc, 128);
-        _tile_loadd(1, acc + 16, 128);
+        _tile_loadd(0, acc, ldacc * 4);
+        _tile_loadd(1, acc + 16, ldacc * 4);
         if (rt == 2) {
-            _tile_loadd(2, acc + 16 * 32, 128);
-            _tile_loadd(3, acc + 16 * 32 + 16, 128);
+            _tile_loadd(2, c1, ldacc * 4);
+            _tile_loadd(3, c1 + 16, ldacc * 4);
         }
     }
     for (int64_t kk = 0; kk < kc; kk += 32) {
         _tile_loadd(4, a + kk, lda * 2);
-        _tile_loadd(6, b + kk / 2 * ldb, ldb * 4);
-        _tile_loadd(7, b + 16 + kk / 2 * ldb, ldb * 4);
+        _tile_loadd(6, b0 + kk / 2 * ldb, ldb * 4);
+        _tile_loadd(7, b1 + kk / 2 * ldb, ldb * 4);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         if (rt == 2) {
@@ -680,11 +680,34 @@ static inline __attribute__((always_inline)) void ckb_kit_amx_2x2(const ckb_bf16
             _tile_dpbf16ps(3, 5, 7);
         }
     }
-    _tile_stored(0, acc, 128);
-    _tile_stored(1, acc + 16, 128);
+    _tile_stored(0, acc, ldacc * 4);
+    _tile_stored(1, acc + 16, ldacc * 4);
     if (rt == 2) {
-        _tile_stored(2, acc + 16 * 32, 128);
-        _tile_stored(3, acc + 16 * 32 + 16, 128);
+        _tile_stored(2, c1, ldacc * 4);
+        _tile_stored(3, c1 + 16, ldacc * 4);
+    }
+}
+
+/*
+ * c[0:mb, 0:16 np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
+ * @ np packed panels of 16 columns at bp (k / 2 pairs each, 16 dwords a
+ * pair), in f32: mb a multiple of 32, np of 2, k of 32. k goes in passes of
+ * kc (< 1: all of it); c holds the partial sums between passes (29k, 32k).
+ */
+static inline void ckb_kit_amx_gemm_f32(const ckb_bf16 *a, int64_t lda, const uint32_t *bp,
+                                        int64_t k, int64_t kc, float *c, int64_t ldc, int64_t mb,
+                                        int64_t np)
+{
+    kc = kc > 0 && kc < k ? kc : k;
+    const int64_t pstride = k / 2 * 16; /* uint32 per panel */
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+        const int64_t k1 = k0 + kc < k ? k0 + kc : k;
+        for (int64_t q = 0; q < np; q += 2) {
+            const uint32_t *b0 = bp + q * pstride + k0 / 2 * 16, *b1 = b0 + pstride;
+            for (int64_t i = 0; i < mb; i += 32)
+                ckb_kit_amx_2x2(a + i * lda + k0, lda, b0, b1, 16, k1 - k0, 2, k0 == 0,
+                                c + i * ldc + q * 16, ldc);
+        }
     }
 }
 
@@ -987,7 +1010,7 @@ static inline void ckb_kit_gemm16_amx_block(const ckb_kit_gemm16_job *g, const c
 {
     float buf[32 * 32] __attribute__((aligned(64)));
     for (int v = 0; v < nr; v += 32) {
-        ckb_kit_amx_2x2(a, g->lda, bp + v, CKB_KIT_GEMM16_NR, g->k, 2, 1, buf);
+        ckb_kit_amx_2x2(a, g->lda, bp + v, bp + v + 16, CKB_KIT_GEMM16_NR, g->k, 2, 1, buf, 32);
         CKB_KIT_GEMM16_EPI_AMX(g->ctx, buf, i, j + v);
     }
 }

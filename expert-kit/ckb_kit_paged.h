@@ -29,6 +29,7 @@
 #pragma once
 
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_attn.h"
 #include "ckb_kit_simd.h"
 
 /* Index clamping as JAX does it (dynamic_slice, gather), so any table is
@@ -122,22 +123,7 @@ static inline __attribute__((always_inline)) void pk__qk_bf(const uint32_t *q, c
                                                          float *s, const int nv)
 {
     __m512 acc[PK_R][PK_NV];
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < PK_DP; p++) {
-        __m512i b[PK_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * PK_DP + p) * 16);
-        for (int r = 0; r < PK_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * PK_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+    ckb_kit_attn_qk16_bf(q, PK_DP, kp, PK_DP, PK_DP, s, PK_BKS, nv, acc);
 }
 
 /* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
@@ -146,25 +132,7 @@ static inline __attribute__((always_inline)) void pk__pv_bf(const uint32_t *p, c
                                                          float *o, const float *alpha,
                                                          int64_t np, const int dc)
 {
-    __m512 acc[PK_R][PK_DC];
-    for (int r = 0; r < PK_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[PK_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * PK_DO + 32 * c);
-        for (int r = 0; r < PK_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (PK_BKS / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+    ckb_kit_attn_pv16_bf(p, PK_BKS / 2, vp, PK_DO, o, PK_DO, alpha, np, dc);
 }
 #endif /* __AVX512BF16__ */
 
@@ -174,22 +142,7 @@ static inline __attribute__((always_inline)) void pk__qk_f(const float *q, const
                                                            float *s, const int nv)
 {
     __m512 acc[PK_R][PK_NV];
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t d = 0; d < PK_DQ; d++) {
-        __m512 b[PK_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * PK_DQ + d) * 16);
-        for (int r = 0; r < PK_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * PK_DQ + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+    ckb_kit_attn_qk16_f(q, PK_DQ, kf, PK_DQ, PK_DQ, s, PK_BKS, nv, acc);
 }
 
 /* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
@@ -198,25 +151,7 @@ static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const
                                                            float *o, const float *alpha,
                                                            int64_t nk, const int dc)
 {
-    __m512 acc[PK_R][PK_DC];
-    for (int r = 0; r < PK_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m512 b[PK_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * PK_DO + 16 * c);
-        for (int r = 0; r < PK_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * PK_BKS + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+    ckb_kit_attn_pv16_f(p, PK_BKS, vf, PK_DO, o, PK_DO, alpha, nk, dc);
 }
 
 #endif /* AVX-512 */
@@ -327,22 +262,7 @@ static inline __attribute__((always_inline)) void pk__qk(const float *q, const f
                                                          const int nv)
 {
     __m256 acc[PK_R][PK_NV];
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < D; d++) {
-        __m256 b[PK_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm256_load_ps(kf + (v * PK_DO + d) * 8);
-        for (int r = 0; r < PK_R; r++) {
-            __m256 a = _mm256_broadcast_ss(q + r * PK_DO + d);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm256_store_ps(s + r * PK_BKP + 8 * v, acc[r][v]);
+    ckb_kit_attn_qk8(q, PK_DO, kf, PK_DO, D, s, PK_BKP, nv, acc);
 }
 
 /* o[r][0 .. 8dc) = alpha[r] * o[r] + P[r] . V over nk keys. */
@@ -350,25 +270,7 @@ static inline __attribute__((always_inline)) void pk__pv(const float *p, const f
                                                          const float *alpha, int64_t nk,
                                                          const int dc)
 {
-    __m256 acc[PK_R][PK_DC];
-    for (int r = 0; r < PK_R; r++) {
-        __m256 al = _mm256_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * PK_DO + 8 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m256 b[PK_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm256_load_ps(vf + t * PK_DO + 8 * c);
-        for (int r = 0; r < PK_R; r++) {
-            __m256 a = _mm256_broadcast_ss(p + r * PK_BKP + t);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm256_store_ps(o + r * PK_DO + 8 * c, acc[r][c]);
+    ckb_kit_attn_pv8(p, PK_BKP, vf, PK_DO, o, PK_DO, alpha, nk, dc);
 }
 
 /* Online softmax of the row tile at state row rt over a block of keys from

@@ -170,6 +170,37 @@ CKBT_TEST(kit_gemm16_matches_the_product_on_every_unit, "quick")
         }
 }
 
+/* The f32 AMX GEMM of 29k and 32k (emulated tiles): one pass over k and
+ * several (the partial sums reloaded into the accumulators), against the
+ * double-precision product. */
+CKBT_TEST(kit_amx_gemm_f32_matches_the_product, "quick")
+{
+    const int64_t m = 64, np = 4, k = 96, n = 16 * np;
+    uint64_t s = 12345;
+    ckb_bf16 a[64 * 96], b[96 * 64];
+    static float c[64 * 64];
+    for (int64_t i = 0; i < m * k; i++)
+        a[i] = kit__rand(&s);
+    for (int64_t i = 0; i < k * n; i++)
+        b[i] = kit__rand(&s);
+    const int64_t passes[] = {0, 32, 64};
+    for (int t = 0; t < 3; t++) {
+        for (int64_t i = 0; i < m * n; i++)
+            c[i] = NAN;
+        const long products = ckbt_kit_amx_products();
+        const int rc = ckbt_kit_amx_gemm_f32(a, b, m, np, k, passes[t], c);
+        if (rc == -2) {
+            ckbt_skip("this build has no AVX-512 BF16: no AMX path to emulate");
+            return;
+        }
+        int64_t wi = 0, wj = 0;
+        const double worst = kit__worst(a, b, 0, c, m, n, k, &wi, &wj);
+        CKBT_EXPECT(rc == 2 && ckbt_kit_amx_products() > products && worst < 1e-5,
+                    "kc=%lld: rc %d, worst relative error %g at [%lld][%lld]",
+                    (long long)passes[t], rc, worst, (long long)wi, (long long)wj);
+    }
+}
+
 /* The thread grid covers C exactly once whatever the team, the column
  * split asked for and the ragged edges; row shares start on multiples of
  * rstep and column shares on whole units. */

@@ -227,7 +227,8 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
                                       CKB_GEN_BEAM};
     /* the kit's headers, once */
     static const char *const kit[] = {"ckb_kit_gemm.h", "ckb_kit_flash.h", "ckb_kit_paged.h",
-                                      "ckb_kit_simd.h", "ckb_kit_unit.h",  "ckb_kit_alloc.h"};
+                                      "ckb_kit_simd.h", "ckb_kit_attn.h", "ckb_kit_unit.h",
+                                      "ckb_kit_alloc.h"};
     char *srcs[8];
     int nkit = 0;
     for (size_t i = 0; i < sizeof kit / sizeof *kit; i++) {
@@ -320,7 +321,8 @@ CKBT_TEST(prompt_states_the_protocol_the_code_runs, "quick")
     /* The timing paragraph comes from the evaluator's constants: its
      * defaults, or the run's own counts. */
     const ckb_workload *w = ckb_workload_find("12p");
-    ckb_gen_task t = {.w = w, .size = CKB_SIZE_SMALL, .threads = 3, .reference = ckb_gen_shown(w)};
+    ckb_gen_task t = {.w = w, .size = CKB_SIZE_SMALL, .threads = 3,
+                      .reference = ckb_gen_shown(w)};
     truth_machine(&t.machine);
     t.measured = 1;
     ckb_eval_opts eo;

@@ -192,9 +192,9 @@ static void gm__item(const ckb_kit_gemm16_job *g, ckb_bf16 *out, int64_t r0, int
                 float *ac = acc + (v / 32 * rows_pad + i) * 32;
                 const int64_t nr = N - c0 - v < 32 ? N - c0 - v : 32;
                 if (rb == 32)
-                    ckb_kit_amx_2x2(a, K, bc, 32, kc, 2, first, ac);
+                    ckb_kit_amx_2x2(a, K, bc, bc + 16, 32, kc, 2, first, ac, 32);
                 else
-                    ckb_kit_amx_2x2(a, K, bc, 32, kc, 1, first, ac);
+                    ckb_kit_amx_2x2(a, K, bc, bc + 16, 32, kc, 1, first, ac, 32);
                 if (last)
                     gm__store_amx(ac, out + at * N + c0 + v, s0, s0 + rows, nr);
             }

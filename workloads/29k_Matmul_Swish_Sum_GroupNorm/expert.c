@@ -92,51 +92,11 @@ static void msg__tiles_off(void)
     ckb_kit_amx_off();
 }
 
-/*
- * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
- * @ packed panels bp[0:np] (k/2 pairs each). mb a multiple of 32, np of 2.
- * k goes in passes of KC; c holds the partial sums between passes.
- */
+/* c[0:mb, 0:16 np] = a @ the packed panels, in f32, k in passes of KC. */
 static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
                       int64_t ldc, int64_t mb, int64_t np)
 {
-    const int64_t kc = KC > 0 && KC < k ? KC : k;
-    const int64_t pstride = k / 2 * 16; /* uint32 per panel */
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t k1 = k0 + kc < k ? k0 + kc : k;
-        for (int64_t q = 0; q < np; q += 2) {
-            const uint32_t *b0 = bp + q * pstride, *b1 = b0 + pstride;
-            for (int64_t i = 0; i < mb; i += 32) {
-                float *c0 = c + i * ldc + q * 16, *c1 = c0 + 16 * ldc;
-                if (k0 == 0) {
-                    _tile_zero(0);
-                    _tile_zero(1);
-                    _tile_zero(2);
-                    _tile_zero(3);
-                } else {
-                    _tile_loadd(0, c0, ldc * 4);
-                    _tile_loadd(1, c0 + 16, ldc * 4);
-                    _tile_loadd(2, c1, ldc * 4);
-                    _tile_loadd(3, c1 + 16, ldc * 4);
-                }
-                const ckb_bf16 *a0 = a + i * lda, *a1 = a0 + 16 * lda;
-                for (int64_t kk = k0; kk < k1; kk += 32) {
-                    _tile_loadd(4, a0 + kk, lda * 2);
-                    _tile_loadd(6, b0 + kk / 2 * 16, 64);
-                    _tile_loadd(7, b1 + kk / 2 * 16, 64);
-                    _tile_dpbf16ps(0, 4, 6);
-                    _tile_dpbf16ps(1, 4, 7);
-                    _tile_loadd(5, a1 + kk, lda * 2);
-                    _tile_dpbf16ps(2, 5, 6);
-                    _tile_dpbf16ps(3, 5, 7);
-                }
-                _tile_stored(0, c0, ldc * 4);
-                _tile_stored(1, c0 + 16, ldc * 4);
-                _tile_stored(2, c1, ldc * 4);
-                _tile_stored(3, c1 + 16, ldc * 4);
-            }
-        }
-    }
+    ckb_kit_amx_gemm_f32(a, lda, bp, k, KC, c, ldc, mb, np);
 }
 
 

@@ -521,35 +521,9 @@ static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, con
                                                              float *st, int64_t n)
 {
     const int64_t kg = RA_DP * 16 * 4; /* bytes of a packed key group */
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    for (int64_t kc = 0; kc < D / 32; kc++) {
-        const char *b = kt + kc * 16 * 64;
-        _tile_loadd(4, qt + kc * 64, RA_DP * 4);
-        _tile_loadd(5, b, 64);
-        _tile_dpbf16ps(0, 4, 5);
-        if (n > 1) {
-            _tile_loadd(6, b + kg, 64);
-            _tile_dpbf16ps(1, 4, 6);
-        }
-        if (n > 2) {
-            _tile_loadd(7, b + 2 * kg, 64);
-            _tile_dpbf16ps(2, 4, 7);
-        }
-        if (n > 3) {
-            _tile_loadd(5, b + 3 * kg, 64);
-            _tile_dpbf16ps(3, 4, 5);
-        }
-    }
-    _tile_stored(0, st, BK * 4);
-    if (n > 1)
-        _tile_stored(1, st + 16, BK * 4);
-    if (n > 2)
-        _tile_stored(2, st + 32, BK * 4);
-    if (n > 3)
-        _tile_stored(3, st + 48, BK * 4);
+    ckb_kit_amx_zero4();
+    ckb_kit_amx_1x4(qt, RA_DP * 4, kt, 64, 16 * 64, kg, D / 32, n);
+    ckb_kit_amx_store4(st, BK, n);
 }
 
 /* o[16][16 c0 .. 16 (c0 + n)) += P . V for n <= 4 16-wide d chunks over
@@ -559,38 +533,7 @@ static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, con
 static inline __attribute__((always_inline)) void ra__pv_amx(const char *pt, const char *vt,
                                                              float *oc, int64_t nkt, int64_t n)
 {
-    _tile_loadd(0, oc, RA_DO * 4);
-    if (n > 1)
-        _tile_loadd(1, oc + 16, RA_DO * 4);
-    if (n > 2)
-        _tile_loadd(2, oc + 32, RA_DO * 4);
-    if (n > 3)
-        _tile_loadd(3, oc + 48, RA_DO * 4);
-    for (int64_t kk = 0; kk < nkt; kk++) {
-        const char *b = vt + kk * 16 * RA_DO * 4;
-        _tile_loadd(4, pt + kk * 64, BK * 2);
-        _tile_loadd(5, b, RA_DO * 4);
-        _tile_dpbf16ps(0, 4, 5);
-        if (n > 1) {
-            _tile_loadd(6, b + 64, RA_DO * 4);
-            _tile_dpbf16ps(1, 4, 6);
-        }
-        if (n > 2) {
-            _tile_loadd(7, b + 128, RA_DO * 4);
-            _tile_dpbf16ps(2, 4, 7);
-        }
-        if (n > 3) {
-            _tile_loadd(5, b + 192, RA_DO * 4);
-            _tile_dpbf16ps(3, 4, 5);
-        }
-    }
-    _tile_stored(0, oc, RA_DO * 4);
-    if (n > 1)
-        _tile_stored(1, oc + 16, RA_DO * 4);
-    if (n > 2)
-        _tile_stored(2, oc + 32, RA_DO * 4);
-    if (n > 3)
-        _tile_stored(3, oc + 48, RA_DO * 4);
+    ckb_kit_amx_pv(pt, BK * 2, vt, RA_DO * 4, oc, RA_DO, nkt, n);
 }
 
 /* One work item (see ra__item_setup) on AMX tiles, 16 query rows a tile:
