@@ -227,7 +227,8 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
                                       CKB_GEN_BEAM};
     /* the kit's headers, once */
     static const char *const kit[] = {"ckb_kit_gemm.h", "ckb_kit_flash.h", "ckb_kit_paged.h",
-                                      "ckb_kit_bf16.h", "ckb_kit_unit.h", "ckb_kit_alloc.h"};
+                                      "ckb_kit_simd.h", "ckb_kit_attn.h", "ckb_kit_unit.h",
+                                      "ckb_kit_alloc.h"};
     char *srcs[8];
     int nkit = 0;
     for (size_t i = 0; i < sizeof kit / sizeof *kit; i++) {
