@@ -7,6 +7,7 @@
  * need it say "skipped" and why.
  */
 #include <json-c/json.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,15 +137,23 @@ CKBT_TEST(serve_conforms_to_its_openapi, "full")
         return;
     /* bounded: 45 s of generated requests, every check; a
      * long-poll may take its minute */
-    char cmd[2048], *out = NULL;
+    /* run in the test's folder: schemathesis writes its cache (.schemathesis/)
+     * into the working folder, which must not be the tree */
+    char cmd[3 * PATH_MAX], *out = NULL, root[PATH_MAX];
+    if (!getcwd(root, sizeof root)) {
+        ckbt_fail(__FILE__, __LINE__, "cannot read the working folder");
+        ckbt_serve_stop(&s, SIGTERM);
+        return;
+    }
     snprintf(cmd, sizeof cmd,
-             SERVECT_VENV "/bin/st run docs/openapi.yaml --url %s --checks all "
+             "cd '%s' && '%s/" SERVECT_VENV "/bin/st' run '%s/docs/openapi.yaml' --url %s "
+             "--checks all "
              /* DELETE cancels and the evaluation stays readable: not a use after free */
              "--exclude-checks use_after_free "
              "--max-examples 10 --workers 2 --request-timeout 70 --max-response-time 65 "
              "--max-time 45 --seed 1 "
              "--no-color",
-             s.base);
+             s.dir, root, root, s.base);
     int rc = servect_sh(cmd, 400, &out);
     CKBT_EXPECT(rc == 0, "schemathesis found the server unlike docs/openapi.yaml (exit %d): %s",
                 rc, servect_tail(out, 4000));
