@@ -317,11 +317,13 @@ CKBT_TEST(workload_7p_each_sequence_has_its_own_q_len, "quick")
      * [attend(0.5, [1 0], [3 6]), attend(1, [1 0 -1], [3 6 9]), -2,
      * attend(2, [1 2], [-2 4])]: every row off. */
     const ckb_workload *w = ckb_workload_find("7p");
-    CKBT_EXPECT(w && w->ndims == 10 && strcmp(w->dims[1].name, "NT") == 0,
-                "7p's dims are NS, NT, ... (no TPS)");
-    if (!w || w->ndims != 10)
+    CKBT_EXPECT(w && w->ndims == 12 && strcmp(w->dims[1].name, "NT") == 0,
+                "7p's dims are NS, NT, ... (no TPS), NDEC, CHUNK");
+    if (!w || w->ndims != 12)
         return;
-    const int64_t dims[10] = {2, 4, 1, 1, 2, 1, 2, 2, 4, 3};
+    /* NDEC and CHUNK only shape the generated step; the tables below are
+     * set by hand */
+    const int64_t dims[12] = {2, 4, 1, 1, 2, 1, 2, 2, 4, 3, 1, 2};
     const double q[4] = {0.5, 1, 2, 7};
     const double k0[4] = {1, 0, -1, 3}, v0[4] = {3, 6, 9, 100};
     const double k1[4] = {1, 2, 5, 5}, v1[4] = {-2, 4, 50, 50};
