@@ -383,9 +383,8 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
              {"CHUNK", {64, 256, 512}}},
     /* prefill: upstream's step (the dims above), the NT-row budget mostly
      * in long chunks. decode: the same slots on a step of decodes over
-     * twice the cache, with a few prompt rows left over; NT is the step's
-     * row count (vLLM pads a step's tokens to a bucket, not to the
-     * largest budget). */
+     * twice the cache, with a few prompt rows left over; NT is that step's
+     * own row count, as a step's query buffer holds its own tokens. */
     .nconfigs = 2,
     .configs = {{.name = "prefill"},
                 {.name = "decode",
