@@ -56,11 +56,11 @@
  *          cyclic (no scheduling traffic)
  *   MMA    AVX-512 only, as above: 2 where the compiler targets AMX, else 1.
  */
-#ifndef CKB_KIT_FLASH_H
-#define CKB_KIT_FLASH_H
+#pragma once
 
 #include "ckb_kit_alloc.h"
-#include "ckb_kit_bf16.h"
+#include "ckb_kit_attn.h"
+#include "ckb_kit_simd.h"
 
 #ifndef FA_G
 #define FA_G 1
@@ -109,7 +109,7 @@
 /* The it-th query block in heaviest-first order (block i costs ~i+1). */
 static inline int64_t fa__block_of(int64_t it) { return FA_NQB - 1 - it; }
 
-/* scale * log2(e): scores go straight to the base-2 domain of fa__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16 / _8. */
 #define FA_C2 ((float)(1.4426950408889634 * (FA_SCALE)))
 
 #ifndef FA_HAVE_MASK_KIND
@@ -147,29 +147,6 @@ static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w
 #define FA_KP_BYTES ((int64_t)FA_SP * FA_DQ * FA_EB)
 #define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * FA_EB)
 
-/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
- * [-1/2, 1/2], p a degree-5 interpolant at Chebyshev nodes; scalef
- * underflows to 0 however negative round(x) is. */
-static inline __m512 fa__exp2(__m512 x)
-{
-    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.339086331e-03f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
-    return _mm512_scalef_ps(p, n);
-}
-
-static inline uint32_t fa__load32(const ckb_bf16 *p)
-{
-    uint32_t u;
-    memcpy(&u, p, sizeof u);
-    return u;
-}
-
 /* Packs K of one kv head (k points at its position 0, positions FA_KS
  * apart): kp[g][p][jj][2] = k[16g + jj][2p + e], zero past S
  * and past D, so every q k^T tile reads whole vectors. */
@@ -185,7 +162,7 @@ static __attribute__((unused)) void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, 
         }
         const ckb_bf16 *src = k + j * FA_KS;
         for (int64_t p = 0; p < D / 2; p++)
-            dst[p * 16] = fa__load32(src + 2 * p);
+            dst[p * 16] = ckb_kit_pair(src + 2 * p);
         if (D % 2)
             dst[(FA_DP - 1) * 16] = src[D - 1];
     }
@@ -263,37 +240,11 @@ static inline __attribute__((always_inline)) void fa__qk(const void *qv, const v
                                                          int diag, int64_t key0, int64_t qi0)
 {
     __m512 acc[FA_R][FA_NV];
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
 #if MMA == 1
-    const float *q = qv, *kf = kpv;
-    for (int64_t d = 0; d < FA_DQ; d++) {
-        __m512 b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * FA_DQ + d) * 16);
-        for (int r = 0; r < FA_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * FA_DQ + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
+    ckb_kit_attn_qk16_f(qv, FA_DQ, kpv, FA_DQ, FA_DQ, s, BK, nv, acc);
 #else
-    const uint32_t *q = qv, *kp = kpv;
-    for (int64_t p = 0; p < FA_DP; p++) {
-        __m512i b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * FA_DP + p) * 16);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * FA_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
+    ckb_kit_attn_qk16_bf(qv, FA_DP, kpv, FA_DP, FA_DP, s, BK, nv, acc);
 #endif
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * BK + 16 * v, acc[r][v]);
     if (!diag) {
         for (int r = 0; r < FA_R; r++)
             for (int v = 0; v < nv; v++)
@@ -319,41 +270,11 @@ static inline __attribute__((always_inline)) void fa__pv(const void *pv, const v
                                                          float *o, const float *alpha,
                                                          int64_t np, const int dc)
 {
-    __m512 acc[FA_R][FA_DC];
-    for (int r = 0; r < FA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
-    }
 #if MMA == 1
-    const float *p = pv, *vf = vpv;
-    for (int64_t t = 0; t < 2 * np; t++) {
-        __m512 b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * FA_DO + 16 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * BK + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
+    ckb_kit_attn_pv16_f(pv, BK, vpv, FA_DO, o, FA_DO, alpha, 2 * np, dc);
 #else
-    const uint32_t *p = pv;
-    const ckb_bf16 *vp = vpv;
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * FA_DO + 32 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (BK / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
+    ckb_kit_attn_pv16_bf(pv, BK / 2, vpv, FA_DO, o, FA_DO, alpha, np, dc);
 #endif
-    for (int r = 0; r < FA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * FA_DO + 16 * c, acc[r][c]);
 }
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
@@ -407,7 +328,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
         __m512 mv = _mm512_set1_ps(m_new);
         __m512 sum = _mm512_setzero_ps();
         for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+            __m512 e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
             if (k + 16 > c)
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
@@ -511,65 +432,6 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
 
 #if MMA == 2
 
-/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4 A (16 rows of 32
- * bf16), 5-7 B (16 pairs x 16 columns, VNNI). Per thread, per call. */
-static void fa__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
-
-/* Online softmax of a 16-row tile against key block j0: scores sc->s
- * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
- * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
- * where masked and past w16: whole 32-key tiles), updates m and l, and
- * returns in alpha how much each row's old output shrinks. */
-static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
-                          int64_t w32, float *alpha)
-{
-    const __m512 c2 = _mm512_set1_ps(FA_C2);
-    for (int r = 0; r < 16; r++) {
-        int64_t row = rt + r, qi = qi0 + r;
-        int64_t kend = qi + 1 < S ? qi + 1 : S;
-        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
-        const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = (ckb_bf16 *)sc->p + r * BK;
-        __m512 mx = _mm512_set1_ps(-INFINITY);
-        for (int64_t k = 0; k < c; k += 16) {
-            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
-            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
-        }
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w32; k += 16) {
-            __m512 e = _mm512_setzero_ps();
-            if (k < c) {
-                e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-                if (k + 16 > c)
-                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
-                sum = _mm512_add_ps(sum, e);
-            }
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
-        }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
-    }
-}
-
 /* MMA=2: fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 q rows
  * x 32 d (row-major bf16 is A's layout), B = 16 d pairs of a packed key group
  * (fa__pack_k's layout is B's). P v: A = 16 rows of P x 32 keys, B = 16 key
@@ -604,39 +466,13 @@ static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb
             const char *kt = kp + (j0 / 16) * kg;
             for (int64_t v = 0; v < nv; v += 4) {
                 int64_t n = nv - v < 4 ? nv - v : 4;
-                _tile_zero(0);
-                _tile_zero(1);
-                _tile_zero(2);
-                _tile_zero(3);
-                for (int64_t kc = 0; kc < D / 32; kc++) {
-                    const char *b = kt + v * kg + kc * 16 * 64;
-                    _tile_loadd(4, qt + kc * 64, FA_DQ * 2);
-                    _tile_loadd(5, b, 64);
-                    _tile_dpbf16ps(0, 4, 5);
-                    if (n > 1) {
-                        _tile_loadd(6, b + kg, 64);
-                        _tile_dpbf16ps(1, 4, 6);
-                    }
-                    if (n > 2) {
-                        _tile_loadd(7, b + 2 * kg, 64);
-                        _tile_dpbf16ps(2, 4, 7);
-                    }
-                    if (n > 3) {
-                        _tile_loadd(5, b + 3 * kg, 64);
-                        _tile_dpbf16ps(3, 4, 5);
-                    }
-                }
-                float *st = sc->s + 16 * v;
-                _tile_stored(0, st, BK * 4);
-                if (n > 1)
-                    _tile_stored(1, st + 16, BK * 4);
-                if (n > 2)
-                    _tile_stored(2, st + 32, BK * 4);
-                if (n > 3)
-                    _tile_stored(3, st + 48, BK * 4);
+                ckb_kit_amx_zero4();
+                ckb_kit_amx_1x4(qt, FA_DQ * 2, kt + v * kg, 64, 16 * 64, kg, D / 32, n);
+                ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
             }
             float alpha[16];
-            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            ckb_kit_attn_softmax16(sc->s, BK, (ckb_bf16 *)sc->p, BK, sc->m + rt, sc->l + 16 * rt,
+                                   qi0, S, j0, nv * 16, w32, FA_C2, alpha);
             float *ot = sc->o + rt * FA_DO;
             for (int r = 0; r < 16; r++) {
                 __m512 al = _mm512_set1_ps(alpha[r]);
@@ -649,39 +485,8 @@ static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb
             const char *pt = (const char *)sc->p;
             for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
                 int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
-                float *oc = ot + 16 * c0;
-                _tile_loadd(0, oc, FA_DO * 4);
-                if (n > 1)
-                    _tile_loadd(1, oc + 16, FA_DO * 4);
-                if (n > 2)
-                    _tile_loadd(2, oc + 32, FA_DO * 4);
-                if (n > 3)
-                    _tile_loadd(3, oc + 48, FA_DO * 4);
-                for (int64_t kk = 0; kk < w32 / 32; kk++) {
-                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
-                    _tile_loadd(4, pt + kk * 64, BK * 2);
-                    _tile_loadd(5, b, FA_DO * 4);
-                    _tile_dpbf16ps(0, 4, 5);
-                    if (n > 1) {
-                        _tile_loadd(6, b + 64, FA_DO * 4);
-                        _tile_dpbf16ps(1, 4, 6);
-                    }
-                    if (n > 2) {
-                        _tile_loadd(7, b + 128, FA_DO * 4);
-                        _tile_dpbf16ps(2, 4, 7);
-                    }
-                    if (n > 3) {
-                        _tile_loadd(5, b + 192, FA_DO * 4);
-                        _tile_dpbf16ps(3, 4, 5);
-                    }
-                }
-                _tile_stored(0, oc, FA_DO * 4);
-                if (n > 1)
-                    _tile_stored(1, oc + 16, FA_DO * 4);
-                if (n > 2)
-                    _tile_stored(2, oc + 32, FA_DO * 4);
-                if (n > 3)
-                    _tile_stored(3, oc + 48, FA_DO * 4);
+                ckb_kit_amx_pv(pt, BK * 2, vt + c0 * 64, FA_DO * 4, ot + 16 * c0, FA_DO, w32 / 32,
+                               n);
             }
         }
     }
@@ -697,7 +502,7 @@ static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb
     }
 }
 #define FA_BLOCK fa__block_amx
-#define FA_TILES_ON() fa__tiles_on()
+#define FA_TILES_ON() ckb_kit_amx_on()
 #define FA_TILES_OFF() _tile_release()
 #else
 #define FA_BLOCK fa__block
@@ -739,52 +544,6 @@ static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64
 #define FA_KP_BYTES ((int64_t)FA_SP * FA_DO * 4)
 #define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * 4)
 
-/* 2^x for x <= 0 (rel. error ~2e-7), the polynomial of the AVX-512 path;
- * x is clamped at -126 so that 2^round(x) stays a normal number (the
- * result is then at most 2^-126 where it should underflow to 0). */
-static inline __m256 fa__exp2(__m256 x)
-{
-    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
-    __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 f = _mm256_sub_ps(x, n);
-    __m256 p = _mm256_set1_ps(1.339086331e-03f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.676031768e-03f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550356954e-02f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402210683e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471825e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000119e+00f));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
-/* x rounded to the nearest bf16 (ties to even), as an f32 bit pattern;
- * x finite. */
-static inline __m256i fa__round_bf16(__m256 x)
-{
-    __m256i u = _mm256_castps_si256(x);
-    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    u = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
-    return _mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u));
-}
-
-/* 8 bf16 at p widened to f32. */
-static inline __m256 fa__load8(const ckb_bf16 *p)
-{
-    __m128i x = _mm_loadu_si128((const __m128i *)p);
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16));
-}
-
-/* dst[0 .. FA_DO) = src[0 .. D) widened, zero past D (zero row: src NULL). */
-static inline void fa__widen_row(const ckb_bf16 *src, float *dst)
-{
-    int64_t d = 0;
-    if (src)
-        for (; d + 8 <= D; d += 8)
-            _mm256_store_ps(dst + d, fa__load8(src + d));
-    for (; d < FA_DO; d++)
-        dst[d] = src && d < D ? ckb_bf16_to_f32(src[d]) : 0.0f;
-}
-
 /* Packs K of one kv head (positions FA_KS apart), keys 16g .. 16g+15, as
  * two groups of 8: kf[g8][d][jj] = k[8 g8 + jj][d], zero past S and D. Whole
  * 8 x 8 blocks are widened and transposed in registers. */
@@ -797,7 +556,7 @@ static void fa__pack_kf8(const ckb_bf16 *k, float *kf, int64_t g)
         for (int d = 0; d < whole; d += 8) {
             __m256 r[8], t[8];
             for (int jj = 0; jj < 8; jj++)
-                r[jj] = fa__load8(k + (j0 + jj) * FA_KS + d);
+                r[jj] = ckb_kit_load8(k + (j0 + jj) * FA_KS + d);
             for (int jj = 0; jj < 8; jj += 2) {
                 t[jj] = _mm256_unpacklo_ps(r[jj], r[jj + 1]);
                 t[jj + 1] = _mm256_unpackhi_ps(r[jj], r[jj + 1]);
@@ -827,7 +586,7 @@ static void fa__pack_kf8(const ckb_bf16 *k, float *kf, int64_t g)
 static void fa__pack_vf8(const ckb_bf16 *v, float *vf, int64_t g)
 {
     for (int64_t j = 16 * g; j < 16 * g + 16; j++)
-        fa__widen_row(j < S ? v + j * FA_KS : NULL, vf + j * FA_DO);
+        ckb_kit_widen8(j < S ? v + j * FA_KS : NULL, D, FA_DO, vf + j * FA_DO);
 }
 
 static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64_t g)
@@ -844,22 +603,7 @@ static inline __attribute__((always_inline)) void fa__qk(const float *q, const f
                                                          int64_t key0, int64_t qi0)
 {
     __m256 acc[FA_R][FA_NV];
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < D; d++) {
-        __m256 b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm256_load_ps(kf + (v * FA_DO + d) * 8);
-        for (int r = 0; r < FA_R; r++) {
-            __m256 a = _mm256_broadcast_ss(q + r * FA_DO + d);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm256_store_ps(s + r * BK + 8 * v, acc[r][v]);
+    ckb_kit_attn_qk8(q, FA_DO, kf, FA_DO, D, s, BK, nv, acc);
     if (!diag) {
         for (int r = 0; r < FA_R; r++)
             for (int v = 0; v < nv; v++)
@@ -884,25 +628,7 @@ static inline __attribute__((always_inline)) void fa__pv(const float *p, const f
                                                          const float *alpha, int64_t nk,
                                                          const int dc)
 {
-    __m256 acc[FA_R][FA_DC];
-    for (int r = 0; r < FA_R; r++) {
-        __m256 al = _mm256_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * FA_DO + 8 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m256 b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm256_load_ps(vf + t * FA_DO + 8 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m256 a = _mm256_broadcast_ss(p + r * BK + t);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < FA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm256_store_ps(o + r * FA_DO + 8 * c, acc[r][c]);
+    ckb_kit_attn_pv8(p, BK, vf, FA_DO, o, FA_DO, alpha, nk, dc);
 }
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by fa__attention(). */
@@ -959,12 +685,12 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
         __m256 mv = _mm256_set1_ps(m_new);
         __m256 sum = _mm256_setzero_ps();
         for (int64_t k = 0; k < w8; k += 8) {
-            __m256 e = fa__exp2(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
+            __m256 e = ckb_kit_exp2_8(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
             if (k + 8 > c)
                 e = _mm256_and_ps(e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(
                                          _mm256_set1_epi32((int)(c - k)), iota)));
             sum = _mm256_add_ps(sum, e);
-            _mm256_store_si256((__m256i *)(pr + k), fa__round_bf16(e));
+            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x8_top(e));
         }
         sc->m[row] = m_new;
         __m256 *l = (__m256 *)(sc->l + 8 * row);
@@ -980,7 +706,7 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     for (int64_t r = 0; r < ntiles * FA_R; r++)
-        fa__widen_row(r < nrows ? q + (i0 + r) * FA_QS : NULL, sc->q + r * FA_DO);
+        ckb_kit_widen8(r < nrows ? q + (i0 + r) * FA_QS : NULL, D, FA_DO, sc->q + r * FA_DO);
     memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
     memset(sc->l, 0, (size_t)ntiles * FA_R * 8 * 4);
     for (int64_t r = 0; r < ntiles * FA_R; r++)
@@ -1042,7 +768,8 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
         ckb_bf16 *dst = out + (i0 + r) * FA_QS;
         int64_t d = 0;
         for (; d + 8 <= D; d += 8) {
-            __m256i u = _mm256_srli_epi32(fa__round_bf16(_mm256_mul_ps(inv, _mm256_load_ps(sc->o + r * FA_DO + d))), 16);
+            __m256i u = _mm256_srli_epi32(
+                ckb_kit_bf16x8_top(_mm256_mul_ps(inv, _mm256_load_ps(sc->o + r * FA_DO + d))), 16);
             __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
             _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
         }
@@ -1162,5 +889,3 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *
 }
 
 #endif /* FA_VEC */
-
-#endif /* CKB_KIT_FLASH_H */

@@ -26,10 +26,11 @@
  * A row past its limit keeps its state; rows whose limit is reached by no
  * key of the block cost nothing beyond the tile's widest row.
  */
-#ifndef CKB_KIT_PAGED_H
-#define CKB_KIT_PAGED_H
+#pragma once
 
 #include "ckb_kit_alloc.h"
+#include "ckb_kit_attn.h"
+#include "ckb_kit_simd.h"
 
 /* Index clamping as JAX does it (dynamic_slice, gather), so any table is
  * read in bounds. */
@@ -61,7 +62,6 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
 
 #include <immintrin.h>
 
-#include "ckb_kit_bf16.h"
 
 #define PK_R 4                      /* query rows per register tile */
 #define PK_DP ((D + 1) / 2)         /* d pairs: q and K rows padded to even */
@@ -71,21 +71,6 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
 #define PK_BKS ((PK_BK + 15) / 16 * 16) /* block keys padded to a group of 16 */
 #define PK_NV 4                     /* 16-key vectors per q k^T tile */
 #define PK_DC 4                     /* 16-wide d vectors per P v tile */
-
-/* 2^x for finite x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in
- * [-1/2, 1/2], p a degree-5 interpolant; scalef underflows to 0. */
-static inline __m512 pk__exp2(__m512 x)
-{
-    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.339086331e-03f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
-    return _mm512_scalef_ps(p, n);
-}
 
 /* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
  * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
@@ -138,22 +123,7 @@ static inline __attribute__((always_inline)) void pk__qk_bf(const uint32_t *q, c
                                                          float *s, const int nv)
 {
     __m512 acc[PK_R][PK_NV];
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < PK_DP; p++) {
-        __m512i b[PK_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * PK_DP + p) * 16);
-        for (int r = 0; r < PK_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * PK_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+    ckb_kit_attn_qk16_bf(q, PK_DP, kp, PK_DP, PK_DP, s, PK_BKS, nv, acc);
 }
 
 /* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
@@ -162,33 +132,9 @@ static inline __attribute__((always_inline)) void pk__pv_bf(const uint32_t *p, c
                                                          float *o, const float *alpha,
                                                          int64_t np, const int dc)
 {
-    __m512 acc[PK_R][PK_DC];
-    for (int r = 0; r < PK_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[PK_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * PK_DO + 32 * c);
-        for (int r = 0; r < PK_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (PK_BKS / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+    ckb_kit_attn_pv16_bf(p, PK_BKS / 2, vp, PK_DO, o, PK_DO, alpha, np, dc);
 }
 #endif /* __AVX512BF16__ */
-
-/* Lanes [0, left) of a 16-lane vector. */
-static inline __mmask16 pk__mask16(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
 
 /* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride PK_DQ),
  * kf the first key group as [d][16 keys] f32. */
@@ -196,22 +142,7 @@ static inline __attribute__((always_inline)) void pk__qk_f(const float *q, const
                                                            float *s, const int nv)
 {
     __m512 acc[PK_R][PK_NV];
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t d = 0; d < PK_DQ; d++) {
-        __m512 b[PK_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * PK_DQ + d) * 16);
-        for (int r = 0; r < PK_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * PK_DQ + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * PK_BKS + 16 * v, acc[r][v]);
+    ckb_kit_attn_qk16_f(q, PK_DQ, kf, PK_DQ, PK_DQ, s, PK_BKS, nv, acc);
 }
 
 /* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
@@ -220,25 +151,7 @@ static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const
                                                            float *o, const float *alpha,
                                                            int64_t nk, const int dc)
 {
-    __m512 acc[PK_R][PK_DC];
-    for (int r = 0; r < PK_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * PK_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m512 b[PK_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * PK_DO + 16 * c);
-        for (int r = 0; r < PK_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * PK_BKS + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * PK_DO + 16 * c, acc[r][c]);
+    ckb_kit_attn_pv16_f(p, PK_BKS, vf, PK_DO, o, PK_DO, alpha, nk, dc);
 }
 
 #endif /* AVX-512 */
@@ -254,57 +167,12 @@ static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const
 #define PK_R 4                          /* query rows per register tile */
 #define PK_NV 3                         /* 8-key vectors per q k^T tile */
 #define PK_DC 3                         /* 8-wide d vectors per P v tile */
-/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_8. */
 #define PK_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 #if PK_ROWS % PK_R != 0
 #error "PK_ROWS must be a multiple of 4"
 #endif
-
-/* 2^x for x <= 0 (rel. error ~2e-7): 2^round(x) * p(f), f in [-1/2, 1/2],
- * p a degree-5 interpolant; x is clamped at -126 so that 2^round(x) stays
- * a normal number (the result is then at most 2^-126 where it should
- * underflow to 0). */
-static inline __m256 pk__exp2(__m256 x)
-{
-    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
-    __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 f = _mm256_sub_ps(x, n);
-    __m256 p = _mm256_set1_ps(1.339086331e-03f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.676031768e-03f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550356954e-02f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402210683e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471825e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000119e+00f));
-    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
-/* x rounded to the nearest bf16 (ties to even), as an f32 bit pattern. */
-static inline __m256i pk__round_bf16(__m256 x)
-{
-    __m256i u = _mm256_castps_si256(x);
-    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    u = _mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7fff)));
-    return _mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u));
-}
-
-static inline __m256 pk__load8(const ckb_bf16 *p)
-{
-    __m128i x = _mm_loadu_si128((const __m128i *)p);
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16));
-}
-
-/* dst[0 .. PK_DO) = src[0 .. D) widened, zero past D (zero row: src NULL). */
-static inline void pk__widen_row(const ckb_bf16 *src, float *dst)
-{
-    int64_t d = 0;
-    if (src)
-        for (; d + 8 <= D; d += 8)
-            _mm256_store_ps(dst + d, pk__load8(src + d));
-    for (; d < PK_DO; d++)
-        dst[d] = src && d < D ? ckb_bf16_to_f32(src[d]) : 0.0f;
-}
 
 /* One work item's state and scratch, per thread, 64-byte aligned. */
 typedef struct {
@@ -339,7 +207,7 @@ static void pk__state_carve(char *base, pk__state *st)
 }
 
 /* Starts rows [0, rows) afresh: no output, no sum, max -inf. The expert
- * fills q (pk__widen_row) and n. */
+ * fills q (ckb_kit_widen8) and n. */
 static void pk__reset(pk__state *st, int64_t rows)
 {
     memset(st->o, 0, (size_t)rows * PK_DO * 4);
@@ -362,7 +230,7 @@ static void pk__pack(const ckb_bf16 *const *krows, const ckb_bf16 *const *vrows,
         for (int d = 0; d < whole; d += 8) {
             __m256 r[8], t[8];
             for (int jj = 0; jj < 8; jj++)
-                r[jj] = pk__load8(krows[j0 + jj] + d);
+                r[jj] = ckb_kit_load8(krows[j0 + jj] + d);
             for (int jj = 0; jj < 8; jj += 2) {
                 t[jj] = _mm256_unpacklo_ps(r[jj], r[jj + 1]);
                 t[jj + 1] = _mm256_unpackhi_ps(r[jj], r[jj + 1]);
@@ -385,7 +253,7 @@ static void pk__pack(const ckb_bf16 *const *krows, const ckb_bf16 *const *vrows,
             dst[t] = j < nk && d < D ? ckb_bf16_to_f32(krows[j][d]) : 0.0f;
         }
         for (int64_t j = j0; j < j0 + 8; j++)
-            pk__widen_row(j < nk ? vrows[j] : NULL, st->vf + j * PK_DO);
+            ckb_kit_widen8(j < nk ? vrows[j] : NULL, D, PK_DO, st->vf + j * PK_DO);
     }
 }
 
@@ -394,22 +262,7 @@ static inline __attribute__((always_inline)) void pk__qk(const float *q, const f
                                                          const int nv)
 {
     __m256 acc[PK_R][PK_NV];
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < D; d++) {
-        __m256 b[PK_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm256_load_ps(kf + (v * PK_DO + d) * 8);
-        for (int r = 0; r < PK_R; r++) {
-            __m256 a = _mm256_broadcast_ss(q + r * PK_DO + d);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm256_store_ps(s + r * PK_BKP + 8 * v, acc[r][v]);
+    ckb_kit_attn_qk8(q, PK_DO, kf, PK_DO, D, s, PK_BKP, nv, acc);
 }
 
 /* o[r][0 .. 8dc) = alpha[r] * o[r] + P[r] . V over nk keys. */
@@ -417,25 +270,7 @@ static inline __attribute__((always_inline)) void pk__pv(const float *p, const f
                                                          const float *alpha, int64_t nk,
                                                          const int dc)
 {
-    __m256 acc[PK_R][PK_DC];
-    for (int r = 0; r < PK_R; r++) {
-        __m256 al = _mm256_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * PK_DO + 8 * c));
-    }
-    for (int64_t t = 0; t < nk; t++) {
-        __m256 b[PK_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm256_load_ps(vf + t * PK_DO + 8 * c);
-        for (int r = 0; r < PK_R; r++) {
-            __m256 a = _mm256_broadcast_ss(p + r * PK_BKP + t);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < PK_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm256_store_ps(o + r * PK_DO + 8 * c, acc[r][c]);
+    ckb_kit_attn_pv8(p, PK_BKP, vf, PK_DO, o, PK_DO, alpha, nk, dc);
 }
 
 /* Online softmax of the row tile at state row rt over a block of keys from
@@ -477,13 +312,13 @@ static inline __attribute__((always_inline)) void pk__softmax(pk__state *st, int
         for (int64_t k = 0; k < w8; k += 8) {
             __m256 e = _mm256_setzero_ps();
             if (k < c) {
-                e = pk__exp2(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
+                e = ckb_kit_exp2_8(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
                 if (k + 8 > c)
                     e = _mm256_and_ps(e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(
                                              _mm256_set1_epi32((int)(c - k)), iota)));
                 sum = _mm256_add_ps(sum, e);
             }
-            _mm256_store_si256((__m256i *)(pr + k), pk__round_bf16(e));
+            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x8_top(e));
         }
         st->m[row] = m_new;
         __m256 *l = (__m256 *)(st->l + 8 * row);
@@ -548,7 +383,8 @@ static void pk__row_out(const pk__state *st, int64_t r, ckb_bf16 *dst)
     const __m256 inv = _mm256_set1_ps(1.0f / sum);
     int64_t d = 0;
     for (; d + 8 <= D; d += 8) {
-        __m256i u = _mm256_srli_epi32(pk__round_bf16(_mm256_mul_ps(inv, _mm256_load_ps(st->o + r * PK_DO + d))), 16);
+        __m256i u = _mm256_srli_epi32(
+            ckb_kit_bf16x8_top(_mm256_mul_ps(inv, _mm256_load_ps(st->o + r * PK_DO + d))), 16);
         __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
         _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
     }
@@ -559,5 +395,3 @@ static void pk__row_out(const pk__state *st, int64_t r, ckb_bf16 *dst)
 }
 
 #endif /* AVX2 */
-
-#endif /* CKB_KIT_PAGED_H */

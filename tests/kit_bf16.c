@@ -1,14 +1,14 @@
-/* expert-kit/ckb_kit_bf16.h built with the tests' flags, for test_kit_gemm.c. */
+/* expert-kit/ckb_kit_simd.h built with the tests' flags, for test_kit_gemm.c. */
 #include <stdint.h>
 #include <string.h>
 
-#include "../expert-kit/ckb_kit_bf16.h"
+#include "../expert-kit/ckb_kit_simd.h"
 #include "ckbench.h"
 #include "kit_gemm.h"
 
 int ckbt_kit_bf16x16(const float *in, ckb_bf16 *out, int form)
 {
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
     const __m512 x = _mm512_loadu_ps(in);
     if (form == 2) { /* kept as f32: the top halves, the low ones must be zero */
         uint32_t f[16];

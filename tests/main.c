@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "harness.h"
 
 enum { MAX_TESTS = 512 };
@@ -107,6 +108,7 @@ int main(int argc, char **argv)
 {
     const char *tier = "full";
     int first = 1;
+    ckb_cli_say_install(); /* what the library says reaches stderr, as under the CLI */
     if (argc > 2 && strcmp(argv[1], "--tier") == 0) {
         tier = argv[2];
         first = 3;

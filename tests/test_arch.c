@@ -338,3 +338,135 @@ CKBT_TEST(arch_modules_follow_the_design_order, "quick")
     free(g);
     free(design);
 }
+
+/* ---- only the CLI prints (DESIGN "Errors") -------------------------------- */
+
+/* Comments and string and character literals blanked, so that a word in
+ * them is not taken for a call. */
+static void arch_blank_text(char *s)
+{
+    for (char *p = s; *p; p++) {
+        if (p[0] == '/' && p[1] == '*') {
+            char *e = strstr(p + 2, "*/");
+            char *end = e ? e + 2 : p + strlen(p);
+            for (; p < end; p++)
+                if (*p != '\n')
+                    *p = ' ';
+            p--;
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (*p && *p != '\n')
+                *p++ = ' ';
+            p--;
+        } else if (*p == '"' || *p == '\'') {
+            char q = *p;
+            for (p++; *p && *p != q && *p != '\n'; p++) {
+                if (*p == '\\' && p[1])
+                    *p++ = ' ';
+                *p = ' ';
+            }
+            if (!*p)
+                break;
+        }
+    }
+}
+
+/* Whether the word at p is one that writes to the process's own streams:
+ * the standard streams by name, the stdio calls that write to them, or a
+ * write(2)/dprintf on descriptor 1 or 2. Returns the word's length. */
+static size_t arch_print_word(const char *text, const char *p)
+{
+    static const char *const names[] = {"stdout", "stderr", "STDOUT_FILENO", "STDERR_FILENO",
+                                        NULL};
+    /* called: "printf" alone is also a format attribute's archetype */
+    static const char *const calls[] = {"printf", "vprintf", "puts", "perror", "putchar", NULL};
+    if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+        return 0;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; (k ? calls : names)[i]; i++) {
+            const char *w = (k ? calls : names)[i];
+            size_t n = strlen(w);
+            if (strncmp(p, w, n) != 0 || isalnum((unsigned char)p[n]) || p[n] == '_')
+                continue;
+            const char *q = p + n;
+            while (*q == ' ')
+                q++;
+            if (!k || *q == '(')
+                return n;
+        }
+    static const char *const fd_calls[] = {"write", "dprintf", NULL};
+    for (int i = 0; fd_calls[i]; i++) {
+        size_t n = strlen(fd_calls[i]);
+        if (strncmp(p, fd_calls[i], n) != 0)
+            continue;
+        const char *q = p + n;
+        while (*q == ' ')
+            q++;
+        if (*q++ != '(')
+            continue;
+        while (*q == ' ')
+            q++;
+        if ((*q == '1' || *q == '2') && !isalnum((unsigned char)q[1]))
+            return n;
+    }
+    return 0;
+}
+
+CKBT_TEST(arch_only_the_cli_prints, "quick")
+{
+    /* Library code returns its errors (core/error.h) and says its progress
+     * through core/say.h; these two write to fd 2 themselves, each for a
+     * reason the file gives: a process about to die has nobody to hand a
+     * message to (ckb_fatal), and the sandbox child's stderr is read by the
+     * parent (the number of a refused system call). */
+    static const char *const allowed[] = {"src/core/error.c", "src/eval/child.c", NULL};
+    DIR *d = opendir("src");
+    CKBT_EXPECT(d != NULL, "cannot open src/ (the tests run from the repository's root)");
+    if (!d)
+        return;
+    int found = 0, files = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "cli") || !strcmp(e->d_name, "serve"))
+            continue;
+        char dir[300];
+        snprintf(dir, sizeof dir, "src/%s", e->d_name);
+        struct dirent **names;
+        int k = scandir(dir, &names, NULL, alphasort);
+        for (int i = 0; i < k; i++) {
+            const char *n = names[i]->d_name;
+            size_t len = strlen(n);
+            char path[600];
+            snprintf(path, sizeof path, "%s/%s", dir, n);
+            int mine = len > 2 && (!strcmp(n + len - 2, ".c") || !strcmp(n + len - 2, ".h"));
+            for (int a = 0; mine && allowed[a]; a++)
+                mine = strcmp(path, allowed[a]) != 0;
+            char *text = mine ? ckb_read_file(path, NULL) : NULL;
+            free(names[i]);
+            if (!text)
+                continue;
+            files++;
+            arch_blank_text(text);
+            int line = 1;
+            for (const char *p = text; *p; p++) {
+                if (*p == '\n') {
+                    line++;
+                    continue;
+                }
+                size_t w = arch_print_word(text, p);
+                if (w && found++ < 20)
+                    CKBT_EXPECT(0, "%s:%d: %.*s: only src/cli (and serve's log) writes to the "
+                                   "process's streams; return a ckb_err (core/error.h) or say it "
+                                   "through ckb_say (core/say.h)",
+                                path, line, (int)w, p);
+                if (w)
+                    p += w - 1;
+            }
+            free(text);
+        }
+        if (k >= 0)
+            free(names);
+    }
+    closedir(d);
+    CKBT_EXPECT(files > 50, "only %d source files read under src/", files);
+    CKBT_EXPECT(found == 0, "%d writes to stdout/stderr outside src/cli and src/serve", found);
+}

@@ -7,11 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/stats.h"
 #include "eval/check.h"
-#include "guard.h"
 #include "eval/symcheck.h"
+#include "guard.h"
 #include "harness.h"
 
 CKBT_TEST(bf16_rounds_to_nearest_even, "quick")
@@ -90,4 +91,31 @@ CKBT_TEST(atomic_write_keeps_the_old_file_on_failure, "quick")
     free(s);
     snprintf(bad, sizeof bad, "%s/missing-dir/x.json", ckbt_tmpdir());
     CKBT_EXPECT(ckb_write_file_atomic(bad, "x", 1) != 0, "a write that cannot happen fails");
+}
+
+/* The one error type (core/error.h): the code comes back from the setter,
+ * context goes in front, a long message is cut, NULL is allowed. */
+CKBT_TEST(core_err_sets_prefixes_and_cuts, "quick")
+{
+    ckb_err e;
+    int rc = ckb_err_set(&e, CKB_E_IO, "cannot read %s", "x.json");
+    CKBT_EXPECT(rc == CKB_E_IO && e.code == CKB_E_IO && strcmp(e.msg, "cannot read x.json") == 0,
+                "set: %d '%s'", e.code, e.msg);
+    rc = ckb_err_prefix(&e, "%s #%d: ", "8p_GEMM", 3);
+    CKBT_EXPECT(rc == CKB_E_IO && strcmp(e.msg, "8p_GEMM #3: cannot read x.json") == 0,
+                "prefix: '%s'", e.msg);
+    char big[3 * CKB_ERR_MSG];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ckb_err_set(&e, CKB_E_FORMAT, "%s", big);
+    ckb_err_prefix(&e, "ctx: ");
+    CKBT_EXPECT(strlen(e.msg) == CKB_ERR_MSG - 1 && strncmp(e.msg, "ctx: aaa", 8) == 0,
+                "a long message is cut to %d bytes, its context kept: %zu", CKB_ERR_MSG - 1,
+                strlen(e.msg));
+    rc = ckb_err_set(NULL, CKB_E_USAGE, "nobody reads %d", 1);
+    CKBT_EXPECT(rc == CKB_E_USAGE, "a NULL err still gives the code");
+    ckb_err_clear(&e);
+    CKBT_EXPECT(e.code == CKB_OK && !e.msg[0] &&
+                    !strcmp(ckb_err_code_name(CKB_E_CONFLICT), "conflict"),
+                "clear and names");
 }

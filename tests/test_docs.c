@@ -42,10 +42,11 @@ static int target_runs_here(const char *target)
 
 static int load_target(const char *target, ckb_docs_set *s)
 {
-    char dir[1024], err[512];
+    ckb_err err;
+    char dir[1024];
     snprintf(dir, sizeof dir, "docs/%s", target);
-    if (ckb_docs_load(dir, s, err, sizeof err) != 0) {
-        CKBT_EXPECT(0, "loading %s: %s", dir, err);
+    if (ckb_docs_load(dir, s, &err) != 0) {
+        CKBT_EXPECT(0, "loading %s: %s", dir, err.msg);
         return -1;
     }
     return 0;
@@ -397,9 +398,9 @@ CKBT_TEST(docs_examples_follow_the_roof_unit, "quick")
     m.f32_gflops = 347, m.bf16_dot_gflops = 160, m.bf16_gflops = 347, m.bw_gbs = 20;
     ckb_docs_opts o = {.target = "x86-avx512", .cache_dir = "", .machine = &m};
     ckb_strbuf text = {0};
-    char err[256];
+    ckb_err err;
     ckb_docs_info info;
-    CKBT_EXPECT(ckb_docs_build(w, &o, &text, &info, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(ckb_docs_build(w, &o, &text, &info, &err) == 0, "%s", err.msg);
     CKBT_EXPECT(text.data && strstr(text.data, "_mm512_fmadd_ps(a, b0") &&
                     !strstr(text.data, "## Example: tiled bf16 GEMM micro-kernel"),
                 "the built docs do not teach the f32 FMA GEMM");
@@ -565,19 +566,23 @@ CKBT_TEST(docs_amx_examples_pass_eval, "full")
 CKBT_TEST(docs_header_errors, "quick")
 {
     ckb_docs_block b;
-    char err[256];
-    CKBT_EXPECT(ckb_docs_parse("x.md", "no header\n", &b, err, sizeof err) != 0, "no header");
-    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: api\ntitle: t\n---\nbody", &b, err,
-                               sizeof err) != 0, "api without tags accepted");
-    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: example\ntags: matmul\ntitle: t\n---\n", &b,
-                               err, sizeof err) != 0, "example without solves accepted");
-    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: recipe\ntitle: t\n---\n", &b, err,
-                               sizeof err) != 0 && strstr(err, "recipe"), "kind recipe: %s", err);
-    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: api\ntags: a, b\ncolour: red\n---\n", &b, err,
-                               sizeof err) != 0 && strstr(err, "x.md:4"), "unknown key: %s", err);
-    int ok = ckb_docs_parse("x.md", "---\nkind: api\ntags: norm , scan\ntitle: \"T: x\"\n---\n\nBody\n",
-                            &b, err, sizeof err);
-    CKBT_EXPECT(ok == 0, "a good header rejected: %s", err);
+    ckb_err err;
+    CKBT_EXPECT(ckb_docs_parse("x.md", "no header\n", &b, &err) != 0, "no header");
+    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: api\ntitle: t\n---\nbody", &b, &err) != 0,
+                "api without tags accepted");
+    CKBT_EXPECT(
+        ckb_docs_parse("x.md", "---\nkind: example\ntags: matmul\ntitle: t\n---\n", &b, &err) != 0,
+        "example without solves accepted");
+    CKBT_EXPECT(ckb_docs_parse("x.md", "---\nkind: recipe\ntitle: t\n---\n", &b, &err) != 0 &&
+                    strstr(err.msg, "recipe"),
+                "kind recipe: %s", err.msg);
+    CKBT_EXPECT(
+        ckb_docs_parse("x.md", "---\nkind: api\ntags: a, b\ncolour: red\n---\n", &b, &err) != 0 &&
+            strstr(err.msg, "x.md:4"),
+        "unknown key: %s", err.msg);
+    int ok = ckb_docs_parse(
+        "x.md", "---\nkind: api\ntags: norm , scan\ntitle: \"T: x\"\n---\n\nBody\n", &b, &err);
+    CKBT_EXPECT(ok == 0, "a good header rejected: %s", err.msg);
     if (ok == 0) {
         CKBT_EXPECT(strcmp(b.tags, "norm,scan") == 0 && strcmp(b.title, "T: x") == 0 &&
                         strcmp(b.body, "Body\n") == 0,
@@ -634,7 +639,8 @@ static int copy_docs(const char *target, const char *dst)
 
 CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
 {
-    char dir[512], cache[512], err[512];
+    ckb_err err;
+    char dir[512], cache[512];
     snprintf(dir, sizeof dir, "%s/docs-copy", ckbt_tmpdir());
     snprintf(cache, sizeof cache, "%s/docs-cache", ckbt_tmpdir());
     CKBT_EXPECT(copy_docs("x86-avx512", dir) == 0, "cannot copy docs/x86-avx512");
@@ -644,7 +650,7 @@ CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
     ckb_docs_opts o = {.target = "x86-avx512", .dir = dir, .cache_dir = cache, .machine = &m};
     ckb_docs_info a, b, c, d;
     ckb_strbuf ta = {0}, tb = {0}, tc = {0}, td = {0};
-    CKBT_EXPECT(ckb_docs_build(w, &o, &ta, &a, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(ckb_docs_build(w, &o, &ta, &a, &err) == 0, "%s", err.msg);
     CKBT_EXPECT(!a.cached && a.cache_path[0] && access(a.cache_path, R_OK) == 0,
                 "first build: cached %d, path '%s'", a.cached, a.cache_path);
     CKBT_EXPECT(a.chars == (long)ta.len && a.tokens == a.chars / 4 && a.nblocks >= 4,
@@ -658,7 +664,7 @@ CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
     /* Reused: a marker written into the cached file comes back. */
     const char *marker = "CACHED-TEXT\n";
     ckb_write_file_atomic(a.cache_path, marker, strlen(marker));
-    CKBT_EXPECT(ckb_docs_build(w, &o, &tb, &b, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(ckb_docs_build(w, &o, &tb, &b, &err) == 0, "%s", err.msg);
     CKBT_EXPECT(b.cached && strcmp(b.cache_path, a.cache_path) == 0 && tb.data &&
                     strcmp(tb.data, marker) == 0,
                 "second build not from the cache (cached %d)", b.cached);
@@ -675,7 +681,7 @@ CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
         ckb_strbuf_free(&edited);
         free(text);
     }
-    CKBT_EXPECT(ckb_docs_build(w, &o, &tc, &c, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(ckb_docs_build(w, &o, &tc, &c, &err) == 0, "%s", err.msg);
     CKBT_EXPECT(!c.cached && strcmp(c.cache_path, a.cache_path) != 0 && tc.data &&
                     strstr(tc.data, "EDITED-LINE"),
                 "after an edit: cached %d, same path %d", c.cached,
@@ -684,7 +690,7 @@ CKBT_TEST(docs_cache_reused_and_invalidated, "quick")
 
     /* A different profile is a different key too. */
     m.bw_gbs = 123;
-    CKBT_EXPECT(ckb_docs_build(w, &o, &td, &d, err, sizeof err) == 0, "%s", err);
+    CKBT_EXPECT(ckb_docs_build(w, &o, &td, &d, &err) == 0, "%s", err.msg);
     CKBT_EXPECT(!d.cached && strstr(td.data, "123 GB/s"), "a new profile reused the old text");
     ckb_strbuf_free(&ta);
     ckb_strbuf_free(&tb);

@@ -41,7 +41,8 @@ static const char *exect_str(json_object *j, const char *a, const char *b)
 
 CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
 {
-    char dir[600], src[700], state[700], srun[1200], ledger[700], err[1024];
+    ckb_err err;
+    char dir[600], src[700], state[700], srun[1200], ledger[700];
     snprintf(dir, sizeof dir, "%s/exec", ckbt_tmpdir());
     snprintf(src, sizeof src, "%s/kernel.c", dir);
     snprintf(state, sizeof state, "%s/srun-calls", dir);
@@ -64,8 +65,8 @@ CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
     c.max_jobs = 1;
     c.submit_gap_s = 0;
     c.quiet = 1;
-    ckb_exec *x = ckb_exec_open(&c, err, sizeof err);
-    CKBT_EXPECT(x, "the executor opens: %s", err);
+    ckb_exec *x = ckb_exec_open(&c, &err);
+    CKBT_EXPECT(x, "the executor opens: %s", err.msg);
     if (!x)
         return;
     ckb_eval_opts eo;
@@ -81,10 +82,10 @@ CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
                         .name = "12p_RMSNorm-0"};
     ckb_eval_result r;
     json_object *j = NULL;
-    int rc = ckb_exec_eval(x, &job, &r, &j, err, sizeof err);
+    int rc = ckb_exec_eval(x, &job, &r, &j, &err);
     CKBT_EXPECT(rc == 0 && r.status == CKB_ST_OK && r.correct,
                 "the evaluation ran after one lost node: rc %d, status %d (%s)", rc, r.status,
-                rc ? err : "");
+                rc ? err.msg : "");
     CKBT_EXPECT(strcmp(exect_str(j, "executor", "node"), "fake-node") == 0 &&
                     ckb_json_long(ckb_json_obj(j, "executor"), "attempts") == 2 &&
                     ckb_json_obj(ckb_json_obj(j, "executor"), "machine") &&
@@ -97,7 +98,7 @@ CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
 
     /* The same evaluation again (a resumed run): read back, not run. */
     j = NULL;
-    rc = ckb_exec_eval(x, &job, &r, &j, err, sizeof err);
+    rc = ckb_exec_eval(x, &job, &r, &j, &err);
     json_object *e = ckb_json_obj(j, "executor"), *reused;
     CKBT_EXPECT(rc == 0 && r.status == CKB_ST_OK && e &&
                     json_object_object_get_ex(e, "reused", &reused) &&
@@ -127,7 +128,7 @@ CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
     json_object_put(other);
     job.name = "other-node";
     j = NULL;
-    rc = ckb_exec_eval(x, &job, &r, &j, err, sizeof err);
+    rc = ckb_exec_eval(x, &job, &r, &j, &err);
     json_object_put(j);
     json_object *nodes = ckb_exec_nodes_json(x), *mixed;
     CKBT_EXPECT(rc == 0 && json_object_object_get_ex(nodes, "mixed_cpus", &mixed) &&
@@ -142,23 +143,25 @@ CKBT_TEST(exec_slurm_retries_reuses_and_flags_mixed_cpus, "quick")
     job.name = "12p_RMSNorm-1";
     eo.seed = 6;
     j = NULL;
-    rc = ckb_exec_eval(x, &job, &r, &j, err, sizeof err);
-    CKBT_EXPECT(rc == -1 && !j && strstr(err, "3 times") && strstr(err, "simulated"),
-                "three failures end it: rc %d (%s)", rc, err);
+    rc = ckb_exec_eval(x, &job, &r, &j, &err);
+    CKBT_EXPECT(rc == CKB_E_HARNESS && !j && strstr(err.msg, "3 times") &&
+                    strstr(err.msg, "simulated"),
+                "three failures end it: rc %d (%s)", rc, err.msg);
     ckb_exec_close(x);
     unsetenv("CKB_FAKE_SRUN_STATE");
     unsetenv("CKB_FAKE_SRUN_FAIL");
 
     /* Without srun, slurm says what is missing. */
     c.srun = "/nonexistent/srun";
-    x = ckb_exec_open(&c, err, sizeof err);
-    CKBT_EXPECT(!x && strstr(err, "srun"), "no srun: %s", err);
+    x = ckb_exec_open(&c, &err);
+    CKBT_EXPECT(!x && strstr(err.msg, "srun"), "no srun: %s", err.msg);
     ckb_exec_close(x);
 }
 
 CKBT_TEST(exec_local_records_its_host, "quick")
 {
-    char dir[600], src[700], err[1024];
+    ckb_err err;
+    char dir[600], src[700];
     snprintf(dir, sizeof dir, "%s/local", ckbt_tmpdir());
     snprintf(src, sizeof src, "%s/kernel.c", dir);
     char *code = ckb_gen_extract(ckbt_gen_broken, "workload");
@@ -172,7 +175,7 @@ CKBT_TEST(exec_local_records_its_host, "quick")
     CKBT_EXPECT(ckb_exec_kind_parse("slurm", &k) == 0 && k == CKB_EXEC_SLURM &&
                     ckb_exec_kind_parse("ssh", &k) != 0,
                 "executor names");
-    ckb_exec *x = ckb_exec_open(&c, err, sizeof err);
+    ckb_exec *x = ckb_exec_open(&c, &err);
     ckb_eval_opts eo;
     ckb_eval_opts_default(&eo);
     eo.size = CKB_SIZE_SMALL;
@@ -180,11 +183,12 @@ CKBT_TEST(exec_local_records_its_host, "quick")
     ckb_exec_job job = {.w = ckb_workload_find("12p"), .src = src, .eo = &eo, .dir = dir,
                         .name = "x"};
     json_object *j = NULL;
-    int rc = x ? ckb_exec_eval(x, &job, NULL, &j, err, sizeof err) : -1;
-    CKBT_EXPECT(rc == 0 && strcmp(ckb_json_str(j, "status") ? ckb_json_str(j, "status") : "",
-                                  "compile_error") == 0 &&
+    int rc = x ? ckb_exec_eval(x, &job, NULL, &j, &err) : -1;
+    CKBT_EXPECT(rc == 0 &&
+                    strcmp(ckb_json_str(j, "status") ? ckb_json_str(j, "status") : "",
+                           "compile_error") == 0 &&
                     strcmp(exect_str(j, "executor", "name"), "local") == 0,
-                "a local evaluation: rc %d (%s)", rc, rc ? err : "");
+                "a local evaluation: rc %d (%s)", rc, rc ? err.msg : "");
     json_object_put(j);
     ckb_exec_close(x);
 }
@@ -242,7 +246,8 @@ static void exect_complete(void *state, const ckb_chat_msg *msgs, int n, const c
  * stand-in srun failing `fail` times; the run's exit. */
 static int exect_generate(const char *dir, int resume, const char *fail, exect_model *m)
 {
-    char srun[1200], err[1024], state[700];
+    ckb_err err;
+    char srun[1200], state[700];
     snprintf(srun, sizeof srun, "%s/tests/fixtures/fake_srun.sh", ckb_home());
     snprintf(state, sizeof state, "%s.srun-calls", dir);
     unlink(state);
@@ -257,7 +262,7 @@ static int exect_generate(const char *dir, int resume, const char *fail, exect_m
     c.max_jobs = 1;
     c.submit_gap_s = 0;
     c.quiet = 1;
-    ckb_exec *x = ckb_exec_open(&c, err, sizeof err);
+    ckb_exec *x = ckb_exec_open(&c, &err);
     ckb_provider_ops ops = {exect_complete, NULL};
     ckb_provider *p = ckb_provider_custom("counting", &ops, m);
     ckb_gen_opts o;
@@ -280,8 +285,7 @@ static int exect_generate(const char *dir, int resume, const char *fail, exect_m
     json_object_object_add(cfg, "budget", json_object_new_int(2));
     json_object_object_add(cfg, "workloads", wl);
     ckb_run *run = NULL;
-    int rc = resume ? ckb_run_resume(dir, &run, err, sizeof err)
-                    : ckb_run_create(dir, cfg, &run, err, sizeof err);
+    int rc = resume ? ckb_run_resume(dir, &run, &err) : ckb_run_create(dir, cfg, &run, &err);
     json_object_put(cfg);
     const ckb_workload *w = ckb_workload_find("12p_RMSNorm");
     if (rc == 0 && x)

@@ -49,8 +49,9 @@ CKBT_TEST(expert_tuned_json_is_keyed_by_host, "quick")
 
     /* no file: the defaults, untuned */
     ckb_expert_config_read(path, zen, w, CKB_SIZE_DEFAULT, 2, NULL, &c);
-    CKBT_EXPECT(!c.tuned && same_values(w, &c, def) && strstr(c.note, "no tuned values"),
-                "no file: defaults, note '%s'", c.note);
+    CKBT_EXPECT(!c.tuned && same_values(w, &c, def) && strstr(c.note, "no tuned values") &&
+                    strstr(c.note, "blocks from the host model"),
+                "no file: defaults, their blocks the host model's, note '%s'", c.note);
 
     ckb_expert_config_set(w, va, &c);
     CKBT_EXPECT(ckb_expert_config_write(path, amx, w, CKB_SIZE_DEFAULT, 2, &c, &out) == 0,
@@ -153,8 +154,9 @@ CKBT_TEST(expert_tune_all_covers_every_expert, "quick")
  * all three on f32 FMA, and `tune --dry-run` lists that grid. */
 CKBT_TEST(tune_grid_skips_units_the_host_lacks, "quick")
 {
-    const ckb_param unit = {"MMA", CKB_PARAM_HOST_UNIT, 3, {0, 1, 2}};
-    const ckb_param plain = {"BQ", 64, 3, {0, 1, 2}};
+    const ckb_param unit = {.name = "MMA", .fallback = CKB_PARAM_HOST_UNIT, .nvalues = 3,
+                            .values = {0, 1, 2}};
+    const ckb_param plain = {.name = "BQ", .fallback = 64, .nvalues = 3, .values = {0, 1, 2}};
     ckb_machine fma_only = {.f32_gflops = 378};
     ckb_machine zen4 = {.f32_gflops = 233, .bf16_dot_gflops = 467};
     ckb_machine amx = {.f32_gflops = 460, .bf16_dot_gflops = 120, .bf16_amx_gflops = 5900};

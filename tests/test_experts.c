@@ -1,8 +1,9 @@
 /* Every expert kernel is a valid candidate: through `ckbench eval` at small
  * size it compiles, passes the import check, is correct on fresh seeds and
- * on the final check, with its untuned defaults, with the grid's extremes
+ * on the final check, with its own macro defaults, with the grid's extremes
  * (the smallest and largest value of every parameter) and, where it has a
- * matmul-unit parameter, on each unit (those this host lacks run as the
+ * matmul-unit parameter, on each unit with the blocks the host model gives
+ * for it, bench's untuned defaults (units this host lacks run as the
  * expert's fallback, which is then tested again). */
 #include <dlfcn.h>
 #include <json-c/json.h>
@@ -61,6 +62,8 @@ static void expect_expert_ok(const ckb_workload *w, const char *path, const char
 
 CKBT_TEST(experts_pass_eval_at_small_size, "quick")
 {
+    ckb_machine here; /* caches and ISA level: what the host model reads */
+    ckb_machine_probe(1, &here);
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
         char path[512];
@@ -87,11 +90,12 @@ CKBT_TEST(experts_pass_eval_at_small_size, "quick")
         }
         expect_expert_ok(w, path, "smallest grid values", lo);
         expect_expert_ok(w, path, "largest grid values", hi);
-        for (int64_t u = 0; has_unit && u <= 2; u++) {
-            for (int p = 0; p < w->nparams; p++)
-                unit[p] = w->params[p].fallback == CKB_PARAM_HOST_UNIT ? u : w->params[p].fallback;
-            char label[48];
-            snprintf(label, sizeof label, "matmul unit %lld", (long long)u);
+        /* on each unit, the untuned defaults bench gives this host with
+         * that unit fastest: the host model's blocks for it */
+        for (int u = 0; has_unit && u <= 2; u++) {
+            ckb_expert_defaults_on(w, &here, u, unit);
+            char label[64];
+            snprintf(label, sizeof label, "matmul unit %d, the host model's blocks", u);
             expect_expert_ok(w, path, label, unit);
         }
     }
@@ -115,8 +119,15 @@ CKBT_TEST(experts_pass_eval_on_every_lower_isa_level, "full")
             char path[512], label[64];
             if (!ckb_expert_path(w, path, sizeof path))
                 continue;
+            /* what bench runs untuned there: the host model's blocks for
+             * the lowered level's registers (the probe measures no unit:
+             * f32 FMA, every level's) */
+            ckb_machine lowered;
+            ckb_machine_probe(1, &lowered);
+            int64_t v[CKB_MAX_PARAMS];
+            ckb_expert_defaults(w, &lowered, v);
             snprintf(label, sizeof label, "untuned, CKBENCH_ISA=%s", ckb_isa_name((ckb_isa)level));
-            expect_expert_ok(w, path, label, NULL);
+            expect_expert_ok(w, path, label, v);
         }
     }
     ckbt_env_restore("CKBENCH_ISA", keep);

@@ -229,13 +229,12 @@ static int gen_run(const char *dir, const ckb_gen_opts *o, gen_script *s, int re
     ckb_provider *p = ckb_provider_custom("scripted", &ops, s);
     const ckb_workload *w = ckb_workload_find("12p_RMSNorm");
     ckb_run *run = NULL;
-    char err[512];
+    ckb_err err;
     json_object *c = gen_config(o);
-    int rc = resume ? ckb_run_resume(dir, &run, err, sizeof err)
-                    : ckb_run_create(dir, c, &run, err, sizeof err);
+    int rc = resume ? ckb_run_resume(dir, &run, &err) : ckb_run_create(dir, c, &run, &err);
     json_object_put(c);
     if (rc != 0) {
-        fprintf(stderr, "gen_run: %s\n", err);
+        fprintf(stderr, "gen_run: %s\n", err.msg);
         ckb_provider_close(p);
         return -1;
     }
@@ -491,9 +490,9 @@ CKBT_TEST(gen_resume_after_kill, "full")
     }
     CKBT_EXPECT(lines >= 2 && lines < 6, "the child wrote some records, not all (%d)", lines);
     ckb_run *run = NULL;
-    char err[512] = "";
-    CKBT_EXPECT(ckb_run_resume(dir, &run, err, sizeof err) != 0 && strstr(err, "in use"),
-                "a live run's lock refuses (%s)", err);
+    ckb_err err = {0};
+    CKBT_EXPECT(ckb_run_resume(dir, &run, &err) != 0 && strstr(err.msg, "in use"),
+                "a live run's lock refuses (%s)", err.msg);
     ckb_run_close(run);
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "%s generate --resume %s 2>%s/lock.err", ckbt_bin(), dir,
@@ -552,18 +551,19 @@ CKBT_TEST(gen_resume_after_kill, "full")
 
 CKBT_TEST(gen_run_refuses_a_used_folder, "quick")
 {
-    char dir[512], err[512] = "";
+    ckb_err err = {0};
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/used", ckbt_tmpdir());
     ckb_gen_opts o;
     gen_test_opts(&o, CKB_GEN_BEST_OF_N, 2);
     json_object *c = gen_config(&o);
     ckb_run *a = NULL, *b = NULL;
-    CKBT_EXPECT(ckb_run_create(dir, c, &a, err, sizeof err) == 0, "create: %s", err);
-    CKBT_EXPECT(ckb_run_create(dir, c, &b, err, sizeof err) != 0 && strstr(err, "not empty"),
-                "a second create refuses (%s)", err);
+    CKBT_EXPECT(ckb_run_create(dir, c, &a, &err) == 0, "create: %s", err.msg);
+    CKBT_EXPECT(ckb_run_create(dir, c, &b, &err) != 0 && strstr(err.msg, "not empty"),
+                "a second create refuses (%s)", err.msg);
     ckb_run_close(a);
     /* A closed run's lock is free: resume takes it. */
-    CKBT_EXPECT(ckb_run_resume(dir, &b, err, sizeof err) == 0, "resume: %s", err);
+    CKBT_EXPECT(ckb_run_resume(dir, &b, &err) == 0, "resume: %s", err.msg);
     ckb_run_close(b);
     json_object_put(c);
 }
@@ -705,10 +705,10 @@ CKBT_TEST(gen_reference_source_of_every_workload, "quick")
      * calls: the reference matmul is shown where it is called. */
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
-        char err[512] = "";
-        char *src = ckb_gen_reference_source(w, err, sizeof err);
-        CKBT_EXPECT(src && strstr(src, "_reference(const int64_t *d, void *const *t)"),
-                    "%s: %s", w->id, src ? "no reference function in the text" : err);
+        ckb_err err = {0};
+        char *src = ckb_gen_reference_source(w, &err);
+        CKBT_EXPECT(src && strstr(src, "_reference(const int64_t *d, void *const *t)"), "%s: %s",
+                    w->id, src ? "no reference function in the text" : err.msg);
         if (src && strstr(src, "ckb_ref_matmul("))
             CKBT_EXPECT(strstr(src, "float *ckb_ref_matmul(const ckb_bf16 *A"),
                         "%s: the reference matmul it calls is shown", w->id);

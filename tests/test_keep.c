@@ -494,12 +494,13 @@ static char *keep_line(int index, const char *status)
 
 CKBT_TEST(keep_resume_survives_nul_bytes_and_garbage, "quick")
 {
-    char dir[600], path[700], err[512] = "";
+    ckb_err err = {0};
+    char dir[600], path[700];
     snprintf(dir, sizeof dir, "%s/nul-run", ckbt_tmpdir());
     snprintf(path, sizeof path, "%s/records.jsonl", dir);
     json_object *c = keep_run_config(6);
     ckb_run *run = NULL;
-    CKBT_EXPECT(ckb_run_create(dir, c, &run, err, sizeof err) == 0, "create: %s", err);
+    CKBT_EXPECT(ckb_run_create(dir, c, &run, &err) == 0, "create: %s", err.msg);
     ckb_run_close(run);
     json_object_put(c);
     /* What a crash can leave: a line that starts with NUL bytes (a record
@@ -528,12 +529,12 @@ CKBT_TEST(keep_resume_survives_nul_bytes_and_garbage, "quick")
     int saved = dup(2), fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 2);
     close(fd);
-    int rc = ckb_run_resume(dir, &run, err, sizeof err);
+    int rc = ckb_run_resume(dir, &run, &err);
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
     char *said = ckb_read_file(errpath, NULL);
-    CKBT_EXPECT(rc == 0, "resume reads the run: %s", err);
+    CKBT_EXPECT(rc == 0, "resume reads the run: %s", err.msg);
     if (rc == 0) {
         for (int i = 0; i < 4; i++)
             CKBT_EXPECT(ckb_run_record(run, "12p_RMSNorm", i) != NULL,
@@ -542,13 +543,11 @@ CKBT_TEST(keep_resume_survives_nul_bytes_and_garbage, "quick")
                         !ckb_run_record(run, "12p_RMSNorm", 5),
                     "the cut and the zeroed records are missing: asked again");
         /* The next record starts on a line of its own. */
-        CKBT_EXPECT(ckb_run_append(run, keep_record(5, "no_code"), err, sizeof err) == 0, "%s",
-                    err);
+        CKBT_EXPECT(ckb_run_append(run, keep_record(5, "no_code"), &err) == 0, "%s", err.msg);
         ckb_run_close(run);
         run = NULL;
-        CKBT_EXPECT(ckb_run_resume(dir, &run, err, sizeof err) == 0 &&
-                        ckb_run_record(run, "12p_RMSNorm", 5),
-                    "the appended record reads back: %s", err);
+        CKBT_EXPECT(ckb_run_resume(dir, &run, &err) == 0 && ckb_run_record(run, "12p_RMSNorm", 5),
+                    "the appended record reads back: %s", err.msg);
         ckb_run_close(run);
     }
     CKBT_EXPECT(said && strstr(said, "NUL byte") && strstr(said, "not a whole JSON record") &&
@@ -766,8 +765,8 @@ CKBT_TEST(keep_disturbed_timings_are_not_figures, "quick")
     free(text);
     /* best/: the fastest undisturbed kernel */
     ckb_run *run = NULL;
-    char e2[512];
-    CKBT_EXPECT(ckb_run_resume(dir, &run, e2, sizeof e2) == 0, "%s", e2);
+    ckb_err e2;
+    CKBT_EXPECT(ckb_run_resume(dir, &run, &e2) == 0, "%s", e2.msg);
     char path[800];
     snprintf(path, sizeof path, "%s/best/12p_RMSNorm.json", dir);
     json_object *best = json_object_from_file(path);
@@ -807,8 +806,8 @@ CKBT_TEST(keep_retime_measures_disturbed_records_again, "full")
                 keep_count_lines(dir), err);
     free(err);
     ckb_run *run = NULL;
-    char e2[512];
-    CKBT_EXPECT(ckb_run_resume(dir, &run, e2, sizeof e2) == 0, "%s", e2);
+    ckb_err e2;
+    CKBT_EXPECT(ckb_run_resume(dir, &run, &e2) == 0, "%s", e2.msg);
     for (int i = 1; run && i <= 2; i++) {
         json_object *rec = ckb_run_record(run, "12p_RMSNorm", i);
         CKBT_EXPECT(rec && ckb_json_obj(rec, "retimed") && !ckb_json_timing_disturbed(rec) &&

@@ -17,6 +17,27 @@ static ckb_bf16 kit__rand(uint64_t *s)
     return ckb_f32_to_bf16((float)((int64_t)(*s >> 40) % 2001 - 1000) / 500.0f);
 }
 
+/* The worst relative error of c[m][n] against the double-precision
+ * product of a[m][k] and b (bt: b is [n][k]), and where. */
+static double kit__worst(const ckb_bf16 *a, const ckb_bf16 *b, int bt, const float *c, int64_t m,
+                         int64_t n, int64_t k, int64_t *wi, int64_t *wj)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double ref = 0, mag = 0;
+            for (int64_t q = 0; q < k; q++) {
+                double x = ckb_bf16_to_f32(a[i * k + q]);
+                double y = ckb_bf16_to_f32(bt ? b[j * k + q] : b[q * n + j]);
+                ref += x * y, mag += fabs(x * y);
+            }
+            double err = fabs(c[i * n + j] - ref) / (mag + 1e-30);
+            if (!(err <= worst)) /* NaN too */
+                worst = isnan(err) ? INFINITY : err, *wi = i, *wj = j;
+        }
+    return worst;
+}
+
 static void kit__check(const char *unit, ckbt_kit_gemm_fn fn, int bt, int64_t m, int64_t n,
                        int64_t k, int64_t kc, int use_epi, int prepack)
 {
@@ -56,20 +77,8 @@ static void kit__check(const char *unit, ckbt_kit_gemm_fn fn, int bt, int64_t m,
 #endif
     CKBT_EXPECT(rc < 0 || rc == want, "%s: the kit ran unit %d, want %d (%s)", unit, rc, want,
                 want == 0 ? "vdpbf16ps" : "f32 FMA");
-    double worst = 0;
     int64_t wi = 0, wj = 0;
-    for (int64_t i = 0; rc >= 0 && i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double ref = 0, mag = 0;
-            for (int64_t q = 0; q < k; q++) {
-                double x = ckb_bf16_to_f32(a[i * k + q]);
-                double y = ckb_bf16_to_f32(bt ? b[j * k + q] : b[q * n + j]);
-                ref += x * y, mag += fabs(x * y);
-            }
-            double err = fabs(c[i * n + j] - ref) / (mag + 1e-30);
-            if (!(err <= worst)) /* NaN too */
-                worst = isnan(err) ? INFINITY : err, wi = i, wj = j;
-        }
+    const double worst = rc >= 0 ? kit__worst(a, b, bt, c, m, n, k, &wi, &wj) : 0;
     CKBT_EXPECT(worst < 1e-5, "%s (unit %d) bt=%d %lldx%lldx%lld kc=%lld epi=%d pre=%d: worst "
                 "relative error %g at [%lld][%lld]", unit, rc, bt, (long long)m, (long long)n,
                 (long long)k, (long long)kc, use_epi, prepack, worst, (long long)wi,
@@ -94,6 +103,102 @@ CKBT_TEST(kit_gemm_matches_the_product_on_every_unit, "quick")
             kit__check(units[u].name, units[u].fn, bt, 16, 96, 257, 64, 0, 1);
             kit__check(units[u].name, units[u].fn, bt, 1, 33, 1, 0, 1, 0);
         }
+}
+
+/* The resident driver (ckb_kit_gemm16_*, 8p 11p 41k 50k) on each unit: odd m,
+ * n and k (the last pair half empty, rows past m recomputed, columns past
+ * n masked) for the micro-kernels, AMX's whole tiles at several blocks per
+ * row; blocks smaller than the job, a thread grid split both ways. Every
+ * element is written (the buffer starts as NaN). */
+CKBT_TEST(kit_gemm16_matches_the_product_on_every_unit, "quick")
+{
+    const struct {
+        const char *name;
+        ckbt_kit_gemm16_fn fn;
+        int want;
+    } units[] = {{"dot 5x48", ckbt_kit_gemm16_dot, 0},
+                 {"fma 6x64", ckbt_kit_gemm16_fma, 1},
+                 {"amx (emulated)", ckbt_kit_gemm16_amx, 2}};
+    const struct {
+        int64_t m, n, k, mc, nc;
+        int tn, amx_ok;
+    } shapes[] = {{37, 75, 123, 1024, 256, 0, 0}, {37, 75, 123, 10, 48, 1, 0},
+                  {1, 33, 1, 6, 16, 0, 0},        {13, 200, 64, 5, 1, 2, 0},
+                  {64, 96, 160, 32, 64, 0, 1},    {96, 64, 32, 1000, 32, 1, 1}};
+    for (int u = 0; u < 3; u++)
+        for (size_t c = 0; c < sizeof shapes / sizeof *shapes; c++) {
+            const int64_t m = shapes[c].m, n = shapes[c].n, k = shapes[c].k;
+            if (units[u].want == 2 && !shapes[c].amx_ok)
+                continue; /* AMX takes whole tile pairs only (the experts ask so) */
+            uint64_t s = (uint64_t)(m * 7919 + n * 31 + k);
+            ckb_bf16 *a = malloc((size_t)(m * k) * sizeof *a);
+            ckb_bf16 *b = malloc((size_t)(k * n) * sizeof *b);
+            float *out = malloc((size_t)(m * n) * sizeof *out);
+            if (!a || !b || !out) {
+                CKBT_EXPECT(0, "allocation");
+                free(a), free(b), free(out);
+                return;
+            }
+            for (int64_t i = 0; i < m * k; i++)
+                a[i] = kit__rand(&s);
+            for (int64_t i = 0; i < k * n; i++)
+                b[i] = kit__rand(&s);
+            for (int64_t i = 0; i < m * n; i++)
+                out[i] = NAN;
+            const long products = ckbt_kit_amx_products();
+            const int rc =
+                units[u].fn(a, b, m, n, k, shapes[c].mc, shapes[c].nc, shapes[c].tn, out);
+            if (rc == -2) {
+                ckbt_skip("this build has no AVX-512 BF16: no resident driver to test");
+                free(a), free(b), free(out);
+                return;
+            }
+            CKBT_EXPECT(rc == units[u].want, "%s: the kit ran unit %d", units[u].name, rc);
+            if (rc == 2)
+                CKBT_EXPECT(ckbt_kit_amx_products() > products,
+                            "%s: no tile product ran (%ld before, %ld after)", units[u].name,
+                            products, ckbt_kit_amx_products());
+            int64_t wi = 0, wj = 0;
+            const double worst = kit__worst(a, b, 0, out, m, n, k, &wi, &wj);
+            CKBT_EXPECT(worst < 1e-5,
+                        "%s %lldx%lldx%lld mc=%lld nc=%lld tn=%d: worst relative "
+                        "error %g at [%lld][%lld]",
+                        units[u].name, (long long)m, (long long)n, (long long)k,
+                        (long long)shapes[c].mc, (long long)shapes[c].nc, shapes[c].tn, worst,
+                        (long long)wi, (long long)wj);
+            free(a), free(b), free(out);
+        }
+}
+
+/* The f32 AMX GEMM of 29k and 32k (emulated tiles): one pass over k and
+ * several (the partial sums reloaded into the accumulators), against the
+ * double-precision product. */
+CKBT_TEST(kit_amx_gemm_f32_matches_the_product, "quick")
+{
+    const int64_t m = 64, np = 4, k = 96, n = 16 * np;
+    uint64_t s = 12345;
+    ckb_bf16 a[64 * 96], b[96 * 64];
+    static float c[64 * 64];
+    for (int64_t i = 0; i < m * k; i++)
+        a[i] = kit__rand(&s);
+    for (int64_t i = 0; i < k * n; i++)
+        b[i] = kit__rand(&s);
+    const int64_t passes[] = {0, 32, 64};
+    for (int t = 0; t < 3; t++) {
+        for (int64_t i = 0; i < m * n; i++)
+            c[i] = NAN;
+        const long products = ckbt_kit_amx_products();
+        const int rc = ckbt_kit_amx_gemm_f32(a, b, m, np, k, passes[t], c);
+        if (rc == -2) {
+            ckbt_skip("this build has no AVX-512 BF16: no AMX path to emulate");
+            return;
+        }
+        int64_t wi = 0, wj = 0;
+        const double worst = kit__worst(a, b, 0, c, m, n, k, &wi, &wj);
+        CKBT_EXPECT(rc == 2 && ckbt_kit_amx_products() > products && worst < 1e-5,
+                    "kc=%lld: rc %d, worst relative error %g at [%lld][%lld]",
+                    (long long)passes[t], rc, worst, (long long)wi, (long long)wj);
+    }
 }
 
 /* The thread grid covers C exactly once whatever the team, the column
@@ -136,7 +241,7 @@ CKBT_TEST(kit_gemm_grid_covers_c_once, "quick")
     }
 }
 
-/* expert-kit/ckb_kit_bf16.h rounds as ckb_f32_to_bf16 does (ties to even,
+/* expert-kit/ckb_kit_simd.h rounds as ckb_f32_to_bf16 does (ties to even,
  * overflow to inf, a NaN made quiet with its sign kept), over edge values and
  * random bit patterns, in each of its forms: the one the experts call, which
  * is the instruction on an AVX-512 BF16 target (that flushes denormal inputs

@@ -227,7 +227,8 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
                                       CKB_GEN_BEAM};
     /* the kit's headers, once */
     static const char *const kit[] = {"ckb_kit_gemm.h", "ckb_kit_flash.h", "ckb_kit_paged.h",
-                                      "ckb_kit_bf16.h", "ckb_kit_unit.h", "ckb_kit_alloc.h"};
+                                      "ckb_kit_simd.h", "ckb_kit_attn.h", "ckb_kit_unit.h",
+                                      "ckb_kit_alloc.h"};
     char *srcs[8];
     int nkit = 0;
     for (size_t i = 0; i < sizeof kit / sizeof *kit; i++) {
@@ -242,9 +243,10 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
     static const char *const targets[] = {"x86-avx512", "x86-avx2", "generic-c"};
     for (size_t k = 0; k < 3; k++) {
         ckb_docs_set ds;
-        char dpath[1024], err[256];
+        char dpath[1024];
+        ckb_err err;
         snprintf(dpath, sizeof dpath, "%s/docs/%s", ckb_home(), targets[k]);
-        if (ckb_docs_load(dpath, &ds, err, sizeof err) != 0)
+        if (ckb_docs_load(dpath, &ds, &err) != 0)
             continue;
         for (int i = 0; i < ds.n; i++)
             if (ds.v[i].kind == CKB_DOCS_API)
@@ -261,10 +263,11 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
             srcs[nsrc] = ckb_read_file(path, NULL), nsrc += srcs[nsrc] != NULL;
         for (size_t mi = 0; mi < sizeof methods / sizeof *methods; mi++)
             for (int docs = 0; docs < 2; docs++) {
-                char err[512], what[160];
+                ckb_err err;
+                char what[160];
                 char *text = ckb_gen_prompt_text(w, methods[mi], docs, CKB_SIZE_DEFAULT, 2, NULL,
-                                                 NULL, err, sizeof err);
-                CKBT_EXPECT(text, "%s: %s", w->id, err);
+                                                 NULL, &err);
+                CKBT_EXPECT(text, "%s: %s", w->id, err.msg);
                 snprintf(what, sizeof what, "%s %s%s", w->id, ckb_gen_method_name(methods[mi]),
                          docs ? " --docs" : "");
                 if (text)
@@ -274,10 +277,9 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
             }
         /* a refine turn on the fake profile, docs rendered for it */
         ckb_strbuf d = {0};
-        char err[512];
+        ckb_err err;
         ckb_docs_opts o = {.cache_dir = "", .machine = &m};
-        CKBT_EXPECT(ckb_docs_build(w, &o, &d, NULL, err, sizeof err) == 0, "%s docs: %s", w->id,
-                    err);
+        CKBT_EXPECT(ckb_docs_build(w, &o, &d, NULL, &err) == 0, "%s docs: %s", w->id, err.msg);
         ckb_gen_task t = {.w = w, .size = CKB_SIZE_DEFAULT, .threads = 2,
                           .reference = ckb_gen_shown(w), .docs = d.data, .machine = m,
                           .measured = 1};

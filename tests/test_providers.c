@@ -38,7 +38,7 @@ static void fast_retries(void)
 }
 
 static ckb_provider *open_http(const char *name, const char *base, int retries, double timeout_s,
-                               const char *price_file, char *err, size_t errlen)
+                               const char *price_file, ckb_err *err)
 {
     ckb_provider_config c;
     ckb_provider_config_default(&c);
@@ -51,7 +51,7 @@ static ckb_provider *open_http(const char *name, const char *base, int retries, 
     c.price_file = price_file;
     c.max_tokens = 1234;
     c.temperature = 0.5;
-    return ckb_provider_open(&c, err, errlen);
+    return ckb_provider_open(&c, err);
 }
 
 static json_object *request_json(ckbt_fake_llm *f, int i)
@@ -92,10 +92,11 @@ CKBT_TEST(provider_openai_happy_path, "quick")
     CKBT_EXPECT(f != NULL, "fake server");
     if (!f)
         return;
-    char base[128], err[512] = "";
+    ckb_err err = {0};
+    char base[128];
     snprintf(base, sizeof base, "%s/v1/", ckbt_fake_llm_url(f)); /* a trailing slash is fine */
-    ckb_provider *p = open_http("openai", base, 2, 10, prices, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open: %s", err);
+    ckb_provider *p = open_http("openai", base, 2, 10, prices, &err);
+    CKBT_EXPECT(p != NULL, "open: %s", err.msg);
     if (p) {
         ckb_reply r;
         int rc = ckb_provider_complete(p, two_msgs, 2, "8p_GEMM#0", &r);
@@ -160,9 +161,9 @@ CKBT_TEST(provider_openai_retries_429_then_succeeds, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 3, 10, NULL, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open: %s", err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 3, 10, NULL, &err);
+    CKBT_EXPECT(p != NULL, "open: %s", err.msg);
     if (p) {
         ckb_reply r;
         ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -191,9 +192,9 @@ CKBT_TEST(provider_http_honours_retry_after, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 3, 10, NULL, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open: %s", err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 3, 10, NULL, &err);
+    CKBT_EXPECT(p != NULL, "open: %s", err.msg);
     if (p) {
         ckb_reply r;
         ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -219,8 +220,8 @@ CKBT_TEST(provider_openai_5xx_exhausts_retries, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 2, 10, NULL, err, sizeof err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 2, 10, NULL, &err);
     if (p) {
         ckb_reply r;
         int rc = ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -252,8 +253,8 @@ CKBT_TEST(provider_http_4xx_is_final_and_hides_the_key, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 3, 10, NULL, err, sizeof err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 3, 10, NULL, &err);
     if (p) {
         ckb_reply r;
         ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -288,8 +289,8 @@ CKBT_TEST(provider_openai_malformed_and_empty_bodies, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 0, 10, NULL, err, sizeof err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 0, 10, NULL, &err);
     for (int i = 0; p && i < 5; i++) {
         ckb_reply r;
         int rc = ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -317,8 +318,8 @@ CKBT_TEST(provider_openai_per_attempt_timeout, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 1, 0.3, NULL, err, sizeof err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 1, 0.3, NULL, &err);
     if (p) {
         ckb_reply r;
         ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -338,14 +339,14 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
 {
     char *saved = ckbt_env_save("OPENAI_API_KEY");
     unsetenv("OPENAI_API_KEY");
-    char err[512] = "";
+    ckb_err err = {0};
     ckb_provider_config c;
     ckb_provider_config_default(&c);
     c.name = "openai";
     c.model = "gpt-4o";
     c.base_url = "https://api.openai.com/v1";
-    ckb_provider *p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "OPENAI_API_KEY"), "missing key: %s", err);
+    ckb_provider *p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "OPENAI_API_KEY"), "missing key: %s", err.msg);
     ckb_provider_close(p);
 
     /* a local server needs no key: it opens, and sends no Authorization */
@@ -353,8 +354,8 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
     ckbt_fake_llm *f = ckbt_fake_llm_start(script, 1);
     if (f) {
         c.base_url = ckbt_fake_llm_url(f);
-        p = ckb_provider_open(&c, err, sizeof err);
-        CKBT_EXPECT(p != NULL, "local server without a key: %s", err);
+        p = ckb_provider_open(&c, &err);
+        CKBT_EXPECT(p != NULL, "local server without a key: %s", err.msg);
         ckb_reply r;
         if (p && ckb_provider_complete(p, two_msgs, 2, "k", &r) == 0)
             ckb_reply_free(&r);
@@ -368,24 +369,24 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
     c.base_url = NULL;
     c.model = NULL;
     setenv("OPENAI_API_KEY", "sk-x", 1);
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "model"), "missing model: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "model"), "missing model: %s", err.msg);
 
     c.name = "anthropic";
     c.model = "claude-x";
     char *saved_a = ckbt_env_save("ANTHROPIC_API_KEY");
     unsetenv("ANTHROPIC_API_KEY");
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "ANTHROPIC_API_KEY"), "anthropic key: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "ANTHROPIC_API_KEY"), "anthropic key: %s", err.msg);
     ckbt_env_restore("ANTHROPIC_API_KEY", saved_a);
 
     c.name = "gpt";
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "unknown provider 'gpt'"), "unknown name: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "unknown provider 'gpt'"), "unknown name: %s", err.msg);
 
     c.name = "command";
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "command"), "command without a command line: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "command"), "command without a command line: %s", err.msg);
 
     char prices[512];
     snprintf(prices, sizeof prices, "%s/bad-prices.json", ckbt_tmpdir());
@@ -393,8 +394,8 @@ CKBT_TEST(provider_open_errors_name_the_fix, "quick")
     ckb_write_file_atomic(prices, bad, strlen(bad));
     c.command = "cat";
     c.price_file = prices;
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "input_per_mtok"), "bad price table: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "input_per_mtok"), "bad price table: %s", err.msg);
 
     ckbt_env_restore("OPENAI_API_KEY", saved);
 }
@@ -417,9 +418,9 @@ CKBT_TEST(provider_anthropic_request_and_reply, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("anthropic", ckbt_fake_llm_url(f), 2, 10, NULL, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open: %s", err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("anthropic", ckbt_fake_llm_url(f), 2, 10, NULL, &err);
+    CKBT_EXPECT(p != NULL, "open: %s", err.msg);
     if (p) {
         ckb_reply r;
         ckb_provider_complete(p, two_msgs, 2, "k#0", &r);
@@ -471,9 +472,9 @@ CKBT_TEST(provider_gemini_request_and_reply, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("gemini", ckbt_fake_llm_url(f), 0, 10, NULL, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open: %s", err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("gemini", ckbt_fake_llm_url(f), 0, 10, NULL, &err);
+    CKBT_EXPECT(p != NULL, "open: %s", err.msg);
     ckb_chat_msg three[] = {two_msgs[0], two_msgs[1], {"assistant", "draft"}};
     if (p) {
         ckb_reply r;
@@ -522,9 +523,9 @@ static ckb_provider *open_command(const char *cmd, double timeout_s)
     c.command = cmd;
     c.model = "local-script";
     c.timeout_s = timeout_s;
-    char err[512] = "";
-    ckb_provider *p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open command '%s': %s", cmd, err);
+    ckb_err err = {0};
+    ckb_provider *p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(p != NULL, "open command '%s': %s", cmd, err.msg);
     return p;
 }
 
@@ -640,7 +641,8 @@ static void write_text(const char *path, const char *text)
 
 CKBT_TEST(provider_replay_answers_by_key, "quick")
 {
-    char run[512], path[600], err[512] = "";
+    ckb_err err = {0};
+    char run[512], path[600];
     snprintf(run, sizeof run, "%s/run1", ckbt_tmpdir());
     ckb_mkdirs(run);
     snprintf(path, sizeof path, "%s/records.jsonl", run);
@@ -657,8 +659,8 @@ CKBT_TEST(provider_replay_answers_by_key, "quick")
     ckb_provider_config_default(&c);
     c.name = "replay";
     c.replay_run = run;
-    ckb_provider *p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(p != NULL, "open: %s", err);
+    ckb_provider *p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(p != NULL, "open: %s", err.msg);
     if (p) {
         ckb_reply r;
         int rc = ckb_provider_complete(p, two_msgs, 2, "8p_GEMM#0", &r);
@@ -687,12 +689,12 @@ CKBT_TEST(provider_replay_answers_by_key, "quick")
     char missing[600];
     snprintf(missing, sizeof missing, "%s/no-such-run", ckbt_tmpdir());
     c.replay_run = missing;
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "no-such-run"), "missing run: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "no-such-run"), "missing run: %s", err.msg);
     snprintf(missing, sizeof missing, "%s/empty-run", ckbt_tmpdir());
     ckb_mkdirs(missing);
-    p = ckb_provider_open(&c, err, sizeof err);
-    CKBT_EXPECT(!p && strstr(err, "records.jsonl"), "run without records: %s", err);
+    p = ckb_provider_open(&c, &err);
+    CKBT_EXPECT(!p && strstr(err.msg, "records.jsonl"), "run without records: %s", err.msg);
 }
 
 typedef struct {
@@ -724,8 +726,8 @@ static int max_in_flight_with(int concurrency, int *all_ok)
     c.base_url = ckbt_fake_llm_url(f);
     c.concurrency = concurrency;
     c.max_retries = 0;
-    char err[512];
-    ckb_provider *p = ckb_provider_open(&c, err, sizeof err);
+    ckb_err err;
+    ckb_provider *p = ckb_provider_open(&c, &err);
     pthread_t t[8];
     concurrency_job jobs[8];
     *all_ok = p != NULL;
@@ -806,9 +808,10 @@ CKBT_TEST(provider_http_dropped_and_refused_connections, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char url[128], err[512] = "";
+    ckb_err err = {0};
+    char url[128];
     snprintf(url, sizeof url, "%s", ckbt_fake_llm_url(f));
-    ckb_provider *p = open_http("openai", url, 2, 10, NULL, err, sizeof err);
+    ckb_provider *p = open_http("openai", url, 2, 10, NULL, &err);
     ckb_reply r;
     if (p) {
         ckb_provider_complete(p, two_msgs, 2, "k", &r);
@@ -818,7 +821,7 @@ CKBT_TEST(provider_http_dropped_and_refused_connections, "quick")
         ckb_provider_close(p);
     }
     ckbt_fake_llm_stop(f); /* the port is closed now */
-    p = open_http("openai", url, 2, 10, NULL, err, sizeof err);
+    p = open_http("openai", url, 2, 10, NULL, &err);
     if (p) {
         ckb_provider_complete(p, two_msgs, 2, "k", &r);
         CKBT_EXPECT(r.status == CKB_REPLY_TRANSPORT && r.attempts == 1 && r.error[0],
@@ -856,8 +859,8 @@ CKBT_TEST(provider_fake_llm_callback_mode, "quick")
         CKBT_EXPECT(0, "fake server");
         return;
     }
-    char err[512] = "";
-    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 1, 10, NULL, err, sizeof err);
+    ckb_err err = {0};
+    ckb_provider *p = open_http("openai", ckbt_fake_llm_url(f), 1, 10, NULL, &err);
     if (p) {
         ckb_chat_msg a = {"user", "kernel A"}, b = {"user", "kernel B"}, c = {"user", "fail"};
         ckb_reply r;

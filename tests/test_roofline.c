@@ -190,8 +190,8 @@ CKBT_TEST(roofline_report_uses_the_recorded_roof, "quick")
     json_object_put(root);
 
     ckb_report_suite s;
-    char err[512];
-    CKBT_EXPECT(ckb_report_suite_load(path, "A", &s, err, sizeof err) == 0, "load: %s", err);
+    ckb_err err;
+    CKBT_EXPECT(ckb_report_suite_load(path, "A", &s, &err) == 0, "load: %s", err.msg);
     if (s.n != 1)
         return;
     const ckb_report_workload *w = &s.w[0];

@@ -85,9 +85,9 @@ static int load_fixture(ckb_score_set *s)
     const char *paths[] = {RUN_BON, RUN_BON2, RUN_REFINE};
     const double p0[] = {0};
     const int ns[] = {2, 4};
-    char err[512] = "";
-    int rc = ckb_score_load(paths, 3, p0, 1, ns, 2, s, err, sizeof err);
-    CKBT_EXPECT(rc == 0, "the fixture runs load: %s", err);
+    ckb_err err = {0};
+    int rc = ckb_score_load(paths, 3, p0, 1, ns, 2, s, &err);
+    CKBT_EXPECT(rc == 0, "the fixture runs load: %s", err.msg);
     return rc;
 }
 
@@ -248,15 +248,15 @@ CKBT_TEST(score_metrics_match_the_hand_computed_answers, "quick")
 
 CKBT_TEST(score_reads_runs_tolerantly, "quick")
 {
-    char err[512] = "";
+    ckb_err err = {0};
     ckb_score_run r;
-    CKBT_EXPECT(ckb_score_run_load(RUN_BON, &r, err, sizeof err) == 0, "bon loads: %s", err);
+    CKBT_EXPECT(ckb_score_run_load(RUN_BON, &r, &err) == 0, "bon loads: %s", err.msg);
     CKBT_EXPECT(r.n == 15 && r.dropped_last == 1 && r.skipped == 0 && r.budget == 4 &&
                     r.budget_from_config && r.nworkloads == 4 &&
                     strcmp(r.method, "best-of-n") == 0 && strcmp(r.model, "model-x") == 0,
                 "bon: 15 records, the cut last line dropped (%d, %d)", r.n, r.dropped_last);
     ckb_score_run_free(&r);
-    CKBT_EXPECT(ckb_score_run_load(RUN_REFINE, &r, err, sizeof err) == 0, "refine loads");
+    CKBT_EXPECT(ckb_score_run_load(RUN_REFINE, &r, &err) == 0, "refine loads");
     CKBT_EXPECT(r.n == 16 && r.skipped == 1 && !r.dropped_last, "refine: the garbage line skipped");
     CKBT_EXPECT(r.s[1].chain == 0 && r.s[1].turn == 1 && r.s[2].chain == 1 && r.s[2].turn == 0,
                 "chain and turn read");
@@ -275,8 +275,7 @@ CKBT_TEST(score_reads_runs_tolerantly, "quick")
         "{\"workload\":\"8p_GEMM\",\"method\":\"beam\",\"status\":\"ok\"}\n";
     snprintf(path, sizeof path, "%s/records.jsonl", dir);
     ckb_write_file_atomic(path, recs, strlen(recs));
-    CKBT_EXPECT(ckb_score_run_load(dir, &r, err, sizeof err) == 0, "a run without config: %s",
-                err);
+    CKBT_EXPECT(ckb_score_run_load(dir, &r, &err) == 0, "a run without config: %s", err.msg);
     CKBT_EXPECT(r.n == 1 && r.duplicates == 1 && r.skipped == 1 && r.budget == 3 &&
                     !r.budget_from_config && strcmp(r.method, "beam") == 0 &&
                     strcmp(r.model, "m") == 0 && r.nworkloads == 1 && r.s[0].speedup == 1.5,
@@ -287,13 +286,13 @@ CKBT_TEST(score_reads_runs_tolerantly, "quick")
     /* What cannot be read is said, with the file. */
     snprintf(path, sizeof path, "%s/config.json", dir);
     ckb_write_file_atomic(path, "{\"method\": ", 11);
-    CKBT_EXPECT(ckb_score_run_load(dir, &r, err, sizeof err) == -1 && strstr(err, path),
-                "a broken config.json is named: %s", err);
+    CKBT_EXPECT(ckb_score_run_load(dir, &r, &err) == CKB_E_FORMAT && strstr(err.msg, path),
+                "a broken config.json is named: %s", err.msg);
     snprintf(path, sizeof path, "%s/empty", ckbt_tmpdir());
     ckb_mkdirs(path);
-    CKBT_EXPECT(ckb_score_run_load(path, &r, err, sizeof err) == -1 &&
-                    strstr(err, "records.jsonl") && strstr(err, "ckbench generate"),
-                "a folder without records says what to give: %s", err);
+    CKBT_EXPECT(ckb_score_run_load(path, &r, &err) != CKB_OK && strstr(err.msg, "records.jsonl") &&
+                    strstr(err.msg, "ckbench generate"),
+                "a folder without records says what to give: %s", err.msg);
 }
 
 /* Runs ckbench score with the arguments (NULL-terminated); returns the
@@ -472,8 +471,8 @@ CKBT_TEST(score_says_out_of_the_suite_when_a_run_covers_it, "quick")
     ckb_write_file_atomic(path, recs, strlen(recs));
     ckb_score_set s;
     const char *paths[] = {dir};
-    char err[512];
-    CKBT_EXPECT(ckb_score_load(paths, 1, NULL, 0, NULL, 0, &s, err, sizeof err) == 0, "%s", err);
+    ckb_err err;
+    CKBT_EXPECT(ckb_score_load(paths, 1, NULL, 0, NULL, 0, &s, &err) == 0, "%s", err.msg);
     int n = ckb_workload_count();
     CKBT_EXPECT(s.ng == 1 && s.g[0].covers_suite && s.g[0].nw == n && s.g[0].solved == 1 &&
                     same(s.g[0].geomean_speedup, pow(4.0, 1.0 / n)),

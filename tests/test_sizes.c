@@ -126,7 +126,9 @@ CKBT_TEST(sizes_search_follows_the_rule_on_a_fake_host, "quick")
             sizes__fake_probe p = hosts[h];
             o.probe_ctx = &p;
             ckb_size_choice c;
-            CKBT_EXPECT(ckb_sizes_search(&m, 2, w, &o, &c) == 0, "%s: search failed", w->id);
+            ckb_err err;
+            CKBT_EXPECT(ckb_sizes_search(&m, 2, w, &o, &c, &err) == CKB_OK, "%s: search failed: %s",
+                        w->id, err.msg);
             sizes__fake_probe q = hosts[h];
             int64_t want = sizes__expected(w, &o, &q, 200);
             CKBT_EXPECT(c.value == want, "host %zu, %s: chose %lld (%s), want %lld", h, w->id,
@@ -138,7 +140,7 @@ CKBT_TEST(sizes_search_follows_the_rule_on_a_fake_host, "quick")
     sizes__fake_probe p = hosts[0];
     o.probe_ctx = &p;
     ckb_size_choice c;
-    ckb_sizes_search(&m, 2, ckb_workload_find("6p"), &o, &c);
+    ckb_sizes_search(&m, 2, ckb_workload_find("6p"), &o, &c, NULL);
     CKBT_EXPECT(c.fixed && p.calls == 0, "6p: fixed %d after %d probes", c.fixed, p.calls);
 }
 
@@ -154,14 +156,14 @@ CKBT_TEST(sizes_are_stored_per_host_and_set_the_host_dims, "quick")
     sizes__fake_probe p = {180, 2, 0, 0};
     o.probe_ctx = &p;
     const ckb_workload *ws[] = {ckb_workload_find("8p"), ckb_workload_find("12p")};
-    CKBT_EXPECT(ckb_sizes_get(&m, 2, ws, 2, path, 0, &o) == 0, "first search failed");
+    CKBT_EXPECT(ckb_sizes_get(&m, 2, ws, 2, path, 0, &o, NULL) == 0, "first search failed");
     int64_t m8 = ckb_workload_host_scale(ws[0]), s12 = ckb_workload_host_scale(ws[1]);
     int probes = p.calls;
     CKBT_EXPECT(probes > 0, "nothing was probed");
     /* stored: the same choice without a probe, even one that would fail */
     ckb_workload_set_host_scale(ws[0], 256);
     p.fail = 1;
-    CKBT_EXPECT(ckb_sizes_get(&m, 2, ws, 2, path, 0, &o) == 0, "stored sizes not used");
+    CKBT_EXPECT(ckb_sizes_get(&m, 2, ws, 2, path, 0, &o, NULL) == 0, "stored sizes not used");
     CKBT_EXPECT(p.calls == probes && ckb_workload_host_scale(ws[0]) == m8 &&
                     ckb_workload_host_scale(ws[1]) == s12,
                 "reload: %d probes, 8p M=%lld (want %lld)", p.calls - probes,
@@ -181,7 +183,7 @@ CKBT_TEST(sizes_are_stored_per_host_and_set_the_host_dims, "quick")
      * here, since the probe now fails) */
     ckb_machine other = m;
     snprintf(other.cpu, sizeof other.cpu, "another cpu");
-    CKBT_EXPECT(ckb_sizes_get(&other, 2, ws, 2, path, 0, &o) != 0,
+    CKBT_EXPECT(ckb_sizes_get(&other, 2, ws, 2, path, 0, &o, NULL) != 0,
                 "another CPU used this CPU's sizes");
     /* a value the workload cannot take is refused */
     CKBT_EXPECT(ckb_workload_set_host_scale(ws[0], 300) != 0 &&

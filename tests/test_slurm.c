@@ -402,14 +402,14 @@ typedef struct {
     char name[64];
     int rc;
     json_object *j;
-    char err[1024];
+    ckb_err err;
     int *done; /* counts the finished threads */
 } slurmt_eval;
 
 static void *slurmt_eval_thread(void *arg)
 {
     slurmt_eval *e = arg;
-    e->rc = ckb_exec_eval(e->x, &e->job, NULL, &e->j, e->err, sizeof e->err);
+    e->rc = ckb_exec_eval(e->x, &e->job, NULL, &e->j, &e->err);
     __atomic_add_fetch(e->done, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
@@ -516,8 +516,8 @@ CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
         ckbt_skip("not root: the two-node cluster makes network namespaces");
         return;
     }
-    char cluster[600], out[16384], cmd[1600], dir[600], evals[700], ledger[800], k12[700],
-        k8[700], err[1024];
+    ckb_err err;
+    char cluster[600], out[16384], cmd[1600], dir[600], evals[700], ledger[800], k12[700], k8[700];
     const char *tmp = ckbt_tmpdir();
     snprintf(cluster, sizeof cluster, "%s/cluster", tmp);
     snprintf(dir, sizeof dir, "%s/run", tmp);
@@ -558,8 +558,8 @@ CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
     c.max_jobs = 0; /* the partition's nodes: 2 */
     c.submit_gap_s = 0;
     c.quiet = 1;
-    x = ckb_exec_open(&c, err, sizeof err);
-    CKBT_EXPECT(x, "the executor opens: %s", err);
+    x = ckb_exec_open(&c, &err);
+    CKBT_EXPECT(x, "the executor opens: %s", err.msg);
     if (!x)
         goto done;
 
@@ -590,14 +590,14 @@ CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
     started = 0;
     int on1 = 0, on2 = 0;
     for (int i = 0; i < N1; i++) {
-        CKBT_EXPECT(e1[i].rc == 0 &&
-                        strcmp(ckb_json_str(e1[i].j, "status") ? ckb_json_str(e1[i].j, "status")
-                                                               : "",
-                               "ok") == 0 &&
-                        strcmp(slurmt_ex(&e1[i], "name"), "slurm") == 0,
-                    "%s ran on the cluster: rc %d, status %s (%s)", e1[i].name, e1[i].rc,
-                    ckb_json_str(e1[i].j, "status") ? ckb_json_str(e1[i].j, "status") : "-",
-                    e1[i].rc ? e1[i].err : "");
+        CKBT_EXPECT(
+            e1[i].rc == 0 &&
+                strcmp(ckb_json_str(e1[i].j, "status") ? ckb_json_str(e1[i].j, "status") : "",
+                       "ok") == 0 &&
+                strcmp(slurmt_ex(&e1[i], "name"), "slurm") == 0,
+            "%s ran on the cluster: rc %d, status %s (%s)", e1[i].name, e1[i].rc,
+            ckb_json_str(e1[i].j, "status") ? ckb_json_str(e1[i].j, "status") : "-",
+            e1[i].rc ? e1[i].err.msg : "");
         on1 += strcmp(slurmt_ex(&e1[i], "node"), "ckbnode1") == 0;
         on2 += strcmp(slurmt_ex(&e1[i], "node"), "ckbnode2") == 0;
     }
@@ -643,12 +643,12 @@ CKBT_TEST(slurm_two_nodes_share_work_and_survive_a_lost_node, "full")
     nlost = slurmt_ledger(ledger, lost.name, ljobs, lnodes, 8);
     long attempts = ckb_json_long(ckb_json_obj(lost.j, "executor"), "attempts");
     const char *node = slurmt_ex(&lost, "node");
-    CKBT_EXPECT(lost.rc == 0 &&
-                    strcmp(ckb_json_str(lost.j, "status") ? ckb_json_str(lost.j, "status") : "",
-                           "ok") == 0,
-                "the evaluation of the lost node finishes: rc %d, status %s (%s)", lost.rc,
-                ckb_json_str(lost.j, "status") ? ckb_json_str(lost.j, "status") : "-",
-                lost.rc ? lost.err : "");
+    CKBT_EXPECT(
+        lost.rc == 0 &&
+            strcmp(ckb_json_str(lost.j, "status") ? ckb_json_str(lost.j, "status") : "", "ok") == 0,
+        "the evaluation of the lost node finishes: rc %d, status %s (%s)", lost.rc,
+        ckb_json_str(lost.j, "status") ? ckb_json_str(lost.j, "status") : "-",
+        lost.rc ? lost.err.msg : "");
     CKBT_EXPECT(attempts >= 2 && node[0] && strcmp(node, victim) != 0 &&
                     (strcmp(node, "ckbnode1") == 0 || strcmp(node, "ckbnode2") == 0),
                 "it was submitted again and ran on the other node: %ld attempts, on %s (%s "

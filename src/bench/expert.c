@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/fsutil.h"
+#include "machine/blocking.h"
 #include "machine/profile.h"
 #include "machine/roofline.h"
 
@@ -64,10 +65,73 @@ int ckb_expert_value_runs(const ckb_param *p, int64_t v, const ckb_machine *m)
     return 1;
 }
 
+int ckb_expert_param_is_block(const ckb_param *p)
+{
+    return p->fallback <= CKB_PARAM_HOST_MR && p->fallback >= CKB_PARAM_HOST_BK;
+}
+
+int64_t ckb_expert_block_model(const ckb_param *p, const ckb_machine *m, int unit)
+{
+    ckb_blocking_facts f;
+    ckb_blocking_facts_of(m, unit, &f);
+    ckb_blocking g;
+    ckb_blocking_gemm(&f, &g);
+    int64_t bq, bk;
+    ckb_blocking_attention(&f, p->head, &bq, &bk);
+    switch (p->fallback) {
+    case CKB_PARAM_HOST_MR: return g.mr;
+    case CKB_PARAM_HOST_NR: return g.nr;
+    case CKB_PARAM_HOST_KC: return g.kc;
+    case CKB_PARAM_HOST_MC: return g.mc;
+    case CKB_PARAM_HOST_NC: return g.nc;
+    case CKB_PARAM_HOST_BQ: return bq;
+    case CKB_PARAM_HOST_BK: return bk;
+    default: return p->fallback;
+    }
+}
+
+int64_t ckb_expert_block_fit(const ckb_param *p, int64_t v)
+{
+    if (p->per > 0)
+        v /= p->per;
+    if (v < 1)
+        v = 1;
+    if (p->nvalues < 1) /* no grid to fit: the expert's own check decides */
+        return v;
+    int64_t lo = 0, hi = 0, best = 0;
+    double best_d = 0;
+    for (int k = 0; k < p->nvalues; k++) {
+        const int64_t g = p->values[k];
+        if (g < 1) /* 0 and the like mean "all of it": no block to compare */
+            continue;
+        lo = lo == 0 || g < lo ? g : lo;
+        hi = g > hi ? g : hi;
+        /* nearest by ratio, as blocks are judged: 96 is nearer 64 than 256 */
+        double d = (double)(g > v ? g : v) / (double)(g > v ? v : g);
+        if (best == 0 || d < best_d || (d == best_d && g < best))
+            best = g, best_d = d;
+    }
+    if (p->multiple < 1 || best == 0)
+        return best ? best : p->values[0];
+    v = v / p->multiple * p->multiple;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void ckb_expert_defaults_on(const ckb_workload *w, const ckb_machine *m, int unit,
+                            int64_t *values)
+{
+    for (int i = 0; i < w->nparams; i++) {
+        const ckb_param *p = &w->params[i];
+        if (ckb_expert_param_is_block(p))
+            values[i] = ckb_expert_block_fit(p, ckb_expert_block_model(p, m, unit));
+        else
+            values[i] = p->fallback == CKB_PARAM_HOST_UNIT ? unit : p->fallback;
+    }
+}
+
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values)
 {
-    for (int i = 0; i < w->nparams; i++)
-        values[i] = ckb_expert_param_value(w->params[i].fallback, m);
+    ckb_expert_defaults_on(w, m, ckb_expert_host_unit(m), values);
 }
 
 void ckb_expert_host(char *buf, size_t n)
@@ -143,15 +207,20 @@ void ckb_expert_config_read(const char *path, const char *host, const ckb_worklo
     cfg->tuned = tuned;
     if (tuned)
         return;
+    /* the untuned blocks are not arbitrary: say where they came from */
+    int blocks = 0;
+    for (int i = 0; i < w->nparams; i++)
+        blocks |= ckb_expert_param_is_block(&w->params[i]);
+    const char *from = blocks ? " on blocks from the host model (caches, registers, unit)" : "";
     if (missing)
         snprintf(cfg->note, sizeof cfg->note,
-                 "untuned on this host: a parameter was added since it was tuned");
+                 "untuned on this host%s: a parameter was added since it was tuned", from);
     else if (others[0])
         snprintf(cfg->note, sizeof cfg->note,
-                 "untuned on this host ('%s', %s): tuned.json has it for %s only", host, base,
-                 others);
+                 "untuned on this host%s ('%s', %s): tuned.json has it for %s only", from, host,
+                 base, others);
     else
-        snprintf(cfg->note, sizeof cfg->note, "untuned: no tuned values for %s", base);
+        snprintf(cfg->note, sizeof cfg->note, "untuned%s: no tuned values for %s", from, base);
 }
 
 void ckb_expert_config_load(const ckb_workload *w, ckb_size s, int threads,

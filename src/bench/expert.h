@@ -27,7 +27,7 @@ typedef struct {
     char text[CKB_MAX_PARAMS][80];          /* "NAME=VALUE" */
     const char *defines[CKB_MAX_PARAMS];    /* points into text, for ckb_eval_opts */
     int tuned;                              /* 1: read from tuned.json for this host */
-    char note[256];                         /* why untuned, for the user; "" when tuned */
+    char note[512];                         /* why untuned, for the user; "" when tuned */
 } ckb_expert_config;
 
 /* This host as tuned.json keys it: "<cpu model> | <ISA level in force>". */
@@ -41,14 +41,32 @@ void ckb_expert_config_set(const ckb_workload *w, const int64_t *values, ckb_exp
  * when AMX is its fastest bf16 unit, 0 the bf16 dot, else 1 (f32 FMA; also
  * for m NULL or without figures). */
 int ckb_expert_host_unit(const ckb_machine *m);
-/* A declared value (a default or a grid value) as it runs on m:
- * CKB_PARAM_HOST_UNIT resolved, any other as it is. */
+/* A grid value as it runs on m: CKB_PARAM_HOST_UNIT resolved, any other
+ * as it is (defaults: ckb_expert_defaults). */
 int64_t ckb_expert_param_value(int64_t v, const ckb_machine *m);
 /* 0 when v, a grid value of p, names a matmul unit of p's HOST_UNIT kind
  * that m measured absent (0 the bf16 dot, 2 AMX): the expert would fall back
  * to another unit, and timing it again would only repeat that one. */
 int ckb_expert_value_runs(const ckb_param *p, int64_t v, const ckb_machine *m);
-/* The declared defaults, each resolved for m. */
+/* 1 when p's default is a block of the host model (CKB_PARAM_HOST_MR ...
+ * CKB_PARAM_HOST_BK in workloads/workload.h). */
+int ckb_expert_param_is_block(const ckb_param *p);
+/* The model's value of p's block for an expert on `unit` (the MMA
+ * encoding) on the host m profiles (machine/blocking.h; m NULL: assumed
+ * facts), before it is fitted to the expert. */
+int64_t ckb_expert_block_model(const ckb_param *p, const ckb_machine *m, int unit);
+/* v, a model value, as p's expert accepts it: divided by p->per; with
+ * p->multiple, rounded down to a multiple and kept within the grid's
+ * range (grid values below 1, "all of it", aside); else the grid value
+ * nearest by ratio (ties: the smaller). */
+int64_t ckb_expert_block_fit(const ckb_param *p, int64_t v);
+/* The declared defaults as they run on m with the matmul unit `unit`:
+ * a CKB_PARAM_HOST_UNIT parameter is unit, a block is the model's for that
+ * unit, fitted; any other as declared. */
+void ckb_expert_defaults_on(const ckb_workload *w, const ckb_machine *m, int unit,
+                            int64_t *values);
+/* The same on m's fastest unit (ckb_expert_host_unit): the untuned
+ * defaults, which need no tuned.json. */
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values);
 /* The tuned values for (size, threads, this host), else the declared
  * defaults (resolved for m) with cfg->tuned = 0 and cfg->note saying what

@@ -15,10 +15,13 @@
 
 #include "bench/expert.h"
 #include "bench/host_speed.h"
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/parallel.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "eval/compile.h"
@@ -95,24 +98,25 @@ static int suite__eval(const ckb_suite_opts *o, const ckb_workload *w, const cha
                        const ckb_eval_opts *eo, const char *name, ckb_eval_result *r,
                        json_object **json)
 {
-    char dir[1100], err[1024];
+    ckb_err err;
+    char dir[1100];
     ckb_exec *x = o->exec, *local = NULL;
     memset(r, 0, sizeof *r);
     *json = NULL;
     if (!x) {
         ckb_exec_config c;
         ckb_exec_config_default(&c);
-        if (!(x = local = ckb_exec_open(&c, err, sizeof err))) {
-            snprintf(r->message, sizeof r->message, "%s", err);
+        if (!(x = local = ckb_exec_open(&c, &err))) {
+            snprintf(r->message, sizeof r->message, "%s", err.msg);
             return -1;
         }
     }
     snprintf(dir, sizeof dir, "%s/evals", o->out_dir);
     ckb_exec_job job = {.w = w, .src = src, .eo = eo, .dir = dir, .name = name};
-    int rc = ckb_exec_eval(x, &job, r, json, err, sizeof err);
+    int rc = ckb_exec_eval(x, &job, r, json, &err);
     if (rc != 0) {
         r->status = CKB_ST_HARNESS_ERROR;
-        snprintf(r->message, sizeof r->message, "%s", err);
+        snprintf(r->message, sizeof r->message, "%s", err.msg);
     }
     ckb_exec_close(local);
     return rc;
@@ -139,7 +143,7 @@ static json_object *suite__run_one(const ckb_suite_opts *o, const ckb_workload *
         ckb_expert_config_load(w, o->size, o->threads, o->machine, &cfg);
         /* tuned values are per host: say so when this one has none */
         if (!cfg.tuned && w->nparams > 0)
-            fprintf(stderr, "%sckbench: %s: the expert runs %s; `ckbench tune %s` tunes it here\n",
+            ckb_say("%sckbench: %s: the expert runs %s; `ckbench tune %s` tunes it here\n",
                     isatty(2) ? "\r\033[K" : "", w->id, cfg.note, w->id);
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
@@ -245,11 +249,11 @@ static char *suite__git_commit(void)
     char *argv[] = {"git", "-C", (char *)ckb_home(), "rev-parse", "--short", "HEAD", NULL};
     ckb_proc_result pr;
     if (ckb_proc_run(argv, 10, 256, &pr) != 0)
-        return strdup("unknown");
+        return ckb_xstrdup("unknown");
     char *nl = strchr(pr.output, '\n');
     if (nl)
         *nl = '\0';
-    char *s = strdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
+    char *s = ckb_xstrdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
     ckb_proc_result_free(&pr);
     return s;
 }
@@ -309,17 +313,15 @@ static json_object *suite__metadata(const ckb_suite_opts *o)
     return m;
 }
 
-static int suite__write(const ckb_suite_opts *o, json_object *root)
+static int suite__write(const ckb_suite_opts *o, json_object *root, ckb_err *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/results.json", o->out_dir);
     /* valid UTF-8 whatever a compiler or kernel message held (core/utf8.h) */
     const char *text = ckb_json_text(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
-        fprintf(stderr, "ckbench: cannot write %s: %s (the previous file is untouched)\n", path,
-                strerror(errno));
-        return -1;
-    }
+    if (ckb_write_file_atomic(path, text, strlen(text)) != 0)
+        return ckb_err_set(err, CKB_E_IO, "cannot write %s: %s (the previous file is untouched)",
+                           path, strerror(errno));
     /* The CSV forms, each replaced atomically like results.json. */
     const char *names[2] = {"results.csv", "results-jaxbench.csv"};
     for (int k = 0; k < 2; k++) {
@@ -328,12 +330,12 @@ static int suite__write(const ckb_suite_opts *o, json_object *root)
         snprintf(path, sizeof path, "%s/%s", o->out_dir, names[k]);
         int rc = ckb_write_file_atomic(path, csv.data, csv.len);
         if (rc != 0)
-            fprintf(stderr, "ckbench: cannot write %s: %s\n", path, strerror(errno));
+            ckb_err_set(err, CKB_E_IO, "cannot write %s: %s", path, strerror(errno));
         ckb_strbuf_free(&csv);
         if (rc != 0)
-            return -1;
+            return CKB_E_IO;
     }
-    return 0;
+    return CKB_OK;
 }
 
 /* A millisecond figure for the table, "-" when not measured. */
@@ -350,8 +352,8 @@ static void suite__table(json_object *root)
 {
     json_object *list = NULL;
     json_object_object_get_ex(root, "workloads", &list);
-    printf("\n%-58s %11s %11s %8s %9s %7s %7s\n", "workload", "baseline ms", "expert ms",
-           "speedup", "GFLOP/s", "% peak", "status");
+    ckb_say_out("\n%-58s %11s %11s %8s %9s %7s %7s\n", "workload", "baseline ms", "expert ms",
+                "speedup", "GFLOP/s", "% peak", "status");
     int ndisturbed = 0;
     for (size_t i = 0; list && i < json_object_array_length(list); i++) {
         json_object *e = json_object_array_get_idx(list, i);
@@ -376,23 +378,23 @@ static void suite__table(json_object *root)
                 snprintf(pbuf, sizeof pbuf, "%.1f", ckb_roof_pct(&roof, g));
         }
         snprintf(stbuf, sizeof stbuf, "%s%s", st ? st : "?", disturbed ? "*" : "");
-        printf("%-58s %11s %11s %8s %9s %7s %7s\n", ckb_json_str(e, "workload"),
-               suite__ms(bms, bbuf, sizeof bbuf), suite__ms(ems, ebuf, sizeof ebuf), sbuf, gbuf,
-               pbuf, stbuf);
+        ckb_say_out("%-58s %11s %11s %8s %9s %7s %7s\n", ckb_json_str(e, "workload"),
+                    suite__ms(bms, bbuf, sizeof bbuf), suite__ms(ems, ebuf, sizeof ebuf), sbuf,
+                    gbuf, pbuf, stbuf);
     }
     if (ndisturbed)
-        printf("\n* %d workload%s timed while other work disturbed the machine: those figures "
-               "are not to be trusted (re-run them on a quiet machine)\n",
-               ndisturbed, ndisturbed == 1 ? " was" : "s were");
+        ckb_say_out("\n* %d workload%s timed while other work disturbed the machine: those figures "
+                    "are not to be trusted (re-run them on a quiet machine)\n",
+                    ndisturbed, ndisturbed == 1 ? " was" : "s were");
     json_object *noise = ckb_json_obj(root, "timing_noise");
     double ratio = ckb_json_num(noise, "ratio");
     if (isfinite(ratio))
-        printf("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
-               ckb_json_str(noise, "workload"), ratio);
+        ckb_say_out("\ntiming noise: %s baseline against itself, ratio of medians %.3f\n",
+                    ckb_json_str(noise, "workload"), ratio);
     char speed[640];
     ckb_host_speed_line(ckb_json_obj(root, "host_speed"), speed, sizeof speed);
     if (*speed)
-        printf("%s\n", speed);
+        ckb_say_out("%s\n", speed);
 }
 
 /* Rounds of re-timing a run spends on its disturbed entries before it ends. */
@@ -430,10 +432,11 @@ static int suite__nonempty(const char *dir)
     return entries > 0;
 }
 
-/* The results a --resume continues: 0 with *old the parsed results.json
- * (NULL when there is none yet); -2 after saying why they cannot be
- * continued by this run (the file is left as it is). */
-static int suite__load_old(const ckb_suite_opts *o, json_object **old)
+/* The results a --resume continues: CKB_OK with *old the parsed
+ * results.json (NULL when there is none yet); CKB_E_CONFLICT with err
+ * saying why they cannot be continued by this run (the file is left as it
+ * is). */
+static int suite__load_old(const ckb_suite_opts *o, json_object **old, ckb_err *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/results.json", o->out_dir);
@@ -448,18 +451,16 @@ static int suite__load_old(const ckb_suite_opts *o, json_object **old)
             for (int k = 0; k < 2; k++) {
                 snprintf(csv, sizeof csv, "%s/%s", o->out_dir,
                          k ? "results-jaxbench.csv" : "results.csv");
-                if (access(csv, F_OK) == 0) {
-                    fprintf(stderr, "ckbench: cannot resume %s: it has %s but no results.json "
-                                    "to continue; move them away, or give another --out\n",
-                            o->out_dir, csv);
-                    return -2;
-                }
+                if (access(csv, F_OK) == 0)
+                    return ckb_err_set(err, CKB_E_CONFLICT,
+                                       "cannot resume %s: it has %s but no results.json "
+                                       "to continue; move them away, or give another --out",
+                                       o->out_dir, csv);
             }
             return 0;
         }
-        fprintf(stderr, "ckbench: cannot resume %s: cannot read %s: %s\n", o->out_dir, path,
-                strerror(errno));
-        return -2;
+        return ckb_err_set(err, CKB_E_CONFLICT, "cannot resume %s: cannot read %s: %s", o->out_dir,
+                           path, strerror(errno));
     }
     json_tokener *tok = json_tokener_new();
     json_object *j = json_tokener_parse_ex(tok, text, (int)len);
@@ -486,12 +487,12 @@ static int suite__load_old(const ckb_suite_opts *o, json_object **old)
         why = "it has no \"metadata\" object and \"workloads\" array";
     free(text);
     if (why) {
-        fprintf(stderr, "ckbench: cannot resume %s: %s is not a complete suite result (%s). It "
-                        "is left as it is: move it away to start afresh, or give another "
-                        "--out\n",
-                o->out_dir, path, why);
+        ckb_err_set(err, CKB_E_CONFLICT,
+                    "cannot resume %s: %s is not a complete suite result (%s). It "
+                    "is left as it is: move it away to start afresh, or give another --out",
+                    o->out_dir, path, why);
         json_object_put(j);
-        return -2;
+        return CKB_E_CONFLICT;
     }
     /* Results measured another way cannot share one file. */
     const char *size = json_object_object_get_ex(meta, "size", &x) ? json_object_get_string(x)
@@ -501,32 +502,32 @@ static int suite__load_old(const ckb_suite_opts *o, json_object **old)
     int iters = json_object_object_get_ex(meta, "iters", &x) ? json_object_get_int(x) : -1;
     if (strcmp(size, ckb_size_name(o->size)) != 0 || threads != o->threads ||
         warmup != o->warmup || iters != o->iters) {
-        fprintf(stderr, "ckbench: cannot resume %s: its results were measured with --size %s "
-                        "--threads %d --warmup %d --iters %d, and this run asks for --size %s "
-                        "--threads %d --warmup %d --iters %d. Give the same to continue it, or "
-                        "another --out for a new run; nothing was changed\n",
-                o->out_dir, size, threads, warmup, iters, ckb_size_name(o->size), o->threads,
-                o->warmup, o->iters);
+        ckb_err_set(err, CKB_E_CONFLICT,
+                    "cannot resume %s: its results were measured with --size %s "
+                    "--threads %d --warmup %d --iters %d, and this run asks for --size %s "
+                    "--threads %d --warmup %d --iters %d. Give the same to continue it, or "
+                    "another --out for a new run; nothing was changed",
+                    o->out_dir, size, threads, warmup, iters, ckb_size_name(o->size), o->threads,
+                    o->warmup, o->iters);
         json_object_put(j);
-        return -2;
+        return CKB_E_CONFLICT;
     }
     *old = j;
-    return 0;
+    return CKB_OK;
 }
 
-int ckb_suite_check(const ckb_suite_opts *o)
+int ckb_suite_check(const ckb_suite_opts *o, ckb_err *err)
 {
-    if (!o->resume && suite__nonempty(o->out_dir)) {
-        fprintf(stderr, "ckbench: %s exists and is not empty: continue its results with "
-                        "--resume, or choose another --out (nothing was changed)\n",
-                o->out_dir);
-        return -2;
-    }
+    if (!o->resume && suite__nonempty(o->out_dir))
+        return ckb_err_set(err, CKB_E_CONFLICT,
+                           "%s exists and is not empty: continue its results with "
+                           "--resume, or choose another --out (nothing was changed)",
+                           o->out_dir);
     json_object *old = NULL;
-    if (o->resume && suite__load_old(o, &old) != 0)
-        return -2;
+    if (o->resume && suite__load_old(o, &old, err) != CKB_OK)
+        return CKB_E_CONFLICT;
     json_object_put(old);
-    return 0;
+    return CKB_OK;
 }
 
 /* slurm: every workload's evaluation at once, a node each (the executor
@@ -544,23 +545,18 @@ static void suite__pre_one(void *ctx, int i)
         p->entries[i] = suite__run_one(p->o, p->o->list[i]);
 }
 
-int ckb_suite_run(const ckb_suite_opts *o)
+int ckb_suite_run(const ckb_suite_opts *o, ckb_err *err)
 {
-    if (!o->resume && suite__nonempty(o->out_dir)) {
-        fprintf(stderr, "ckbench: %s exists and is not empty: continue its results with "
-                        "--resume, or choose another --out (nothing was changed)\n",
-                o->out_dir);
-        return -2;
-    }
+    if (!o->resume && suite__nonempty(o->out_dir))
+        return ckb_suite_check(o, err); /* the refusal, said one way */
     json_object *old = NULL, *old_list = NULL;
-    if (o->resume && suite__load_old(o, &old) != 0)
-        return -2;
+    if (o->resume && suite__load_old(o, &old, err) != CKB_OK)
+        return CKB_E_CONFLICT;
     if (old)
         json_object_object_get_ex(old, "workloads", &old_list);
     if (ckb_mkdirs(o->out_dir) != 0) {
-        fprintf(stderr, "ckbench: cannot create %s: %s\n", o->out_dir, strerror(errno));
         json_object_put(old);
-        return -1;
+        return ckb_err_set(err, CKB_E_IO, "cannot create %s: %s", o->out_dir, strerror(errno));
     }
     json_object *root = json_object_new_object();
     json_object *list = json_object_new_array();
@@ -599,15 +595,14 @@ int ckb_suite_run(const ckb_suite_opts *o)
     ckb_host_speed speed_start = ckb_host_speed_start_of(ckb_json_obj(old, "host_speed"));
     if (probe_speed && !(speed_start.f32_gflops > 0)) {
         if (tty)
-            fprintf(stderr, "\r\033[Khost speed ...");
+            ckb_say("\r\033[Khost speed ...");
         speed_start = ckb_host_speed_probe(o->machine, o->threads);
     }
     if (ckb_exec_kind_of(o->exec) == CKB_EXEC_SLURM && o->n > 0) {
-        pre = calloc((size_t)o->n, sizeof *pre);
-        fprintf(stderr, "ckbench: %d workloads on Slurm nodes ...\n", o->n);
+        pre = ckb_xcalloc((size_t)o->n, sizeof *pre);
+        ckb_say("ckbench: %d workloads on Slurm nodes ...\n", o->n);
         suite__pre ctx = {o, old_list, pre};
-        if (pre)
-            ckb_parallel_for(o->n, o->n, suite__pre_one, &ctx);
+        ckb_parallel_for(o->n, o->n, suite__pre_one, &ctx);
     }
     for (int i = 0; i < o->n; i++) {
         const ckb_workload *w = o->list[i];
@@ -617,21 +612,17 @@ int ckb_suite_run(const ckb_suite_opts *o)
         if (pre && pre[i]) {
             json_object_array_add(list, pre[i]);
             pre[i] = NULL;
-            if (suite__write(o, root) != 0) {
-                rc = -1;
+            if ((rc = suite__write(o, root, err)) != CKB_OK)
                 break;
-            }
             continue;
         }
         if (tty)
-            fprintf(stderr, "\r\033[K[%d/%d] %s ...", i + 1, o->n, w->id);
+            ckb_say("\r\033[K[%d/%d] %s ...", i + 1, o->n, w->id);
         else
-            fprintf(stderr, "[%d/%d] %s\n", i + 1, o->n, w->id);
+            ckb_say("[%d/%d] %s\n", i + 1, o->n, w->id);
         json_object_array_add(list, suite__run_one(o, w));
-        if (suite__write(o, root) != 0) {
-            rc = -1;
+        if ((rc = suite__write(o, root, err)) != CKB_OK)
             break;
-        }
     }
     /* A disturbed timing is not a figure: measured again, after a growing
      * pause, a bounded number of rounds before the run ends (what is still
@@ -645,8 +636,8 @@ int ckb_suite_run(const ckb_suite_opts *o)
             break;
         const char *pv = getenv("CKBENCH_RETIME_PAUSE_S");
         double pause = (pv && *pv ? atof(pv) : 5.0) * round;
-        fprintf(stderr, "ckbench: %d workload%s timed while other work disturbed the machine: "
-                        "timing again in %.0f s (round %d of %d)\n",
+        ckb_say("ckbench: %d workload%s timed while other work disturbed the machine: "
+                "timing again in %.0f s (round %d of %d)\n",
                 nd, nd == 1 ? " was" : "s were", pause, round, SUITE_RETIME_ROUNDS);
         if (pause > 0)
             usleep((useconds_t)(pause * 1e6));
@@ -658,7 +649,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
             if (!w || !suite__disturbed(e))
                 continue;
             json_object_array_put_idx(list, i, suite__run_one(o, w));
-            rc = suite__write(o, root);
+            rc = suite__write(o, root, err);
         }
     }
     if (rc == 0) {
@@ -674,7 +665,7 @@ int ckb_suite_run(const ckb_suite_opts *o)
             json_object_object_add(root, "timing_noise", json_object_get(noise));
         else if (nw) {
             if (tty)
-                fprintf(stderr, "\r\033[Ktiming noise (%s against itself) ...", nw->id);
+                ckb_say("\r\033[Ktiming noise (%s against itself) ...", nw->id);
             json_object_object_add(root, "timing_noise", suite__noise(o, nw));
         }
         if (probe_speed)
@@ -682,13 +673,13 @@ int ckb_suite_run(const ckb_suite_opts *o)
                                    ckb_host_speed_json(o->machine, speed_start,
                                                        ckb_host_speed_probe(o->machine,
                                                                             o->threads)));
-        rc = suite__write(o, root);
+        rc = suite__write(o, root, err);
     }
     if (tty)
-        fprintf(stderr, "\r\033[K");
+        ckb_say("\r\033[K");
     suite__table(root);
-    printf("\nresults: %s/results.json, %s/results.csv, %s/results-jaxbench.csv\n", o->out_dir,
-           o->out_dir, o->out_dir);
+    ckb_say_out("\nresults: %s/results.json, %s/results.csv, %s/results-jaxbench.csv\n", o->out_dir,
+                o->out_dir, o->out_dir);
     json_object_put(root);
     json_object_put(old);
     for (int i = 0; pre && i < o->n; i++)
@@ -731,7 +722,7 @@ int ckb_suite_adopt_host_dims(const char *dir, const ckb_workload **adopted, int
     return n;
 }
 
-int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed)
+int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed, ckb_err *err)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/results.json", dir);
@@ -740,17 +731,16 @@ int ckb_suite_retime_opts(const char *dir, ckb_suite_opts *o, int *ndisturbed)
     if (!root || !json_object_object_get_ex(root, "metadata", &meta) ||
         !json_object_object_get_ex(root, "workloads", &list) ||
         !json_object_is_type(list, json_type_array)) {
-        fprintf(stderr, "ckbench: %s is not a suite result (no metadata and workloads)\n", path);
         json_object_put(root);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT,
+                           "%s is not a suite result (no metadata and workloads)", path);
     }
     o->out_dir = dir;
     o->resume = o->retime = 1;
     if (!json_object_object_get_ex(meta, "size", &x) ||
         ckb_size_parse(json_object_get_string(x), &o->size) != 0) {
-        fprintf(stderr, "ckbench: %s names no known size\n", path);
         json_object_put(root);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT, "%s names no known size", path);
     }
     o->threads = json_object_object_get_ex(meta, "threads", &x) ? json_object_get_int(x) : 0;
     o->warmup = json_object_object_get_ex(meta, "warmup", &x) ? json_object_get_int(x) : 5;

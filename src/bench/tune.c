@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include "bench/expert.h"
+#include "core/error.h"
+#include "core/say.h"
+#include "core/strbuf.h"
 #include "eval/eval.h"
 #include "machine/roofline.h"
 
@@ -49,7 +52,7 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
 static void tune__print_config(const ckb_workload *w, const int64_t *v)
 {
     for (int i = 0; i < w->nparams; i++)
-        printf("%s%s=%-5lld", i ? " " : "", w->params[i].name, (long long)v[i]);
+        ckb_say_out("%s%s=%-5lld", i ? " " : "", w->params[i].name, (long long)v[i]);
 }
 
 /* The odometer over the grid: idx[i] counts through ngrid[i] values, the
@@ -64,10 +67,10 @@ static void tune__advance(int *idx, const int *ngrid, int nparams)
 }
 
 /* Narrows the grid by the --param limits: each names a parameter once and
- * lists values of its grid, which replace it in the order given. -2 after
- * saying what is wrong. */
+ * lists values of its grid, which replace it in the order given.
+ * CKB_E_USAGE with err saying what is wrong. */
 static int tune__narrow(const ckb_workload *w, const ckb_tune_opts *o,
-                        int64_t grid[][CKB_MAX_PARAM_VALUES], int *ngrid)
+                        int64_t grid[][CKB_MAX_PARAM_VALUES], int *ngrid, ckb_err *err)
 {
     int seen[CKB_MAX_PARAMS] = {0};
     for (int k = 0; k < o->nlimits; k++) {
@@ -78,18 +81,18 @@ static int tune__narrow(const ckb_workload *w, const ckb_tune_opts *o,
                 strncmp(w->params[i].name, spec, (size_t)(eq - spec)) == 0)
                 p = i;
         if (p < 0) {
-            fprintf(stderr, "ckbench: tune: --param %s: %s has no parameter of that name (it "
-                            "has", spec, w->id);
+            ckb_strbuf names = {0};
             for (int i = 0; i < w->nparams; i++)
-                fprintf(stderr, " %s", w->params[i].name);
-            fprintf(stderr, ")\n");
-            return -2;
+                ckb_strbuf_printf(&names, " %s", w->params[i].name);
+            ckb_err_set(err, CKB_E_USAGE,
+                        "tune: --param %s: %s has no parameter of that name (it has%s)", spec,
+                        w->id, names.data ? names.data : "");
+            ckb_strbuf_free(&names);
+            return CKB_E_USAGE;
         }
-        if (seen[p]++) {
-            fprintf(stderr, "ckbench: tune: --param %s: %s is limited twice\n", spec,
-                    w->params[p].name);
-            return -2;
-        }
+        if (seen[p]++)
+            return ckb_err_set(err, CKB_E_USAGE, "tune: --param %s: %s is limited twice", spec,
+                               w->params[p].name);
         int64_t keep[CKB_MAX_PARAM_VALUES];
         int nkeep = 0;
         for (const char *v = eq + 1;;) {
@@ -100,13 +103,16 @@ static int tune__narrow(const ckb_workload *w, const ckb_tune_opts *o,
             for (int g = 0; end != v && !errno && g < ngrid[p]; g++)
                 on_grid |= grid[p][g] == x;
             if (!on_grid || (*end && *end != ',')) {
-                fprintf(stderr, "ckbench: tune: --param %s: '%.*s' is not a value of %s's grid "
-                                "on this host (", spec, (int)strcspn(v, ","), v,
-                        w->params[p].name);
+                ckb_strbuf values = {0};
                 for (int g = 0; g < ngrid[p]; g++)
-                    fprintf(stderr, "%s%lld", g ? " " : "", (long long)grid[p][g]);
-                fprintf(stderr, ")\n");
-                return -2;
+                    ckb_strbuf_printf(&values, "%s%lld", g ? " " : "", (long long)grid[p][g]);
+                ckb_err_set(err, CKB_E_USAGE,
+                            "tune: --param %s: '%.*s' is not a value of %s's grid on this host "
+                            "(%s)",
+                            spec, (int)strcspn(v, ","), v, w->params[p].name,
+                            values.data ? values.data : "");
+                ckb_strbuf_free(&values);
+                return CKB_E_USAGE;
             }
             int dup = 0;
             for (int i = 0; i < nkeep; i++)
@@ -120,16 +126,15 @@ static int tune__narrow(const ckb_workload *w, const ckb_tune_opts *o,
         memcpy(grid[p], keep, sizeof keep);
         ngrid[p] = nkeep;
     }
-    return 0;
+    return CKB_OK;
 }
 
-int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
+int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o, ckb_err *err)
 {
     char expert[512];
-    if (!ckb_expert_path(w, expert, sizeof expert) || w->nparams == 0) {
-        fprintf(stderr, "ckbench: %s has no expert kernel with tunable parameters\n", w->id);
-        return -1;
-    }
+    if (!ckb_expert_path(w, expert, sizeof expert) || w->nparams == 0)
+        return ckb_err_set(err, CKB_E_NOT_FOUND, "%s has no expert kernel with tunable parameters",
+                           w->id);
     /* the grid: every declared value, less the units this host lacks */
     int64_t grid[CKB_MAX_PARAMS][CKB_MAX_PARAM_VALUES];
     int ngrid[CKB_MAX_PARAMS];
@@ -142,17 +147,17 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
                 grid[i][ngrid[i]++] = ckb_expert_param_value(v, o->machine);
         }
     }
-    if (tune__narrow(w, o, grid, ngrid) != 0)
-        return -2;
+    if (tune__narrow(w, o, grid, ngrid, err) != CKB_OK)
+        return CKB_E_USAGE;
     for (int i = 0; i < w->nparams; i++)
         total *= ngrid[i];
-    printf("tuning %s at size %s, %d threads: %d configurations of", w->id,
-           ckb_size_name(o->size), o->threads, total);
+    ckb_say_out("tuning %s at size %s, %d threads: %d configurations of", w->id,
+                ckb_size_name(o->size), o->threads, total);
     for (int i = 0; i < w->nparams; i++)
-        printf(" %s", w->params[i].name);
+        ckb_say_out(" %s", w->params[i].name);
     if (o->nlimits)
-        printf(" (narrowed by --param)");
-    printf("\n");
+        ckb_say_out(" (narrowed by --param)");
+    ckb_say_out("\n");
     if (o->dry_run) {
         /* the grid only: what a real run would evaluate, nothing timed */
         int idx[CKB_MAX_PARAMS] = {0};
@@ -160,12 +165,12 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
         for (int n = 0; n < total; n++) {
             for (int i = 0; i < w->nparams; i++)
                 v[i] = grid[i][idx[i]];
-            printf("[%3d/%d] ", n + 1, total);
+            ckb_say_out("[%3d/%d] ", n + 1, total);
             tune__print_config(w, v);
-            printf("\n");
+            ckb_say_out("\n");
             tune__advance(idx, ngrid, w->nparams);
         }
-        return 0;
+        return CKB_OK;
     }
 
     int64_t fallback[CKB_MAX_PARAMS], cur[CKB_MAX_PARAMS], best_v[CKB_MAX_PARAMS];
@@ -173,14 +178,14 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
     ckb_eval_result r;
     double untuned = tune__eval(w, o, expert, fallback, &r);
     double untuned_ms = untuned > 0 ? r.cand.median : -1;
-    printf("untuned  ");
+    ckb_say_out("untuned  ");
     tune__print_config(w, fallback);
     if (untuned > 0)
-        printf("  %9.3f ms  %.2fx baseline\n", untuned_ms, untuned);
+        ckb_say_out("  %9.3f ms  %.2fx baseline\n", untuned_ms, untuned);
     else if (untuned == -2)
-        printf("  timing disturbed by other work: no untuned figure\n");
+        ckb_say_out("  timing disturbed by other work: no untuned figure\n");
     else
-        printf("  %s: %.120s\n", ckb_status_name(r.status), r.message);
+        ckb_say_out("  %s: %.120s\n", ckb_status_name(r.status), r.message);
 
     double best = -1, best_ms = -1;
     int correct = 0, tried = 0;
@@ -190,11 +195,12 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
             cur[i] = grid[i][idx[i]];
         double sp = tune__eval(w, o, expert, cur, &r);
         tried++;
-        printf("[%3d/%d] ", n + 1, total);
+        ckb_say_out("[%3d/%d] ", n + 1, total);
         tune__print_config(w, cur);
         if (sp > 0) {
             correct++;
-            printf("  %9.3f ms  %.2fx baseline%s\n", r.cand.median, sp, sp > best ? "  *" : "");
+            ckb_say_out("  %9.3f ms  %.2fx baseline%s\n", r.cand.median, sp,
+                        sp > best ? "  *" : "");
             if (sp > best) {
                 best = sp;
                 best_ms = r.cand.median;
@@ -202,35 +208,31 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o)
             }
         } else if (sp == -2) {
             correct++;
-            printf("  %9.3f ms  timing disturbed by other work: not ranked\n", r.cand.median);
+            ckb_say_out("  %9.3f ms  timing disturbed by other work: not ranked\n", r.cand.median);
         } else {
-            printf("  %s: %.100s\n", ckb_status_name(r.status), r.message);
+            ckb_say_out("  %s: %.100s\n", ckb_status_name(r.status), r.message);
         }
-        fflush(stdout);
         tune__advance(idx, ngrid, w->nparams);
     }
-    if (best < 0) {
-        fprintf(stderr, "ckbench: no configuration of %s was correct\n", w->id);
-        return -1;
-    }
-    printf("best     ");
+    if (best < 0)
+        return ckb_err_set(err, CKB_E_HARNESS, "no configuration of %s was correct", w->id);
+    ckb_say_out("best     ");
     tune__print_config(w, best_v);
-    printf("  %9.3f ms  %.2fx baseline", best_ms, best);
+    ckb_say_out("  %9.3f ms  %.2fx baseline", best_ms, best);
     if (untuned > 0)
-        printf("  %.2fx over untuned", best / untuned);
-    printf("  (%d tried, %d correct)\n", tried, correct);
+        ckb_say_out("  %.2fx over untuned", best / untuned);
+    ckb_say_out("  (%d tried, %d correct)\n", tried, correct);
     ckb_expert_config cfg;
     ckb_expert_config_set(w, best_v, &cfg);
     ckb_tune_outcome out = {.best_ms = best_ms, .untuned_ms = untuned_ms, .speedup = best,
                             .untuned_speedup = untuned, .tried = tried, .correct = correct,
                             .limits = o->limits, .nlimits = o->nlimits};
-    if (ckb_expert_config_save(w, o->size, o->threads, &cfg, &out) != 0) {
-        perror("ckbench: cannot store the tuned values");
-        return -1;
-    }
+    if (ckb_expert_config_save(w, o->size, o->threads, &cfg, &out) != 0)
+        return ckb_err_set(err, CKB_E_IO, "cannot store the tuned values: %s", strerror(errno));
     char path[512], host[200];
     ckb_expert_tuned_path(w, path, sizeof path);
     ckb_expert_host(host, sizeof host);
-    printf("stored in %s for %s/%dt on '%s'\n", path, ckb_size_name(o->size), o->threads, host);
-    return 0;
+    ckb_say_out("stored in %s for %s/%dt on '%s'\n", path, ckb_size_name(o->size), o->threads,
+                host);
+    return CKB_OK;
 }

@@ -7,6 +7,7 @@
 #ifndef CKB_TUNE_H
 #define CKB_TUNE_H
 
+#include "core/error.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -23,9 +24,10 @@ typedef struct {
     int nlimits;
 } ckb_tune_opts;
 
-/* 0 when the search ran and found a correct configuration; -1 otherwise;
- * -2 when a --param limit names no parameter or a value off its grid
- * (said on stderr; nothing is run). */
-int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o);
+/* CKB_OK when the search ran and found a correct configuration; another
+ * code with err filled otherwise; CKB_E_USAGE when a --param limit names no
+ * parameter or a value off its grid (nothing is run). The search's lines go
+ * through core/say.h (ckb_say_out). */
+int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o, ckb_err *err);
 
 #endif /* CKB_TUNE_H */

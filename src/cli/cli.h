@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 
+#include "core/error.h"
 #include "exec/executor.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
@@ -96,6 +97,12 @@ ckb_size ckb_cli_size(const ckb_cli_args *a, const char *name, ckb_size dflt);
 /* The build: "0.1.0", and the git commit it was built from ("unknown"
  * when built outside git). */
 const char *ckb_cli_version(void);
+
+/* Sends what the library says (core/say.h) to stderr and stdout; main()
+ * installs it first thing, the test runner too. */
+void ckb_cli_say_install(void);
+/* Prints "ckbench: " and err's message on stderr; returns exit_code. */
+int ckb_cli_fail(const ckb_err *err, int exit_code);
 const char *ckb_cli_build_commit(void);
 
 /* What the measuring commands share; filled from whichever of these

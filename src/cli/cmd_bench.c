@@ -5,6 +5,7 @@
 
 #include "bench/suite.h"
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "exec/executor.h"
 
 static int bench__run(const ckb_cli_args *a)
@@ -22,7 +23,7 @@ static int bench__run(const ckb_cli_args *a)
     so.iters = o.iters;
     const char *list = ckb_cli_str(a, "workloads", NULL);
     if (list) {
-        char *copy = strdup(list), *save = NULL;
+        char *copy = ckb_xstrdup(list), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             const ckb_workload *w = ckb_cli_workload(t);
             if (!w) {
@@ -37,15 +38,16 @@ static int bench__run(const ckb_cli_args *a)
         for (int i = 0; i < ckb_workload_count() && i < 128; i++)
             so.list[so.n++] = ckb_workload_at(i);
     }
-    if (ckb_suite_check(&so) != 0)
-        return 2;
+    ckb_err e;
+    if (ckb_suite_check(&so, &e) != CKB_OK)
+        return ckb_cli_fail(&e, 2);
     ckb_exec_config ec;
     if (ckb_cli_executor(a, &ec) != 0)
         return 2;
-    char err[512];
-    ckb_exec *exec = ckb_exec_open(&ec, err, sizeof err);
+    ckb_err err;
+    ckb_exec *exec = ckb_exec_open(&ec, &err);
     if (!exec) {
-        fprintf(stderr, "ckbench: %s\n", err);
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         return 2;
     }
     ckb_machine m;
@@ -72,9 +74,9 @@ static int bench__run(const ckb_cli_args *a)
     }
     so.machine = &m;
     so.exec = exec;
-    int rc = ckb_suite_run(&so);
+    int rc = ckb_suite_run(&so, &e);
     ckb_exec_close(exec);
-    return rc == 0 ? 0 : rc == -2 ? 2 : 1;
+    return rc == CKB_OK ? 0 : ckb_cli_fail(&e, rc == CKB_E_CONFLICT ? 2 : 1);
 }
 
 static const ckb_cli_opt bench__opts[] = {

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "docs/docs.h"
@@ -155,9 +156,9 @@ static char *generate__commit(void)
     char *argv[] = {"git", "-C", (char *)ckb_home(), "rev-parse", "--short", "HEAD", NULL};
     ckb_proc_result pr;
     if (ckb_proc_run(argv, 10, 256, &pr) != 0)
-        return strdup("unknown");
+        return ckb_xstrdup("unknown");
     pr.output[strcspn(pr.output, "\n")] = 0;
-    char *s = strdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
+    char *s = ckb_xstrdup(pr.exited && pr.exit_code == 0 ? pr.output : "unknown");
     ckb_proc_result_free(&pr);
     return s;
 }
@@ -230,7 +231,7 @@ static json_object *generate__config(const generate__opts *o, const ckb_workload
 static int generate__workloads(const char *list, const ckb_workload **wl, int max)
 {
     int n = 0;
-    char *copy = strdup(list), *save = NULL;
+    char *copy = ckb_xstrdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const ckb_workload *w = ckb_cli_workload(t);
         if (!w || n == max) {
@@ -322,7 +323,8 @@ static int generate__run(const ckb_cli_args *a)
     o.g.eval.threads = omp_get_num_procs();
     if (generate__parse(a, &o) != 0)
         return 2;
-    char err[1024], wlbuf[8192], outbuf[512];
+    ckb_err err;
+    char wlbuf[8192], outbuf[512];
     ckb_run *run = NULL;
     ckb_provider *p = NULL;
     json_object *config = NULL;
@@ -333,8 +335,8 @@ static int generate__run(const ckb_cli_args *a)
     int nwl;
     if (o.resume) {
         /* The run first: its lock refuses a second process before anything else. */
-        if (ckb_run_resume(o.resume, &run, err, sizeof err) != 0) {
-            fprintf(stderr, "ckbench: %s\n", err);
+        if (ckb_run_resume(o.resume, &run, &err) != 0) {
+            fprintf(stderr, "ckbench: %s\n", err.msg);
             return 1;
         }
         int bad = generate__from_config(ckb_run_config(run), &o, wlbuf, sizeof wlbuf);
@@ -361,9 +363,9 @@ static int generate__run(const ckb_cli_args *a)
     o.g.provider = o.pc.name;
     o.g.model = o.pc.model;
     o.g.concurrency = o.pc.concurrency > 0 ? o.pc.concurrency : 4;
-    p = ckb_provider_open(&o.pc, err, sizeof err);
+    p = ckb_provider_open(&o.pc, &err);
     if (!p) {
-        fprintf(stderr, "ckbench: %s\n", err);
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         rc = 2;
         goto cleanup;
     }
@@ -388,8 +390,8 @@ static int generate__run(const ckb_cli_args *a)
             o.out = outbuf;
         }
         config = generate__config(&o, wl, nwl);
-        if (ckb_run_create(o.out, config, &run, err, sizeof err) != 0) {
-            fprintf(stderr, "ckbench: %s\n", err);
+        if (ckb_run_create(o.out, config, &run, &err) != 0) {
+            fprintf(stderr, "ckbench: %s\n", err.msg);
             goto cleanup;
         }
         fprintf(stderr, "ckbench: generating into %s\n", o.out);
@@ -401,8 +403,8 @@ static int generate__run(const ckb_cli_args *a)
         goto cleanup;
     }
     ec.quiet = o.g.quiet;
-    if (!(exec = ckb_exec_open(&ec, err, sizeof err))) {
-        fprintf(stderr, "ckbench: %s\n", err);
+    if (!(exec = ckb_exec_open(&ec, &err))) {
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         goto cleanup;
     }
     o.g.exec = exec;

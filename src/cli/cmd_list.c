@@ -37,10 +37,10 @@ static void describe__docs(const ckb_workload *w)
 {
     ckb_strbuf text = {0};
     ckb_docs_info info;
-    char err[512];
+    ckb_err err;
     ckb_docs_opts o = {.cache_dir = ""};
-    if (ckb_docs_build(w, &o, &text, &info, err, sizeof err) != 0) {
-        printf("\n  documentation: unavailable (%s)\n", err);
+    if (ckb_docs_build(w, &o, &text, &info, &err) != 0) {
+        printf("\n  documentation: unavailable (%s)\n", err.msg);
         ckb_strbuf_free(&text);
         return;
     }
@@ -53,11 +53,12 @@ static void describe__docs(const ckb_workload *w)
     ckb_strbuf_free(&text);
 }
 
-/* A parameter value as a reader wants it: CKB_PARAM_HOST_UNIT is the
- * unit the machine profile measured fastest, resolved when the expert runs. */
+/* A parameter value as a reader wants it: CKB_PARAM_HOST_UNIT and the
+ * CKB_PARAM_HOST_<block>s are the host's (the unit the machine profile
+ * measured fastest, a block of the host model), resolved when it runs. */
 static const char *describe__param_value(int64_t v, char *buf, size_t n)
 {
-    if (v == CKB_PARAM_HOST_UNIT)
+    if (v <= CKB_PARAM_HOST_UNIT && v >= CKB_PARAM_HOST_BK)
         return "host";
     snprintf(buf, n, "%lld", (long long)v);
     return buf;

@@ -9,6 +9,7 @@
 
 #include "bench/expert.h"
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "exec/executor.h"
 #include "gen/plan.h"
 
@@ -34,7 +35,7 @@ static int plan__run(const ckb_cli_args *a)
     int nwl = 0, experts = 0;
     char path[1024];
     if (workloads) {
-        char *copy = strdup(workloads), *save = NULL;
+        char *copy = ckb_xstrdup(workloads), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
             const ckb_workload *w = ckb_cli_workload(t);
             if (!w) {
@@ -54,7 +55,7 @@ static int plan__run(const ckb_cli_args *a)
     const char *over_from = "default: measured on the one-node test cluster";
     if (from) {
         ckb_plan_cost c = {0};
-        char *copy = strdup(from), *save = NULL;
+        char *copy = ckb_xstrdup(from), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
             if (ckb_plan_measure(t, &c) != 0) {
                 fprintf(stderr, "ckbench: %s is not a generation run (no records.jsonl)\n", t);
@@ -87,7 +88,7 @@ static int plan__run(const ckb_cli_args *a)
     for (int m = 0; m < CKB_GEN_METHOD_COUNT; m++) {
         const char *name = ckb_gen_method_name((ckb_gen_method)m);
         int chosen = !strcmp(methods ? methods : "", "all");
-        char *copy = strdup(methods ? methods : ""), *save = NULL;
+        char *copy = ckb_xstrdup(methods ? methods : ""), *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t && !chosen; t = strtok_r(NULL, ",", &save))
             chosen = !strcmp(t, name);
         free(copy);

@@ -73,11 +73,11 @@ static int prompt__run(const ckb_cli_args *a)
     if (size == CKB_SIZE_HOST && (ckb_cli_machine(threads, NULL, &hm) != 0 ||
                                   ckb_cli_host_sizes(size, &hm, threads, &w, 1) != 0))
         return 1;
-    char err[512];
+    ckb_err err;
     char *sizes = NULL;
-    char *text = ckb_gen_prompt_text(w, m, docs, size, threads, target, &sizes, err, sizeof err);
+    char *text = ckb_gen_prompt_text(w, m, docs, size, threads, target, &sizes, &err);
     if (!text) {
-        fprintf(stderr, "ckbench: %s\n", err);
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         return 1;
     }
     fputs(text, stdout);

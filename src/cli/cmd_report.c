@@ -26,9 +26,9 @@ static int report__run(const ckb_cli_args *a)
         }
         out = dir;
     }
-    char err[1024];
-    if (ckb_report_write(paths, n, out, err, sizeof err) != 0) {
-        fprintf(stderr, "ckbench: report: %s\n", err);
+    ckb_err err;
+    if (ckb_report_write(paths, n, out, &err) != 0) {
+        fprintf(stderr, "ckbench: report: %s\n", err.msg);
         return 1;
     }
     printf("report: %s/report.md, %s/report.html\n", out, out);

@@ -42,10 +42,10 @@ static int retime__opts(json_object *c, ckb_eval_opts *eo)
 
 static int retime__run(const char *dir, int tries, int quiet)
 {
-    char err[1024];
+    ckb_err err;
     ckb_run *run = NULL;
-    if (ckb_run_resume(dir, &run, err, sizeof err) != 0) {
-        fprintf(stderr, "ckbench: %s\n", err);
+    if (ckb_run_resume(dir, &run, &err) != 0) {
+        fprintf(stderr, "ckbench: %s\n", err.msg);
         return 1;
     }
     ckb_eval_opts eo;
@@ -80,8 +80,9 @@ static int retime__suite(const char *dir, int tries)
     ckb_suite_opts o;
     memset(&o, 0, sizeof o);
     int nd = 0;
-    if (ckb_suite_retime_opts(dir, &o, &nd) != 0)
-        return 1;
+    ckb_err e;
+    if (ckb_suite_retime_opts(dir, &o, &nd, &e) != CKB_OK)
+        return ckb_cli_fail(&e, 1);
     ckb_machine m;
     if (ckb_cli_machine(o.threads, NULL, &m) != 0)
         return 1;
@@ -92,10 +93,8 @@ static int retime__suite(const char *dir, int tries)
         printf("%s: %d disturbed timing%s, measuring again (round %d)\n", dir, nd,
                nd == 1 ? "" : "s", round + 1);
         fflush(stdout);
-        if (ckb_suite_run(&o) != 0)
-            return 1;
-        if (ckb_suite_retime_opts(dir, &o, &nd) != 0)
-            return 1;
+        if (ckb_suite_run(&o, &e) != CKB_OK || ckb_suite_retime_opts(dir, &o, &nd, &e) != CKB_OK)
+            return ckb_cli_fail(&e, 1);
         o.machine = &m;
     }
     printf("%s: %d timing%s still disturbed\n", dir, nd, nd == 1 ? "" : "s");

@@ -24,9 +24,9 @@ static int score__run(const ckb_cli_args *a)
     for (int i = 0; i < nn; i++)
         ns[i] = (int)strtol(ckb_cli_at(a, "n", i), NULL, 10);
     ckb_score_set set;
-    char err[1024];
-    if (ckb_score_load(paths, n, ps, np, ns, nn, &set, err, sizeof err) != 0) {
-        fprintf(stderr, "ckbench: score: %s\n", err);
+    ckb_err err;
+    if (ckb_score_load(paths, n, ps, np, ns, nn, &set, &err) != 0) {
+        fprintf(stderr, "ckbench: score: %s\n", err.msg);
         return 1;
     }
     int rc = 1;

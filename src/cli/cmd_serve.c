@@ -12,9 +12,10 @@ static int serve__add_token(const ckb_cli_args *a, const char *name)
     if (!file)
         return ckb_cli_usage_error(a, "--add-token NAME needs --tokens FILE (the file the "
                                       "token's hash is appended to)");
-    char token[65], err[512];
-    if (ckb_tokens_add(file, name, token, err, sizeof err) != 0) {
-        fprintf(stderr, "ckbench serve: %s\n", err);
+    ckb_err err;
+    char token[65];
+    if (ckb_tokens_add(file, name, token, &err) != 0) {
+        fprintf(stderr, "ckbench serve: %s\n", err.msg);
         return 1;
     }
     /* the token itself exists only here: the file keeps its hash */

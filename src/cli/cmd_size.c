@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/alloc.h"
 #include "core/jsonget.h"
 #include "machine/sizes.h"
 
@@ -17,7 +18,9 @@ int ckb_cli_host_sizes(ckb_size s, const ckb_machine *m, int threads,
     ckb_sizes_opts so;
     ckb_sizes_opts_default(&so);
     so.any_window = 1;
-    if (ckb_sizes_get(m, threads, ws, n, NULL, 0, &so) != 0) {
+    ckb_err err;
+    if (ckb_sizes_get(m, threads, ws, n, NULL, 0, &so, &err) != CKB_OK) {
+        ckb_cli_fail(&err, 1);
         fprintf(stderr, "ckbench: cannot choose this host's sizes; give --size default\n");
         return -1;
     }
@@ -35,7 +38,7 @@ static int size__list(const ckb_cli_args *a, const ckb_workload **ws, int max)
             ws[n++] = ckb_workload_at(i);
         return n;
     }
-    char *copy = strdup(list), *save = NULL;
+    char *copy = ckb_xstrdup(list), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         const ckb_workload *w = ckb_cli_workload(t);
         if (!w) {
@@ -90,8 +93,10 @@ static int size__run(const ckb_cli_args *a)
     ckb_machine m;
     if (ckb_cli_machine(o.threads, o.machine, &m) != 0)
         return 1;
-    if (ckb_sizes_get(&m, o.threads, ws, n, NULL, ckb_cli_given(a, "force") > 0, &so) != 0)
-        return 1;
+    ckb_err err;
+    if (ckb_sizes_get(&m, o.threads, ws, n, NULL, ckb_cli_given(a, "force") > 0, &so, &err) !=
+        CKB_OK)
+        return ckb_cli_fail(&err, 1);
     char *text = ckb_sizes_describe(&m, o.threads, NULL);
     json_object *j = text ? json_tokener_parse(text) : NULL;
     free(text);

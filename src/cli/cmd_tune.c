@@ -40,10 +40,13 @@ static int tune__run(const ckb_cli_args *a)
     for (int i = 0; i < n; i++) {
         if (all)
             printf("== %s (%d of %d)\n", ws[i]->id, i + 1, n);
-        int rc = ckb_tune_run(ws[i], &to);
-        if (rc == -2)
-            return 2; /* a --param off the grid: said, nothing run */
-        failed += rc != 0;
+        ckb_err e;
+        int rc = ckb_tune_run(ws[i], &to, &e);
+        if (rc == CKB_E_USAGE)
+            return ckb_cli_fail(&e, 2); /* a --param off the grid: nothing run */
+        if (rc != CKB_OK)
+            ckb_cli_fail(&e, 1);
+        failed += rc != CKB_OK;
     }
     if (all && failed)
         fprintf(stderr, "ckbench: tune --all: %d of %d experts could not be tuned\n", failed, n);

@@ -37,7 +37,12 @@ static int oracle_dump_main(int argc, char **argv)
               "configuration\n", stderr);
         return 2;
     }
-    return ckb_oracle_dump(w, s, config, seed, argv[4]) == 0 ? 0 : 1;
+    ckb_err err;
+    if (ckb_oracle_dump(w, s, config, seed, argv[4], &err) != CKB_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -45,8 +50,14 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "__sandbox") == 0)
         return ckb_child_main(argc, argv);
     ckb_harness_quiet_omp(argv);
-    if (argc >= 2 && strcmp(argv[1], "__exec") == 0) /* a Slurm node's evaluation */
-        return ckb_exec_node_main(argc, argv);
+    ckb_cli_say_install();
+    if (argc >= 2 && strcmp(argv[1], "__exec") == 0) { /* a Slurm node's evaluation */
+        ckb_err err;
+        int rc = ckb_exec_node_main(argc, argv, &err);
+        if (rc != 0 && err.msg[0])
+            fprintf(stderr, "%s\n", err.msg);
+        return rc;
+    }
     if (argc >= 2 && strcmp(argv[1], "__oracle-dump") == 0)
         return oracle_dump_main(argc, argv);
     if (argc < 2) {

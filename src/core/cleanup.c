@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/say.h"
+
 #define CLEANUP_SLOTS 128
 #define CLEANUP_PATH 512
 
@@ -361,8 +363,8 @@ static void cleanup__sweep_once(void)
 {
     int n = ckb_tmpdir_sweep();
     if (n > 0)
-        fprintf(stderr, "ckbench: removed %d work folder%s left in %s by ckbench processes "
-                        "that are gone\n",
+        ckb_say("ckbench: removed %d work folder%s left in %s by ckbench processes "
+                "that are gone\n",
                 n, n == 1 ? "" : "s", cleanup__tmp());
 }
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/say.h"
+
 static int jsonl__blank(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -87,13 +89,11 @@ void ckb_jsonl_each(const char *text, size_t len, void (*fn)(void *, json_object
 void ckb_jsonl_warn(const char *path, const ckb_jsonl_stats *st)
 {
     if (st->nul_bytes)
-        fprintf(stderr,
-                "ckbench: %s: skipped %ld NUL byte%s (from line %d on; what a crash can leave "
+        ckb_say("ckbench: %s: skipped %ld NUL byte%s (from line %d on; what a crash can leave "
                 "behind); the records around them were read\n",
                 path, st->nul_bytes, st->nul_bytes == 1 ? "" : "s", st->nul_line);
     if (st->bad)
-        fprintf(stderr,
-                "ckbench: %s: skipped %d piece%s of text that %s not a whole JSON record (first "
+        ckb_say("ckbench: %s: skipped %d piece%s of text that %s not a whole JSON record (first "
                 "at line %d); every whole record was read\n",
                 path, st->bad, st->bad == 1 ? "" : "s", st->bad == 1 ? "is" : "are",
                 st->bad_line);

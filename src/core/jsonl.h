@@ -32,8 +32,8 @@ void ckb_jsonl_each(const char *text, size_t len,
                     void (*fn)(void *ctx, struct json_object *v, int lineno), void *ctx,
                     ckb_jsonl_stats *st);
 
-/* One line of stderr saying what was skipped in path, prefixed "ckbench: ",
- * or nothing when nothing was. */
+/* Says (core/say.h) one line of what was skipped in path, prefixed
+ * "ckbench: ", or nothing when nothing was. */
 void ckb_jsonl_warn(const char *path, const ckb_jsonl_stats *st);
 
 #endif /* CKB_JSONL_H */

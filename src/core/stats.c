@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 static int stats__cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -15,9 +17,7 @@ ckb_stats ckb_stats_of(const double *x, int n)
     ckb_stats s = {0};
     if (n <= 0)
         return s;
-    double *v = malloc(sizeof *v * (size_t)n);
-    if (!v)
-        return s;
+    double *v = ckb_xmalloc(sizeof *v * (size_t)n);
     memcpy(v, x, sizeof *v * (size_t)n);
     qsort(v, (size_t)n, sizeof *v, stats__cmp);
     s.n = n;

@@ -1,5 +1,7 @@
 #include "core/strbuf.h"
 
+#include "core/alloc.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +14,7 @@ static void strbuf__reserve(ckb_strbuf *sb, size_t extra)
     size_t cap = sb->cap ? sb->cap : 64;
     while (cap < sb->len + extra + 1)
         cap *= 2;
-    char *p = realloc(sb->data, cap);
-    if (!p) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
-    sb->data = p;
+    sb->data = ckb_xrealloc(sb->data, cap);
     sb->cap = cap;
 }
 

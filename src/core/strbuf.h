@@ -1,7 +1,7 @@
 /*
  * strbuf.h — a growable string. Zero-initialise, append, then take the
- * buffer (the caller frees it) or free it. Allocation failure aborts: the
- * harness cannot do anything useful without memory for its own messages.
+ * buffer (the caller frees it) or free it. Allocation failure aborts, as
+ * everywhere in the harness (core/alloc.h).
  */
 #ifndef CKB_STRBUF_H
 #define CKB_STRBUF_H

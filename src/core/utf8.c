@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+
 /* The length of the valid character at s[0..n), or 0 when the byte there
  * does not start one (RFC 3629: no overlongs, no surrogates, <= U+10FFFF). */
 static size_t utf8__char(const unsigned char *s, size_t n)
@@ -68,11 +70,7 @@ size_t ckb_utf8_cut(const char *s, size_t n)
 char *ckb_utf8_fix(const char *s, size_t n, size_t *outlen)
 {
     const unsigned char *u = (const unsigned char *)s;
-    char *out = malloc(3 * n + 1);
-    if (!out) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    char *out = ckb_xmalloc(3 * n + 1);
     size_t o = 0;
     for (size_t i = 0; i < n;) {
         size_t k = utf8__char(u + i, n - i);

@@ -14,8 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/digest.h"
+#include "core/error.h"
 #include "core/fsutil.h"
+#include "core/say.h"
 #include "machine/isa.h"
 #include "machine/roofline.h"
 
@@ -51,23 +54,21 @@ static void docs__copy_trimmed(char *dst, size_t n, const char *s, size_t len, i
     dst[k] = '\0';
 }
 
-int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char *err,
-                   size_t errlen)
+int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, ckb_err *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->file, sizeof out->file, "%s", name);
     out->kind = (ckb_docs_kind)-1;
     if (strncmp(text, "---\n", 4) != 0) {
-        snprintf(err, errlen, "%s: a block must open with a '---' header line", name);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT, "%s: a block must open with a '---' header line",
+                           name);
     }
     const char *p = text + 4;
     int line = 2;
     for (;; line++) {
         const char *nl = strchr(p, '\n');
         if (!nl) {
-            snprintf(err, errlen, "%s: the header has no closing '---' line", name);
-            return -1;
+            return ckb_err_set(err, CKB_E_FORMAT, "%s: the header has no closing '---' line", name);
         }
         size_t len = (size_t)(nl - p);
         if (len == 3 && strncmp(p, "---", 3) == 0) {
@@ -76,8 +77,8 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
         }
         const char *colon = memchr(p, ':', len);
         if (!colon) {
-            snprintf(err, errlen, "%s:%d: expected 'key: value' in the header", name, line);
-            return -1;
+            return ckb_err_set(err, CKB_E_FORMAT, "%s:%d: expected 'key: value' in the header",
+                               name, line);
         }
         size_t klen = (size_t)(colon - p);
         const char *v = colon + 1;
@@ -89,9 +90,9 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
                 if (strcmp(kind, docs__kinds[k]) == 0)
                     out->kind = (ckb_docs_kind)k;
             if ((int)out->kind < 0) {
-                snprintf(err, errlen, "%s:%d: kind '%s' is not hardware, api, example or rules",
-                         name, line, kind);
-                return -1;
+                return ckb_err_set(err, CKB_E_FORMAT,
+                                   "%s:%d: kind '%s' is not hardware, api, example or rules", name,
+                                   line, kind);
             }
         } else if (klen == 4 && strncmp(p, "tags", 4) == 0) {
             docs__copy_trimmed(out->tags, sizeof out->tags, v, vlen, 1);
@@ -110,42 +111,37 @@ int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char
             docs__copy_trimmed(out->unit, sizeof out->unit, v, vlen, 1);
             if (strcmp(out->unit, "f32_fma") != 0 && strcmp(out->unit, "bf16_dot") != 0 &&
                 strcmp(out->unit, "amx") != 0) {
-                snprintf(err, errlen, "%s:%d: unit '%s' is not f32_fma, bf16_dot or amx", name,
-                         line, out->unit);
-                return -1;
+                return ckb_err_set(err, CKB_E_FORMAT,
+                                   "%s:%d: unit '%s' is not f32_fma, bf16_dot or amx", name, line,
+                                   out->unit);
             }
         } else {
-            snprintf(err, errlen, "%s:%d: unknown header key '%.*s' (kind, tags, title, solves, tails, unit)",
-                     name, line, (int)klen, p);
-            return -1;
+            return ckb_err_set(
+                err, CKB_E_FORMAT,
+                "%s:%d: unknown header key '%.*s' (kind, tags, title, solves, tails, unit)", name,
+                line, (int)klen, p);
         }
         p = nl + 1;
     }
     if ((int)out->kind < 0 || !out->title[0]) {
-        snprintf(err, errlen, "%s: the header needs a kind and a title", name);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT, "%s: the header needs a kind and a title", name);
     }
     if ((out->kind == CKB_DOCS_API || out->kind == CKB_DOCS_EXAMPLE) && !out->tags[0]) {
-        snprintf(err, errlen, "%s: an %s block needs tags (the workload tags it serves)", name,
-                 ckb_docs_kind_name(out->kind));
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT,
+                           "%s: an %s block needs tags (the workload tags it serves)", name,
+                           ckb_docs_kind_name(out->kind));
     }
     if (out->kind == CKB_DOCS_EXAMPLE && !out->solves[0]) {
-        snprintf(err, errlen, "%s: an example needs 'solves: WORKLOAD_ID' (it is never shown "
-                              "to that workload)", name);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT,
+                           "%s: an example needs 'solves: WORKLOAD_ID' (it is never shown "
+                           "to that workload)",
+                           name);
     }
     while (*p == '\n')
         p++;
-    out->body = strdup(p);
-    out->raw = strdup(text);
-    if (!out->body || !out->raw) {
-        free(out->body);
-        free(out->raw);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
+    out->body = ckb_xstrdup(p);
+    out->raw = ckb_xstrdup(text);
+    return CKB_OK;
 }
 
 /* ---- loading ------------------------------------------------------------ */
@@ -163,21 +159,13 @@ static int docs__is_markdown(const char *name)
     return n > 3 && strcmp(name + n - 3, ".md") == 0;
 }
 
-static int docs__add(ckb_docs_set *s, const char *path, const char *rel, char *err, size_t errlen)
+static int docs__add(ckb_docs_set *s, const char *path, const char *rel, ckb_err *err)
 {
     char *text = ckb_read_file(path, NULL);
-    if (!text) {
-        snprintf(err, errlen, "cannot read %s", path);
-        return -1;
-    }
-    ckb_docs_block *v = realloc(s->v, (size_t)(s->n + 1) * sizeof *v);
-    if (!v) {
-        free(text);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    s->v = v;
-    int rc = ckb_docs_parse(rel, text, &s->v[s->n], err, errlen);
+    if (!text)
+        return ckb_err_set(err, CKB_E_IO, "cannot read %s", path);
+    s->v = ckb_xrealloc(s->v, (size_t)(s->n + 1) * sizeof *s->v);
+    int rc = ckb_docs_parse(rel, text, &s->v[s->n], err);
     free(text);
     if (rc == 0)
         s->n++;
@@ -185,31 +173,28 @@ static int docs__add(ckb_docs_set *s, const char *path, const char *rel, char *e
 }
 
 /* Adds the *.md of dir/sub (sub "" = dir itself), recursing once. */
-static int docs__scan(ckb_docs_set *s, const char *dir, const char *sub, char *err, size_t errlen)
+static int docs__scan(ckb_docs_set *s, const char *dir, const char *sub, ckb_err *err)
 {
     char here[4096];
     snprintf(here, sizeof here, "%s%s%s", dir, *sub ? "/" : "", sub);
     struct dirent **names;
     int n = scandir(here, &names, docs__visible, docs__by_name);
-    if (n < 0) {
-        snprintf(err, errlen, "cannot read the documentation folder %s", here);
-        return -1;
-    }
+    if (n < 0)
+        return ckb_err_set(err, CKB_E_IO, "cannot read the documentation folder %s", here);
     int rc = 0;
     for (int i = 0; i < n; i++) {
         char path[8192], rel[600];
         snprintf(path, sizeof path, "%s/%s", here, names[i]->d_name);
         int rl = snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", names[i]->d_name);
         if (rl < 0 || (size_t)rl >= sizeof((ckb_docs_block *)0)->file) {
-            snprintf(err, errlen, "%s: the path is too long for a block name", path);
-            rc = -1;
+            rc = ckb_err_set(err, CKB_E_FORMAT, "%s: the path is too long for a block name", path);
         }
         struct stat st;
         if (rc == 0 && stat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode) && !*sub)
-                rc = docs__scan(s, dir, names[i]->d_name, err, errlen);
+                rc = docs__scan(s, dir, names[i]->d_name, err);
             else if (S_ISREG(st.st_mode) && docs__is_markdown(names[i]->d_name))
-                rc = docs__add(s, path, rel, err, errlen);
+                rc = docs__add(s, path, rel, err);
         }
         free(names[i]);
     }
@@ -217,12 +202,13 @@ static int docs__scan(ckb_docs_set *s, const char *dir, const char *sub, char *e
     return rc;
 }
 
-int ckb_docs_load(const char *dir, ckb_docs_set *out, char *err, size_t errlen)
+int ckb_docs_load(const char *dir, ckb_docs_set *out, ckb_err *err)
 {
     memset(out, 0, sizeof *out);
-    if (docs__scan(out, dir, "", err, errlen) != 0) {
+    int rc = docs__scan(out, dir, "", err);
+    if (rc != CKB_OK) {
         ckb_docs_set_free(out);
-        return -1;
+        return rc;
     }
     int nhw = 0, nrules = 0;
     for (int i = 0; i < out->n; i++) {
@@ -230,12 +216,13 @@ int ckb_docs_load(const char *dir, ckb_docs_set *out, char *err, size_t errlen)
         nrules += out->v[i].kind == CKB_DOCS_RULES;
     }
     if (nhw != 1 || nrules != 1) {
-        snprintf(err, errlen, "%s: needs exactly one hardware and one rules block (found %d and %d)",
-                 dir, nhw, nrules);
+        ckb_err_set(err, CKB_E_FORMAT,
+                    "%s: needs exactly one hardware and one rules block (found %d and %d)", dir,
+                    nhw, nrules);
         ckb_docs_set_free(out);
-        return -1;
+        return CKB_E_FORMAT;
     }
-    return 0;
+    return CKB_OK;
 }
 
 void ckb_docs_set_free(ckb_docs_set *s)
@@ -507,7 +494,7 @@ static void docs__prune(const char *dir, const char *id, const char *keep)
 }
 
 int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *out,
-                   ckb_docs_info *info, char *err, size_t errlen)
+                   ckb_docs_info *info, ckb_err *err)
 {
     ckb_docs_opts dflt = {0};
     if (!o)
@@ -531,8 +518,9 @@ int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *ou
     snprintf(info->target, sizeof info->target, "%s", target);
 
     ckb_docs_set set;
-    if (ckb_docs_load(dir, &set, err, errlen) != 0)
-        return -1;
+    int rc = ckb_docs_load(dir, &set, err);
+    if (rc != CKB_OK)
+        return rc;
     int idx[CKB_DOCS_MAX_BLOCKS];
     /* the unit of the roof for bf16 work picks among examples written for
      * one (an unmeasured profile has no roof: every example is shown) */
@@ -598,8 +586,7 @@ int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *ou
             docs__prune(cdir, w->id, info->cache_path);
         } else {
             /* A read-only cache costs nothing but the record: say so once. */
-            fprintf(stderr, "ckbench: cannot cache the documentation at %s\n",
-                    info->cache_path);
+            ckb_say("ckbench: cannot cache the documentation at %s\n", info->cache_path);
             info->cache_path[0] = '\0';
         }
     }
@@ -612,8 +599,8 @@ int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *ou
 }
 
 int ckb_docs_for_workload(const ckb_workload *w, const char *target, ckb_strbuf *out,
-                          ckb_docs_info *info, char *err, size_t errlen)
+                          ckb_docs_info *info, ckb_err *err)
 {
     ckb_docs_opts o = {.target = target};
-    return ckb_docs_build(w, &o, out, info, err, errlen);
+    return ckb_docs_build(w, &o, out, info, err);
 }

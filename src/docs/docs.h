@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
@@ -92,14 +93,14 @@ const char *ckb_docs_default_target(void);
 const char *ckb_docs_kind_name(ckb_docs_kind k);
 
 /* Parses one block file (name is its path under the target folder).
- * 0, or -1 with a message in err saying which header line is wrong. On
+ * CKB_OK, or CKB_E_FORMAT with err saying which header line is wrong. On
  * success the block owns copies of body and text. */
-int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, char *err,
-                   size_t errlen);
+int ckb_docs_parse(const char *name, const char *text, ckb_docs_block *out, ckb_err *err);
 
 /* Reads every *.md under dir (one level of sub-folders too), sorted by
- * path. 0, or -1 with a message (a missing folder, a bad header). */
-int ckb_docs_load(const char *dir, ckb_docs_set *out, char *err, size_t errlen);
+ * path. CKB_OK, or a code with err saying why (a missing folder, a bad
+ * header). */
+int ckb_docs_load(const char *dir, ckb_docs_set *out, ckb_err *err);
 void ckb_docs_set_free(ckb_docs_set *s);
 
 /* Whether block b serves a workload with these comma-separated tags. */
@@ -117,14 +118,14 @@ void ckb_docs_render(const ckb_docs_block *b, const ckb_machine *m, ckb_strbuf *
 /* The full selection for w with explicit options: appends the text to out
  * and fills *info (may be NULL). Reuses the cached text when the block
  * files, the workload's tags and the profile are unchanged; otherwise
- * renders and stores it. 0, or -1 with a message in err. */
+ * renders and stores it. CKB_OK, or a code with err filled. */
 int ckb_docs_build(const ckb_workload *w, const ckb_docs_opts *o, ckb_strbuf *out,
-                   ckb_docs_info *info, char *err, size_t errlen);
+                   ckb_docs_info *info, ckb_err *err);
 
 /* Appends the blocks chosen for w from docs/<target>/ (target NULL: the
- * default) to out and fills *info (may be NULL). Returns 0, or -1 with a
- * message in err when the docs cannot be read. */
+ * default) to out and fills *info (may be NULL). CKB_OK, or a code with err
+ * filled when the docs cannot be read. */
 int ckb_docs_for_workload(const ckb_workload *w, const char *target, ckb_strbuf *out,
-                          ckb_docs_info *info, char *err, size_t errlen);
+                          ckb_docs_info *info, ckb_err *err);
 
 #endif /* CKB_DOCS_H */

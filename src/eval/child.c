@@ -78,7 +78,10 @@ static void child__call(child__fn f, int n, void *const *t)
 
 /* Maps each tensor's chunk of its memfd between inaccessible pages, so an
  * overrun or underrun faults. Inputs are mapped read-only from a sealed
- * memfd: no mprotect can make them writable. */
+ * memfd: no mprotect can make them writable. Not core/alloc.h's abort on
+ * failure: a mapping sized by the workload that fails is the evaluation's
+ * result, which the parent reads from the exit code, and the child keeps
+ * to write(2) and _exit (no stdio, no heap) once its filter is on. */
 static int child__map_tensors(child__state *s)
 {
     ckb_proto_layout l;

@@ -57,6 +57,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/proc.h"
 #include "eval/sandbox.h"
 
@@ -661,12 +662,8 @@ int ckb_confined_cc(char **argv, const char *dir, int expert_kit, const char *co
     memset(out, 0, sizeof *out);
     int outp[2] = {-1, -1}, stp[2] = {-1, -1}, rc = -1;
     pid_t pid = -1;
-    compile__plan *pl = calloc(1, sizeof *pl);
+    compile__plan *pl = ckb_xcalloc(1, sizeof *pl);
     char path_env[PATH_MAX + 32], *envp[32];
-    if (!pl) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
     pl->work_fd = -1;
     pl->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (pl->dir_fd < 0) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/proc.h"
+#include "core/say.h"
 #include "core/stats.h"
 #include "eval/check.h"
 #include "eval/limits.h"
@@ -177,9 +178,9 @@ static int eval__timing_runs(eval__ctx *c)
         }
         if (disturbed <= c->o->max_steal_pct)
             break;
-        fprintf(stderr, "ckbench: %s: timing disturbed by other work (%.0f%% of the kernels' "
-                        "CPU time spent waiting for a CPU, %.0f%% of the machine stolen by the "
-                        "hypervisor, %.0f%% other processes, %.0f%% the harness); timing again\n",
+        ckb_say("ckbench: %s: timing disturbed by other work (%.0f%% of the kernels' "
+                "CPU time spent waiting for a CPU, %.0f%% of the machine stolen by the "
+                "hypervisor, %.0f%% other processes, %.0f%% the harness); timing again\n",
                 c->w->id, wait_pct > 0 ? wait_pct : 0, steal_pct, others_pct, harness_pct);
     }
     c->r->base = ckb_stats_of(base, iters);

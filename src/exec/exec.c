@@ -7,10 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/excl.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
-#include "core/excl.h"
 #include "machine/profile.h"
 
 void ckb_exec_config_default(ckb_exec_config *c)
@@ -52,7 +55,7 @@ static int exec__on_path(const char *prog)
     if (strchr(prog, '/'))
         return access(prog, X_OK) == 0;
     const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin"), *save = NULL, buf[1024];
+    char *copy = ckb_xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL, buf[1024];
     int found = 0;
     for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
         snprintf(buf, sizeof buf, "%s/%s", d, prog);
@@ -89,13 +92,9 @@ static int exec__partition_nodes(const char *partition)
     return n;
 }
 
-ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
+ckb_exec *ckb_exec_open(const ckb_exec_config *c, ckb_err *err)
 {
-    ckb_exec *x = calloc(1, sizeof *x);
-    if (!x) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    ckb_exec *x = ckb_xcalloc(1, sizeof *x);
     x->c = *c;
     if (x->c.retries < 0)
         x->c.retries = 0;
@@ -110,7 +109,8 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
         x->self[n > 0 ? n : 0] = 0;
     }
     if ((c->kind == CKB_EXEC_SLURM || c->isolate) && !x->self[0]) {
-        snprintf(err, errlen, "cannot tell where this ckbench binary is (/proc/self/exe)");
+        ckb_err_set(err, CKB_E_HARNESS,
+                    "cannot tell where this ckbench binary is (/proc/self/exe)");
         ckb_exec_close(x);
         return NULL;
     }
@@ -122,10 +122,10 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
         if (!x->srun[0])
             snprintf(x->srun, sizeof x->srun, "srun");
         if (!exec__on_path(x->srun)) {
-            snprintf(err, errlen,
-                     "--executor slurm needs Slurm's srun ('%s' is not on PATH): run on a "
-                     "cluster's login node, or set CKB_SRUN",
-                     x->srun);
+            ckb_err_set(err, CKB_E_NOT_FOUND,
+                        "--executor slurm needs Slurm's srun ('%s' is not on PATH): run on a "
+                        "cluster's login node, or set CKB_SRUN",
+                        x->srun);
             ckb_exec_close(x);
             return NULL;
         }
@@ -134,8 +134,8 @@ ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen)
             if (x->c.max_jobs < 1)
                 x->c.max_jobs = 1;
             if (!c->quiet)
-                fprintf(stderr, "ckbench: slurm executor: at most %d evaluations in flight (the "
-                                "partition's nodes; --slurm-max-jobs to change)\n",
+                ckb_say("ckbench: slurm executor: at most %d evaluations in flight (the "
+                        "partition's nodes; --slurm-max-jobs to change)\n",
                         x->c.max_jobs);
         }
     }
@@ -174,18 +174,14 @@ json_object *ckb_exec_nodes_json(ckb_exec *x)
 
 /* local: this process, under the machine-wide timing lock. */
 static int exec__local_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r,
-                            json_object **json, char *err, size_t errlen)
+                            json_object **json, ckb_err *err)
 {
-    ckb_eval_result *res = r ? r : malloc(sizeof *res);
-    if (!res) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    ckb_eval_result *res = r ? r : ckb_xmalloc(sizeof *res);
     ckb_excl_lock();
     int rc = ckb_eval_run(job->w, job->src, job->eo, res);
     ckb_excl_unlock();
     if (rc != 0) {
-        snprintf(err, errlen, "%s", res->message);
+        rc = ckb_err_set(err, CKB_E_HARNESS, "%s", res->message);
     } else {
         *json = ckb_eval_result_json(job->w, job->eo, res);
         ckb_machine m;
@@ -205,10 +201,10 @@ static int exec__local_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_resul
 }
 
 int ckb_exec_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, json_object **json,
-                  char *err, size_t errlen)
+                  ckb_err *err)
 {
     *json = NULL;
     if (x->c.kind == CKB_EXEC_SLURM || x->c.isolate)
-        return exec__job_eval(x, job, r, json, err, errlen);
-    return exec__local_eval(x, job, r, json, err, errlen);
+        return exec__job_eval(x, job, r, json, err);
+    return exec__local_eval(x, job, r, json, err);
 }

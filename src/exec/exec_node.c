@@ -8,12 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/digest.h"
+#include "core/error.h"
+#include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
-#include "core/excl.h"
 #include "machine/profile.h"
 #include "machine/roofline.h"
 
@@ -62,8 +65,8 @@ char *exec__job_text(const ckb_exec_job *job, char fp[17])
         h ^= ckb_digest(src, srclen, h);
     snprintf(fp, 17, "%016" PRIx64, h);
     json_object_object_add(j, "fingerprint", json_object_new_string(fp));
-    char *text = strdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *text = ckb_xstrdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     free(src);
     return text;
@@ -129,21 +132,22 @@ static int exec__write(const char *path, const void *data, size_t n)
 {
     if (ckb_write_file_atomic(path, data, n) == 0)
         return 0;
-    fprintf(stderr, "ckbench __exec: cannot write %s: %s\n", path, strerror(errno));
+    ckb_say("ckbench __exec: cannot write %s: %s\n", path, strerror(errno));
     return -1;
 }
 
-int ckb_exec_node_main(int argc, char **argv)
+int ckb_exec_node_main(int argc, char **argv, ckb_err *err)
 {
+    ckb_err_clear(err);
     if (argc < 3) {
-        fprintf(stderr, "usage: ckbench __exec JOBFILE (run by the slurm executor)\n");
+        ckb_err_set(err, CKB_E_USAGE, "usage: ckbench __exec JOBFILE (run by the slurm executor)");
         return 2;
     }
     double t0 = ckb_now();
     const char *jobfile = argv[2];
     size_t baselen = strlen(jobfile);
     if (baselen < 9 || strcmp(jobfile + baselen - 9, ".job.json") != 0) {
-        fprintf(stderr, "ckbench __exec: %s is not a .job.json file\n", jobfile);
+        ckb_err_set(err, CKB_E_USAGE, "ckbench __exec: %s is not a .job.json file", jobfile);
         return 2;
     }
     baselen -= 9;
@@ -157,13 +161,15 @@ int ckb_exec_node_main(int argc, char **argv)
     ckb_eval_opts_default(&eo);
     const char *defines[16];
     if (!w || ckb_size_parse(ckb_json_str(j, "size") ? ckb_json_str(j, "size") : "", &eo.size)) {
-        fprintf(stderr, "ckbench __exec: %s: not a job file of this ckbench\n", jobfile);
+        ckb_err_set(err, CKB_E_FORMAT, "ckbench __exec: %s: not a job file of this ckbench",
+                    jobfile);
         json_object_put(j);
         return 2;
     }
     if (eo.size == CKB_SIZE_HOST && ckb_workload_scale_dim(w) >= 0 &&
         ckb_workload_set_host_scale(w, ckb_json_long(j, "host_scale")) != 0) {
-        fprintf(stderr, "ckbench __exec: %s: no valid host_scale for %s\n", jobfile, w->id);
+        ckb_err_set(err, CKB_E_FORMAT, "ckbench __exec: %s: no valid host_scale for %s", jobfile,
+                    w->id);
         json_object_put(j);
         return 2;
     }
@@ -199,13 +205,13 @@ int ckb_exec_node_main(int argc, char **argv)
                            (int)(baselen - (size_t)(base - jobfile)), base, jobid ? jobid : "-",
                            node);
         if (write(lfd, line, (size_t)len) != len)
-            fprintf(stderr, "ckbench __exec: cannot append to %s\n", ledger);
+            ckb_say("ckbench __exec: cannot append to %s\n", ledger);
         close(lfd);
     }
     int rc = 1;
-    ckb_eval_result *r = calloc(1, sizeof *r);
+    ckb_eval_result *r = ckb_xcalloc(1, sizeof *r);
     ckb_machine m;
-    if (!r || exec__node_machine(eo.threads, host, &m) != 0) {
+    if (exec__node_machine(eo.threads, host, &m) != 0) {
         const char *msg = "cannot measure or load this node's machine profile";
         exec__write(harness, msg, strlen(msg));
         goto done;

@@ -58,6 +58,6 @@ void exec__note_node(ckb_exec *x, struct json_object *json);
 /* slurm, and local with isolate: runs the job in `ckbench __exec JOBFILE`,
  * through srun for slurm (exec_slurm.c); same contract as ckb_exec_eval. */
 int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r,
-                     struct json_object **json, char *err, size_t errlen);
+                   struct json_object **json, ckb_err *err);
 
 #endif /* CKB_EXEC_PRIV_H */

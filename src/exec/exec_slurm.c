@@ -14,9 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
 
 /* srun's own limit: a job may wait in the queue for days. */
@@ -161,19 +164,17 @@ static void slurm__scancel(const char *jobname)
 }
 
 int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, json_object **json,
-                   char *err, size_t errlen)
+                   ckb_err *err)
 {
     int slurm = x->c.kind == CKB_EXEC_SLURM;
     char fp[17], jobfile[1400], harness[1400], jobname[64];
     if (ckb_mkdirs(job->dir) != 0) {
-        snprintf(err, errlen, "cannot make %s: %s", job->dir, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "cannot make %s: %s", job->dir, strerror(errno));
     }
     char *text = exec__job_text(job, fp);
     if (!text) {
-        snprintf(err, errlen, "cannot read %s: %s", job->src ? job->src : "(none)",
-                 strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "cannot read %s: %s", job->src ? job->src : "(none)",
+                           strerror(errno));
     }
     /* Finished before (a resumed run): taken as it is. */
     if (exec__read_result(job, fp, r, json)) {
@@ -200,19 +201,17 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
     int rc = ckb_write_file_atomic(jobfile, text, strlen(text));
     free(text);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", jobfile, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "cannot write %s: %s", jobfile, strerror(errno));
     }
     char last[512] = "";
     /* A local child that ends without an answer is no node lost: not retried. */
     int tries = slurm ? x->c.retries + 1 : 1;
     for (int attempt = 1; attempt <= tries; attempt++) {
         if (slurm__cancelled(job)) {
-            snprintf(err, errlen, "cancelled");
-            return -1;
+            return ckb_err_set(err, CKB_E_HARNESS, "cancelled");
         }
         unlink(harness);
-        char *argv[64], strs[3][160], *extra = strdup(x->extra);
+        char *argv[64], strs[3][160], *extra = ckb_xstrdup(x->extra);
         slurm__argv(x, jobname, jobfile, argv, strs, extra);
         ckb_proc_result pr;
         if (slurm)
@@ -223,16 +222,14 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
             slurm__release(x);
         free(extra);
         if (started != 0) {
-            snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(errno));
-            return -1;
+            return ckb_err_set(err, CKB_E_HARNESS, "cannot run %s: %s", argv[0], strerror(errno));
         }
         slurm__append_log(job, attempt, &pr);
         if (pr.cancelled) {
             if (slurm)
                 slurm__scancel(jobname);
             ckb_proc_result_free(&pr);
-            snprintf(err, errlen, "cancelled");
-            return -1;
+            return ckb_err_set(err, CKB_E_HARNESS, "cancelled");
         }
         if (exec__read_result(job, fp, r, json)) {
             ckb_proc_result_free(&pr);
@@ -243,26 +240,25 @@ int exec__job_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r, jso
         if (why) {
             /* The node ran the evaluation and the harness failed there: not
              * Slurm's doing, and the same on any node. */
-            snprintf(err, errlen, "%s%.400s", slurm ? "on the node: " : "", why);
+            ckb_err_set(err, CKB_E_HARNESS, "%s%.400s", slurm ? "on the node: " : "", why);
             free(why);
             ckb_proc_result_free(&pr);
-            return -1;
+            return CKB_E_HARNESS;
         }
         slurm__last_line(pr.output ? pr.output : "", last, sizeof last);
         if (slurm && (!x->c.quiet || attempt == tries))
-            fprintf(stderr,
-                    "ckbench: [%s] the Slurm job ended without a result (srun %s %d: %s)%s\n",
-                    job->name, pr.exited ? "exit" : "signal",
-                    pr.exited ? pr.exit_code : pr.signal, last[0] ? last : "no message",
-                    attempt < tries ? "; submitting it again" : "");
+            ckb_say("ckbench: [%s] the Slurm job ended without a result (srun %s %d: %s)%s\n",
+                    job->name, pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
+                    last[0] ? last : "no message", attempt < tries ? "; submitting it again" : "");
         if (!slurm)
-            snprintf(err, errlen, "the evaluation's process ended without a result (%s %d: %s)",
-                     pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
-                     last[0] ? last : "no message");
+            ckb_err_set(err, CKB_E_HARNESS,
+                        "the evaluation's process ended without a result (%s %d: %s)",
+                        pr.exited ? "exit" : "signal", pr.exited ? pr.exit_code : pr.signal,
+                        last[0] ? last : "no message");
         ckb_proc_result_free(&pr);
     }
     if (slurm)
-        snprintf(err, errlen, "%s: Slurm failed the evaluation %d time%s (last: %.300s)",
-                 job->name, tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
-    return -1;
+        ckb_err_set(err, CKB_E_HARNESS, "%s: Slurm failed the evaluation %d time%s (last: %.300s)",
+                    job->name, tries, tries == 1 ? "" : "s", last[0] ? last : "no message");
+    return CKB_E_HARNESS;
 }

@@ -16,7 +16,7 @@
  *
  * Every result carries "executor": {name, node, cpu, attempts, job_id,
  * machine (the node's profile)}; a result from a node whose CPU differs from
- * the first one this executor saw is warned about on stderr and counted in
+ * the first one this executor saw is warned about (core/say.h) and counted in
  * ckb_exec_nodes_json, so speedups from different CPUs are never pooled
  * silently.
  */
@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "eval/eval.h"
 
 struct json_object;
@@ -57,7 +58,7 @@ typedef struct ckb_exec ckb_exec;
 
 /* An executor; NULL with a message in err (slurm without srun on PATH).
  * Free with ckb_exec_close. */
-ckb_exec *ckb_exec_open(const ckb_exec_config *c, char *err, size_t errlen);
+ckb_exec *ckb_exec_open(const ckb_exec_config *c, ckb_err *err);
 void ckb_exec_close(ckb_exec *x);
 ckb_exec_kind ckb_exec_kind_of(const ckb_exec *x);
 /* How many evaluations it runs at once (slurm: the sruns in flight). */
@@ -72,17 +73,18 @@ typedef struct {
     const char *name;         /* names its files and the Slurm job, e.g. "8p_GEMM-3" */
     const int *cancel;        /* NULL, or a flag (read atomically) that, once non-zero,
                                  stops the evaluation: its processes are killed (and its
-                                 Slurm job cancelled) and ckb_exec_eval returns -1 with
-                                 "cancelled"; slurm and isolated local only */
+                                 Slurm job cancelled) and ckb_exec_eval returns
+                                 CKB_E_HARNESS with "cancelled"; slurm and isolated
+                                 local only */
 } ckb_exec_job;
 
 /* Runs the evaluation. 0 when it ran, whatever its verdict: *json (the
  * caller owns it) is the result as ckb_eval_result_json writes it plus the
- * "executor" block, and r, when not NULL, the result itself. -1 when the
- * harness failed (here or on the node) or Slurm failed more than `retries`
- * times: err says why. Thread-safe: generate calls it from many threads. */
+ * "executor" block, and r, when not NULL, the result itself. CKB_E_HARNESS
+ * when the harness failed (here or on the node) or Slurm failed more than
+ * `retries` times: err says why. Thread-safe: generate calls it from many threads. */
 int ckb_exec_eval(ckb_exec *x, const ckb_exec_job *job, ckb_eval_result *r,
-                  struct json_object **json, char *err, size_t errlen);
+                  struct json_object **json, ckb_err *err);
 
 /* The nodes seen so far: {"<node>": {"cpu": ..., "evaluations": n}, ...,
  * "mixed_cpus": bool}. The caller owns it. */
@@ -91,8 +93,9 @@ struct json_object *ckb_exec_nodes_json(ckb_exec *x);
 /* The node side: `ckbench __exec JOBFILE` (argv[2]). Runs the evaluation the
  * job file describes with this node's machine profile and writes the
  * result next to it; exit 0 when it ran, 1 when the harness failed (the
- * reason in JOBFILE's .harness file), 2 for an unusable job file. */
-int ckb_exec_node_main(int argc, char **argv);
+ * reason in JOBFILE's .harness file), 2 for an unusable job file, with err
+ * holding the whole line to print (it names "ckbench __exec"). */
+int ckb_exec_node_main(int argc, char **argv, ckb_err *err);
 
 /* Default seconds per evaluation for `ckbench plan` when no run is given to
  * measure it from: the 8p expert at default size took 32.9 s on a 2-core

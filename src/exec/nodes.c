@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/jsonget.h"
+#include "core/say.h"
 #include "exec/exec_priv.h"
 
 void exec__note_node(ckb_exec *x, json_object *json)
@@ -30,8 +31,7 @@ void exec__note_node(ckb_exec *x, json_object *json)
         } else if (strcmp(x->first_cpu, cpu) != 0) {
             /* Each speedup is timed on one node, but a best-of or a geomean
              * over nodes of different CPUs mixes machines: say so. */
-            fprintf(stderr,
-                    "ckbench: warning: node %s has another CPU (%s) than the first node of this "
+            ckb_say("ckbench: warning: node %s has another CPU (%s) than the first node of this "
                     "run (%s): results from different CPUs are being pooled; restrict the "
                     "partition to one kind of node to compare methods (see nodes.json)\n",
                     node, cpu, x->first_cpu);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/jsonget.h"
 #include "core/parallel.h"
 #include "gen/sample.h"
@@ -88,8 +89,8 @@ int ckb_gen_beam(ckb_gen_wl *g)
     const int niters = (o->budget + per_iter - 1) / per_iter;
     int beam[64], nbeam = 1, next = 0, translating = 1, t_iters = 0, opt_start = -1;
     beam[0] = -1; /* the root: no kernel yet, the reference */
-    ckb_sample_spec *specs = calloc((size_t)per_iter, sizeof *specs);
-    beam__cand *cands = calloc((size_t)(per_iter + W), sizeof *cands);
+    ckb_sample_spec *specs = ckb_xcalloc((size_t)per_iter, sizeof *specs);
+    beam__cand *cands = ckb_xcalloc((size_t)(per_iter + W), sizeof *cands);
     for (int it = 0; it < niters && next < o->budget && !g->failed && !g->sh->unreachable;
          it++) {
         if (translating && t_iters >= o->translate_iters)

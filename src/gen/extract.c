@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/strbuf.h"
 #include "gen/extract.h"
 
@@ -18,9 +19,7 @@ typedef struct {
 static char *extract__normalize(const char *s)
 {
     size_t n = strlen(s);
-    char *out = malloc(n + 1), *o = out;
-    if (!out)
-        return NULL;
+    char *out = ckb_xmalloc(n + 1), *o = out;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\r') {
             if (s[i + 1] != '\n')
@@ -183,7 +182,7 @@ char *ckb_gen_extract(const char *reply, const char *entry)
     for (int i = 0; i < n; i++) {
         if (!b[i].is_c || extract__blank(b[i].start, b[i].len))
             continue;
-        char *text = strndup(b[i].start, b[i].len);
+        char *text = ckb_xstrndup(b[i].start, b[i].len);
         if (text && ckb_gen_defines(text, entry))
             pick = i; /* the last definition wins: the model's final answer */
         free(text);

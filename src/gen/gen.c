@@ -6,9 +6,12 @@
 #include <string.h>
 
 #include "bench/expert.h"
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/parallel.h"
+#include "core/say.h"
 #include "core/utf8.h"
 #include "docs/docs.h"
 #include "gen/refsrc.h"
@@ -63,26 +66,27 @@ void ckb_gen_refine_shape(const ckb_gen_opts *o, int *chains, int *turns)
 }
 
 int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int with_docs,
-                      const char *docs_target, ckb_gen_task *t, char *err, size_t errlen)
+                      const char *docs_target, ckb_gen_task *t, ckb_err *err)
 {
     memset(t, 0, sizeof *t);
     t->w = w;
     t->size = size;
     t->threads = threads;
-    t->reference = ckb_gen_reference_source(w, err, errlen);
+    t->reference = ckb_gen_reference_source(w, err);
     if (!t->reference)
-        return -1;
+        return err ? err->code : CKB_E_NOT_FOUND;
     ckb_gen_machine(threads, &t->machine, &t->measured);
     if (with_docs) {
         ckb_strbuf sb = {0};
-        if (ckb_docs_for_workload(w, docs_target, &sb, NULL, err, errlen) != 0) {
+        int rc = ckb_docs_for_workload(w, docs_target, &sb, NULL, err);
+        if (rc != CKB_OK) {
             ckb_strbuf_free(&sb);
             ckb_gen_task_free(t);
-            return -1;
+            return rc;
         }
         t->docs = ckb_strbuf_take(&sb);
     }
-    return 0;
+    return CKB_OK;
 }
 
 void ckb_gen_task_free(ckb_gen_task *t)
@@ -106,12 +110,11 @@ static void gen__prompt_append(ckb_strbuf *sb, ckb_strbuf *sizes, const ckb_gen_
 }
 
 char *ckb_gen_prompt_text(const ckb_workload *w, ckb_gen_method m, int docs, ckb_size size,
-                          int threads, const char *docs_target, char **sizes, char *err,
-                          size_t errlen)
+                          int threads, const char *docs_target, char **sizes, ckb_err *err)
 {
     ckb_gen_task t;
     if (ckb_gen_task_load(w, size, threads, docs || ckb_gen_method_uses_docs(m), docs_target, &t,
-                          err, errlen) != 0)
+                          err) != 0)
         return NULL;
     ckb_strbuf sb = {0}, sz = {0};
     ckb_gen_prompt p;
@@ -158,13 +161,12 @@ static double gen__expert(ckb_gen_wl *g)
         eo.defines = cfg.defines;
         eo.ndefines = cfg.n;
         if (!g->o->quiet)
-            fprintf(stderr, "[%s] timing the expert%s (for %% of expert)\n", g->w->id,
+            ckb_say("[%s] timing the expert%s (for %% of expert)\n", g->w->id,
                     t ? " again: its timing was disturbed" : " once");
         char name[200];
         snprintf(name, sizeof name, "expert-%s-%d", g->w->id, t);
         if (ckb_gen_eval(g, name, src, &eo, &j) != 0) {
-            fprintf(stderr, "ckbench: [%s] the expert's evaluation failed: %s\n", g->w->id,
-                    g->error);
+            ckb_say("ckbench: [%s] the expert's evaluation failed: %s\n", g->w->id, g->error);
             g->error[0] = 0;
             return NAN;
         }
@@ -175,12 +177,12 @@ static double gen__expert(ckb_gen_wl *g)
         }
         const char *text = ckb_json_text(j, JSON_C_TO_STRING_PRETTY);
         if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, text, strlen(text)) != 0)
-            fprintf(stderr, "ckbench: cannot save %s (the expert is timed again on resume)\n",
-                    path);
+            ckb_say("ckbench: cannot save %s (the expert is timed again on resume)\n", path);
     }
     if (!j) {
-        fprintf(stderr, "[%s] the expert's timing stayed disturbed: no %% of expert for now "
-                        "(timed again on resume)\n", g->w->id);
+        ckb_say("[%s] the expert's timing stayed disturbed: no %% of expert for now "
+                "(timed again on resume)\n",
+                g->w->id);
         return NAN;
     }
     double s = ckb_rec_correct(j) ? ckb_json_num(j, "speedup") : NAN;
@@ -244,13 +246,14 @@ static void gen__chain(void *ctx, int c)
 
 static int gen__workload(ckb_gen_wl *g)
 {
-    char err[400];
+    ckb_err err;
     if (g->sh->unreachable)
         return 0; /* the run stops; ckb_gen_run says why */
     if (ckb_gen_task_load(g->w, g->o->eval.size, g->o->eval.threads,
                           ckb_gen_method_uses_docs(g->o->method), g->o->docs_target, &g->task,
-                          err, sizeof err) != 0) {
-        snprintf(g->error, sizeof g->error, "%s: %s", g->w->id, err);
+                          &err) != 0) {
+        ckb_err_prefix(&err, "%s: ", g->w->id);
+        snprintf(g->error, sizeof g->error, "%.500s", err.msg);
         return -1;
     }
     g->task.nseeds = g->o->eval.nseeds;
@@ -287,7 +290,7 @@ static void gen__one_workload(void *ctx, int i)
 {
     gen__all *a = ctx;
     if (gen__workload(&a->wl[i]) != 0) {
-        fprintf(stderr, "ckbench: %s\n", a->wl[i].error);
+        ckb_say("ckbench: %s\n", a->wl[i].error);
         __atomic_store_n(&a->rc, -1, __ATOMIC_RELAXED);
     }
 }
@@ -295,17 +298,15 @@ static void gen__one_workload(void *ctx, int i)
 int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *workloads, int n,
                 const ckb_gen_opts *o)
 {
-    gen__all a = {calloc((size_t)n, sizeof(ckb_gen_wl)), 0};
+    gen__all a = {ckb_xcalloc((size_t)n, sizeof(ckb_gen_wl)), 0};
     ckb_gen_shared sh = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    if (!a.wl)
-        return -1;
     ckb_exec *local = NULL;
     if (!o->exec) {
         ckb_exec_config ec;
-        char err[256];
+        ckb_err err;
         ckb_exec_config_default(&ec);
-        if (!(local = ckb_exec_open(&ec, err, sizeof err))) {
-            fprintf(stderr, "ckbench: %s\n", err);
+        if (!(local = ckb_exec_open(&ec, &err))) {
+            ckb_say("ckbench: %s\n", err.msg);
             free(a.wl);
             return -1;
         }
@@ -322,24 +323,21 @@ int ckb_gen_run(ckb_provider *p, ckb_run *run, const ckb_workload *const *worklo
                                              CKB_GEN_RETIME_TRIES, o->quiet, &rs) != 0)
         a.rc = -1;
     if (rs.still_disturbed)
-        fprintf(stderr,
-                "ckbench: %d correct sample%s kept a disturbed timing after %d rounds: shown as "
+        ckb_say("ckbench: %d correct sample%s kept a disturbed timing after %d rounds: shown as "
                 "disturbed, not counted as a speedup; run `ckbench retime %s` when the machine "
                 "is quieter\n",
                 rs.still_disturbed, rs.still_disturbed == 1 ? "" : "s", CKB_GEN_RETIME_TRIES,
                 ckb_run_dir(run));
     if (sh.unreachable)
-        fprintf(stderr,
-                "ckbench: stopped: the provider cannot be reached (%d calls in a row failed; "
+        ckb_say("ckbench: stopped: the provider cannot be reached (%d calls in a row failed; "
                 "last: %s). Nothing was counted against the model; fix the provider and run "
                 "`ckbench generate --resume %s`\n",
                 sh.infra_streak, sh.infra_error, ckb_run_dir(run));
     else if (sh.infra_total)
-        fprintf(stderr,
-                "ckbench: %d model call%s failed on the provider's side (last: %s); recorded "
+        ckb_say("ckbench: %d model call%s failed on the provider's side (last: %s); recorded "
                 "as infra_error, not counted; `ckbench generate --resume %s` asks %s again\n",
-                sh.infra_total, sh.infra_total == 1 ? "" : "s", sh.infra_error,
-                ckb_run_dir(run), sh.infra_total == 1 ? "it" : "them");
+                sh.infra_total, sh.infra_total == 1 ? "" : "s", sh.infra_error, ckb_run_dir(run),
+                sh.infra_total == 1 ? "it" : "them");
     if (sh.unreachable || sh.infra_total)
         a.rc = -1;
     for (int i = 0; i < n; i++)

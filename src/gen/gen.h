@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "eval/eval.h"
 #include "exec/executor.h"
 #include "gen/prompt.h"
@@ -56,9 +57,10 @@ typedef struct {
 void ckb_gen_opts_default(ckb_gen_opts *o);
 
 /* Loads what every prompt of w shares (its shown text, the host's facts and
- * stored figures, documentation when with_docs). 0, or -1 with a message. */
+ * stored figures, documentation when with_docs). CKB_OK, or a code with err
+ * filled. */
 int ckb_gen_task_load(const ckb_workload *w, ckb_size size, int threads, int with_docs,
-                      const char *docs_target, ckb_gen_task *t, char *err, size_t errlen);
+                      const char *docs_target, ckb_gen_task *t, ckb_err *err);
 void ckb_gen_task_free(ckb_gen_task *t);
 
 /* Exactly what `ckbench prompt` prints for w (what a model gets for the
@@ -69,8 +71,7 @@ void ckb_gen_task_free(ckb_gen_task *t);
  * "N chars, ~T tokens" (beam: "plan request: ..."). Caller frees both;
  * NULL with err. */
 char *ckb_gen_prompt_text(const ckb_workload *w, ckb_gen_method m, int docs, ckb_size size,
-                          int threads, const char *docs_target, char **sizes, char *err,
-                          size_t errlen);
+                          int threads, const char *docs_target, char **sizes, ckb_err *err);
 
 /* The refine shape for a budget: chains x turns >= budget (turns fixed,
  * chains rounded up, the last chain cut at the budget). */

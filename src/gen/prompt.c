@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "eval/eval.h"
 #include "gen/menu.h"
 #include "gen/prompt.h"
@@ -624,13 +625,13 @@ char *ckb_gen_plan_strategy(const ckb_workload *w, const char *reply)
     if (isdigit((unsigned char)*s)) {
         int k = atoi(s);
         if (k == 0)
-            return strdup("fix the failure / translate the reference");
+            return ckb_xstrdup("fix the failure / translate the reference");
         if (k >= 1 && k <= n)
-            return strdup(items[k - 1]);
+            return ckb_xstrdup(items[k - 1]);
     }
     const char *b = reply;
     while (isspace((unsigned char)*b))
         b++;
     size_t len = strcspn(b, "\n");
-    return strndup(b, len > 200 ? 200 : len);
+    return ckb_xstrndup(b, len > 200 ? 200 : len);
 }

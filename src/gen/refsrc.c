@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "gen/refsrc.h"
 
 /* build/gen/shown_data.c, written by scripts/embed_shown.sh: NULL-ended,
@@ -18,17 +20,14 @@ const char *ckb_gen_shown(const ckb_workload *w)
     return NULL;
 }
 
-char *ckb_gen_reference_source(const ckb_workload *w, char *err, size_t errlen)
+char *ckb_gen_reference_source(const ckb_workload *w, ckb_err *err)
 {
     const char *s = ckb_gen_shown(w);
     if (!s) {
-        snprintf(err, errlen,
-                 "%s: this build embeds no workloads/%s/shown.md (add the file and rebuild)",
-                 w->id, w->id);
+        ckb_err_set(err, CKB_E_NOT_FOUND,
+                    "%s: this build embeds no workloads/%s/shown.md (add the file and rebuild)",
+                    w->id, w->id);
         return NULL;
     }
-    char *copy = strdup(s);
-    if (!copy)
-        abort();
-    return copy;
+    return ckb_xstrdup(s);
 }

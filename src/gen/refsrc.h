@@ -10,6 +10,7 @@
 #ifndef CKB_GEN_REFSRC_H
 #define CKB_GEN_REFSRC_H
 
+#include "core/error.h"
 #include "workloads/workload.h"
 
 /* The embedded shown.md of w (static storage, never freed), or NULL when
@@ -18,6 +19,6 @@ const char *ckb_gen_shown(const ckb_workload *w);
 
 /* A copy of ckb_gen_shown(w) (caller frees), or NULL with a message in err
  * when the build holds no shown.md for w. */
-char *ckb_gen_reference_source(const ckb_workload *w, char *err, size_t errlen);
+char *ckb_gen_reference_source(const ckb_workload *w, ckb_err *err);
 
 #endif /* CKB_GEN_REFSRC_H */

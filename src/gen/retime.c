@@ -8,11 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/cleanup.h"
+#include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/proc.h"
-#include "core/excl.h"
+#include "core/say.h"
 #include "gen/gen.h"
 #include "gen/sample.h"
 
@@ -50,12 +52,13 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
         if (x) {
             /* Through the run's executor (a Slurm node, for slurm); one name
              * per round, so a round never takes an earlier round's result. */
-            char evals[1200], name[200], err[1024];
+            ckb_err err;
+            char evals[1200], name[200];
             snprintf(evals, sizeof evals, "%s/evals", ckb_run_dir(run));
             snprintf(name, sizeof name, "retime-%s-%d-r%d", w->id, index, round);
             ckb_exec_job job = {.w = w, .src = path, .eo = &eo, .dir = evals, .name = name};
-            if (ckb_exec_eval(x, &job, NULL, &j, err, sizeof err) != 0)
-                fprintf(stderr, "ckbench: re-timing %s #%d: %s\n", w->id, index, err);
+            if (ckb_exec_eval(x, &job, NULL, &j, &err) != 0)
+                ckb_say("ckbench: re-timing %s #%d: %s\n", w->id, index, err.msg);
         } else {
             ckb_eval_result r;
             ckb_excl_lock();
@@ -64,7 +67,7 @@ static json_object *retime__eval(ckb_run *run, const ckb_workload *w, int index,
             if (rc == 0)
                 j = ckb_eval_result_json(w, &eo, &r);
             else
-                fprintf(stderr, "ckbench: re-timing %s #%d: %s\n", w->id, index, r.message);
+                ckb_say("ckbench: re-timing %s #%d: %s\n", w->id, index, r.message);
         }
     }
     unlink(path);
@@ -134,10 +137,7 @@ static int retime__queue(ckb_run *run, retime__item **out)
                 continue;
             if (n == cap) {
                 cap = cap ? 2 * cap : 16;
-                retime__item *p = realloc(*out, (size_t)cap * sizeof *p);
-                if (!p)
-                    return n;
-                *out = p;
+                *out = ckb_xrealloc(*out, (size_t)cap * sizeof **out);
             }
             (*out)[n++] = (retime__item){w, i};
         }
@@ -163,8 +163,8 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
          * would likely be disturbed the same way. */
         double pause = retime__pause(round);
         if (!quiet)
-            fprintf(stderr, "ckbench: %d disturbed timing%s to measure again (round %d of %d%s)\n",
-                    n, n == 1 ? "" : "s", round, tries, pause > 0 ? ", after a pause" : "");
+            ckb_say("ckbench: %d disturbed timing%s to measure again (round %d of %d%s)\n", n,
+                    n == 1 ? "" : "s", round, tries, pause > 0 ? ", after a pause" : "");
         retime__sleep(pause);
         int left = 0;
         for (int k = 0; k < n; k++) {
@@ -185,9 +185,9 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
             /* Measured (whatever the verdict): it replaces the record. */
             json_object *n2 = retime__record(rec, eval, round);
             json_object_put(eval);
-            char err[512];
-            if (!n2 || ckb_run_retimed(run, n2, err, sizeof err) != 0) {
-                fprintf(stderr, "ckbench: %s\n", n2 ? err : "out of memory");
+            ckb_err err;
+            if (!n2 || ckb_run_retimed(run, n2, &err) != 0) {
+                ckb_say("ckbench: %s\n", n2 ? err.msg : "out of memory");
                 rc = -1;
                 continue;
             }
@@ -195,11 +195,11 @@ int ckb_gen_retime_on(ckb_run *run, const ckb_eval_opts *eo, ckb_exec *x, int tr
             if (!quiet) {
                 json_object *now = ckb_run_record(run, q[k].w->id, q[k].index);
                 double sp = ckb_json_num(now, "speedup");
-                fprintf(stderr, "[%s #%d] re-timed: %s", q[k].w->id, q[k].index,
+                ckb_say("[%s #%d] re-timed: %s", q[k].w->id, q[k].index,
                         ckb_rec_str(now, "status"));
                 if (isfinite(sp))
-                    fprintf(stderr, " %.3gx", sp);
-                fprintf(stderr, "\n");
+                    ckb_say(" %.3gx", sp);
+                ckb_say("\n");
             }
         }
         n = left;

@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/jsonl.h"
-#include "core/fsutil.h"
+#include "core/say.h"
 #include "core/utf8.h"
 #include "gen/run.h"
 
@@ -44,33 +47,31 @@ static void run__path(const ckb_run *r, const char *name, char *buf, size_t n)
 }
 
 /* Takes RUN/lock with an flock and writes our pid into it. */
-static int run__lock(ckb_run *r, char *err, size_t errlen)
+static int run__lock(ckb_run *r, ckb_err *err)
 {
     char path[1100];
     run__path(r, "lock", path, sizeof path);
     r->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (r->lock_fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_IO, "cannot open %s: %s", path, strerror(errno));
     }
     if (flock(r->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         char pid[32] = "";
         ssize_t n = pread(r->lock_fd, pid, sizeof pid - 1, 0);
         pid[n > 0 ? n : 0] = 0;
         pid[strcspn(pid, "\n")] = 0;
-        snprintf(err, errlen,
-                 "the run %s is in use by process %s (its lock is held); wait for it to "
-                 "finish or stop it first",
-                 r->dir, pid[0] ? pid : "?");
+        ckb_err_set(err, CKB_E_CONFLICT,
+                    "the run %s is in use by process %s (its lock is held); wait for it to "
+                    "finish or stop it first",
+                    r->dir, pid[0] ? pid : "?");
         close(r->lock_fd);
         r->lock_fd = -1;
-        return -1;
+        return CKB_E_CONFLICT;
     }
     char pid[32];
     int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
     if (ftruncate(r->lock_fd, 0) != 0 || pwrite(r->lock_fd, pid, (size_t)n, 0) != n) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_IO, "cannot write %s: %s", path, strerror(errno));
     }
     return 0;
 }
@@ -116,65 +117,57 @@ static int run__find(const ckb_run *r, const char *workload)
 }
 
 /* The workload table from the config's "workloads" and "budget". */
-static int run__setup(ckb_run *r, char *err, size_t errlen)
+static int run__setup(ckb_run *r, ckb_err *err)
 {
     json_object *wls, *budget;
     if (!json_object_object_get_ex(r->config, "workloads", &wls) ||
         !json_object_is_type(wls, json_type_array) ||
         !json_object_object_get_ex(r->config, "budget", &budget)) {
-        snprintf(err, errlen, "%s/config.json lacks \"workloads\" or \"budget\"", r->dir);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT, "%s/config.json lacks \"workloads\" or \"budget\"",
+                           r->dir);
     }
     int b = json_object_get_int(budget);
     r->nwl = (int)json_object_array_length(wls);
     if (b < 1 || r->nwl < 1) {
-        snprintf(err, errlen, "%s/config.json: no workloads or a budget below 1", r->dir);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT, "%s/config.json: no workloads or a budget below 1",
+                           r->dir);
     }
-    r->wl = calloc((size_t)r->nwl, sizeof *r->wl);
+    r->wl = ckb_xcalloc((size_t)r->nwl, sizeof *r->wl);
     for (int i = 0; i < r->nwl; i++) {
         snprintf(r->wl[i].id, sizeof r->wl[i].id, "%s",
                  json_object_get_string(json_object_array_get_idx(wls, i)));
         r->wl[i].budget = b;
-        r->wl[i].recs = calloc((size_t)b, sizeof *r->wl[i].recs);
+        r->wl[i].recs = ckb_xcalloc((size_t)b, sizeof *r->wl[i].recs);
         r->wl[i].expert = NAN;
-        if (!r->wl[i].recs)
-            return -1;
     }
-    return 0;
+    return CKB_OK;
 }
 
-static int run__open_records(ckb_run *r, char *err, size_t errlen)
+static int run__open_records(ckb_run *r, ckb_err *err)
 {
     char path[1100];
     run__path(r, "records.jsonl", path, sizeof path);
     r->records_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (r->records_fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_IO, "cannot open %s: %s", path, strerror(errno));
     }
     return 0;
 }
 
 static ckb_run *run__new(const char *dir)
 {
-    ckb_run *r = calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
+    ckb_run *r = ckb_xcalloc(1, sizeof *r);
     snprintf(r->dir, sizeof r->dir, "%s", dir);
     r->lock_fd = r->records_fd = -1;
     pthread_mutex_init(&r->mu, NULL);
     return r;
 }
 
-int ckb_run_create(const char *dir, json_object *config, ckb_run **out, char *err,
-                   size_t errlen)
+int ckb_run_create(const char *dir, json_object *config, ckb_run **out, ckb_err *err)
 {
     *out = NULL;
     ckb_run *r = run__new(dir);
-    int rc = -1;
-    if (!r)
-        return -1;
+    int rc = CKB_E_IO;
     DIR *d = opendir(dir);
     if (d) {
         struct dirent *e;
@@ -183,35 +176,36 @@ int ckb_run_create(const char *dir, json_object *config, ckb_run **out, char *er
             entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
         closedir(d);
         if (entries) {
-            snprintf(err, errlen,
-                     "%s exists and is not empty: resume it with --resume %s, or choose "
-                     "another --out",
-                     dir, dir);
+            rc = ckb_err_set(err, CKB_E_CONFLICT,
+                             "%s exists and is not empty: resume it with --resume %s, or choose "
+                             "another --out",
+                             dir, dir);
             goto cleanup;
         }
     }
     char best[1100];
     run__path(r, "best", best, sizeof best);
     if (ckb_mkdirs(best) != 0) {
-        snprintf(err, errlen, "cannot create %s: %s", best, strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "cannot create %s: %s", best, strerror(errno));
         goto cleanup;
     }
     r->config = json_object_get(config);
-    if (run__lock(r, err, errlen) != 0 || run__setup(r, err, errlen) != 0)
+    if ((rc = run__lock(r, err)) != CKB_OK || (rc = run__setup(r, err)) != CKB_OK)
         goto cleanup;
+    rc = CKB_E_IO;
     char path[1100];
     run__path(r, "config.json", path, sizeof path);
     const char *text =
         ckb_json_text(config, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     if (ckb_write_file_atomic(path, text, strlen(text)) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "cannot write %s: %s", path, strerror(errno));
         goto cleanup;
     }
-    if (run__open_records(r, err, errlen) != 0)
+    if (run__open_records(r, err) != 0)
         goto cleanup;
-    rc = 0;
+    rc = CKB_OK;
 cleanup:
-    if (rc == 0)
+    if (rc == CKB_OK)
         *out = r;
     else
         ckb_run_close(r);
@@ -260,31 +254,31 @@ static void run__load_value(void *ctx, json_object *v, int lineno)
     }
     if (w < 0 || i < 0 || i >= r->wl[w].budget || r->wl[w].recs[i]) {
         /* Not this run's (or a duplicate): kept on disk, ignored here. */
-        fprintf(stderr, "ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
-                w < 0 ? "unknown workload" : i < 0 || i >= r->wl[w].budget ? "index out of budget"
-                                                                            : "duplicate");
+        ckb_say("ckbench: %s/records.jsonl line %d: ignored (%s)\n", r->dir, lineno,
+                w < 0                           ? "unknown workload"
+                : i < 0 || i >= r->wl[w].budget ? "index out of budget"
+                                                : "duplicate");
         json_object_put(j);
         return;
     }
     r->wl[w].recs[i] = j;
 }
 
-int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
+int ckb_run_resume(const char *dir, ckb_run **out, ckb_err *err)
 {
     *out = NULL;
     ckb_run *r = run__new(dir);
     char path[1100], *text = NULL;
-    int rc = -1;
-    if (!r)
-        return -1;
+    int rc = CKB_E_NOT_FOUND;
     run__path(r, "config.json", path, sizeof path);
     struct stat st;
     if (stat(dir, &st) != 0 || (r->config = json_object_from_file(path)) == NULL) {
-        snprintf(err, errlen, "%s is not a generation run (no readable config.json)", dir);
+        ckb_err_set(err, CKB_E_IO, "%s is not a generation run (no readable config.json)", dir);
         goto cleanup;
     }
-    if (run__lock(r, err, errlen) != 0 || run__setup(r, err, errlen) != 0)
+    if ((rc = run__lock(r, err)) != CKB_OK || (rc = run__setup(r, err)) != CKB_OK)
         goto cleanup;
+    rc = CKB_E_IO;
     run__path(r, "records.jsonl", path, sizeof path);
     size_t len = 0;
     text = ckb_read_file(path, &len);
@@ -298,16 +292,16 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
         ckb_jsonl_each(text, len, run__load_value, &ld, &st);
         ckb_jsonl_warn(path, &st);
         if (ld.not_records)
-            fprintf(stderr, "ckbench: %s: skipped %d JSON value%s that %s not a record\n", path,
+            ckb_say("ckbench: %s: skipped %d JSON value%s that %s not a record\n", path,
                     ld.not_records, ld.not_records == 1 ? "" : "s",
                     ld.not_records == 1 ? "is" : "are");
         if (st.last_cut) {
             /* A line without its newline was cut by a kill mid-write: drop
              * it, on disk too, so the next append starts a clean line. */
-            fprintf(stderr, "ckbench: %s: dropping a half-written last record (%zu bytes)\n",
-                    path, len - st.cut_at);
+            ckb_say("ckbench: %s: dropping a half-written last record (%zu bytes)\n", path,
+                    len - st.cut_at);
             if (truncate(path, (off_t)st.cut_at) != 0) {
-                snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
+                ckb_err_set(err, CKB_E_IO, "cannot truncate %s: %s", path, strerror(errno));
                 goto cleanup;
             }
         } else if (len && text[len - 1] != '\n') {
@@ -315,17 +309,20 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
         }
     }
     if (r->infra_loaded)
-        fprintf(stderr,
-                "ckbench: %s: %d model call%s had failed on the provider's side (infra_error, "
+        ckb_say("ckbench: %s: %d model call%s had failed on the provider's side (infra_error, "
                 "not counted): asking %s again\n",
                 dir, r->infra_loaded, r->infra_loaded == 1 ? "" : "s",
                 r->infra_loaded == 1 ? "it" : "them");
     char best[1100];
     run__path(r, "best", best, sizeof best);
-    if (ckb_mkdirs(best) != 0 || run__open_records(r, err, errlen) != 0)
+    if (ckb_mkdirs(best) != 0) {
+        ckb_err_set(err, CKB_E_IO, "cannot create %s: %s", best, strerror(errno));
+        goto cleanup;
+    }
+    if (run__open_records(r, err) != 0)
         goto cleanup;
     if (add_newline && write(r->records_fd, "\n", 1) != 1) {
-        snprintf(err, errlen, "cannot append to %s: %s", path, strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "cannot append to %s: %s", path, strerror(errno));
         goto cleanup;
     }
     /* A kill between a record's fsync and its best/ files leaves best/
@@ -334,14 +331,14 @@ int ckb_run_resume(const char *dir, ckb_run **out, char *err, size_t errlen)
         run__rebest(&r->wl[w]);
         int b = r->wl[w].best_index;
         if (b >= 0 && run__write_best(r, r->wl[w].id, r->wl[w].recs[b]) != 0) {
-            snprintf(err, errlen, "cannot write %s/best: %s", dir, strerror(errno));
+            ckb_err_set(err, CKB_E_IO, "cannot write %s/best: %s", dir, strerror(errno));
             goto cleanup;
         }
     }
-    rc = 0;
+    rc = CKB_OK;
 cleanup:
     free(text);
-    if (rc == 0)
+    if (rc == CKB_OK)
         *out = r;
     else
         ckb_run_close(r);
@@ -378,24 +375,25 @@ static int run__write_best(ckb_run *r, const char *workload, json_object *rec)
 
 /* Appends a record; replace: it re-times the sample's record, which must
  * be there (else the sample must not be). */
-static int run__append(ckb_run *r, json_object *rec, int replace, char *err, size_t errlen)
+static int run__append(ckb_run *r, json_object *rec, int replace, ckb_err *err)
 {
     json_object *v, *idx;
-    int rc = -1;
+    int rc = CKB_E_IO;
     pthread_mutex_lock(&r->mu);
     int w = json_object_object_get_ex(rec, "workload", &v) ? run__find(r, json_object_get_string(v))
                                                             : -1;
     int i = json_object_object_get_ex(rec, "index", &idx) ? json_object_get_int(idx) : -1;
     if (w < 0 || i < 0 || i >= r->wl[w].budget || !r->wl[w].recs[i] != !replace) {
-        snprintf(err, errlen, "internal: record (%s, %d) is outside the run or done already",
-                 w >= 0 ? r->wl[w].id : "?", i);
+        rc = ckb_err_set(err, CKB_E_HARNESS,
+                         "internal: record (%s, %d) is outside the run or done already",
+                         w >= 0 ? r->wl[w].id : "?", i);
         json_object_put(rec);
         goto cleanup;
     }
     const char *line =
         ckb_json_text(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(line);
-    char *buf = malloc(len + 1);
+    char *buf = ckb_xmalloc(len + 1);
     memcpy(buf, line, len);
     buf[len] = '\n';
     /* One write of the whole line: a kill leaves it whole or cut, never mixed. */
@@ -410,14 +408,15 @@ static int run__append(ckb_run *r, json_object *rec, int replace, char *err, siz
     }
     free(buf);
     if (off != len + 1 || fsync(r->records_fd) != 0) {
-        snprintf(err, errlen, "cannot append to %s/records.jsonl: %s", r->dir, strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "cannot append to %s/records.jsonl: %s", r->dir,
+                    strerror(errno));
         json_object_put(rec);
         goto cleanup;
     }
     if (strcmp(run__status(rec), "infra_error") == 0) {
         /* on disk for the record; the sample stays undone */
         json_object_put(rec);
-        rc = 0;
+        rc = CKB_OK;
         goto cleanup;
     }
     if (replace) {
@@ -429,24 +428,24 @@ static int run__append(ckb_run *r, json_object *rec, int replace, char *err, siz
     int b = r->wl[w].best_index;
     if (b >= 0 && (b != before || b == i) &&
         run__write_best(r, r->wl[w].id, r->wl[w].recs[b]) != 0) {
-        snprintf(err, errlen, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
-                 strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "cannot write %s/best/%s.*: %s", r->dir, r->wl[w].id,
+                    strerror(errno));
         goto cleanup;
     }
-    rc = 0;
+    rc = CKB_OK;
 cleanup:
     pthread_mutex_unlock(&r->mu);
     return rc;
 }
 
-int ckb_run_append(ckb_run *r, json_object *rec, char *err, size_t errlen)
+int ckb_run_append(ckb_run *r, json_object *rec, ckb_err *err)
 {
-    return run__append(r, rec, 0, err, errlen);
+    return run__append(r, rec, 0, err);
 }
 
-int ckb_run_retimed(ckb_run *r, json_object *rec, char *err, size_t errlen)
+int ckb_run_retimed(ckb_run *r, json_object *rec, ckb_err *err)
 {
-    return run__append(r, rec, 1, err, errlen);
+    return run__append(r, rec, 1, err);
 }
 
 void ckb_run_set_expert(ckb_run *r, const char *workload, double speedup)

@@ -9,10 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/cleanup.h"
-#include "core/jsonget.h"
+#include "core/error.h"
 #include "core/fsutil.h"
+#include "core/jsonget.h"
 #include "core/proc.h"
+#include "core/say.h"
 #include "gen/extract.h"
 #include "gen/sample.h"
 #include "machine/roofline.h"
@@ -190,7 +193,10 @@ int ckb_gen_eval(ckb_gen_wl *g, const char *name, const char *src, const ckb_eva
         }
     }
     ckb_exec_job job = {.w = g->w, .src = src, .eo = &own, .dir = dir, .name = name};
-    int rc = ckb_exec_eval(g->exec, &job, NULL, eval, g->error, sizeof g->error);
+    ckb_err err;
+    int rc = ckb_exec_eval(g->exec, &job, NULL, eval, &err);
+    if (rc != CKB_OK)
+        snprintf(g->error, sizeof g->error, "%.500s", err.msg);
     if (rc == 0 && *eval && have_roof && !json_object_object_get_ex(*eval, "roof", NULL))
         json_object_object_add(*eval, "roof", ckb_roof_to_json(&roof));
     return rc;
@@ -209,13 +215,13 @@ static void sample__progress(ckb_gen_wl *g, const ckb_sample_spec *s, json_objec
                  s->chain, s->turn);
     double sp = ckb_json_num(rec, "speedup");
     pthread_mutex_lock(&sample__print);
-    fprintf(stderr, "[%s #%d%s%s%s] %s", g->w->id, s->index, where, s->phase ? " " : "",
+    ckb_say("[%s #%d%s%s%s] %s", g->w->id, s->index, where, s->phase ? " " : "",
             s->phase ? s->phase : "", ckb_rec_str(rec, "status"));
     if (isfinite(sp))
-        fprintf(stderr, " %.3gx", sp);
+        ckb_say(" %.3gx", sp);
     else if (ckb_json_timing_disturbed(rec))
-        fprintf(stderr, " (timing disturbed: not measured)");
-    fprintf(stderr, "  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
+        ckb_say(" (timing disturbed: not measured)");
+    ckb_say("  (%d/%d done, %d correct, best %.3gx)\n", n, g->o->budget, c, best);
     pthread_mutex_unlock(&sample__print);
 }
 
@@ -244,7 +250,7 @@ static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char
     if (text && was && strcmp(was, sha) == 0) {
         memset(out, 0, sizeof *out);
         out->status = CKB_REPLY_OK;
-        out->text = strdup(text);
+        out->text = ckb_xstrdup(text);
         ckb_json_copy_str(j, "model", out->model, sizeof out->model);
         out->tokens_in = ckb_json_long(j, "tokens_in");
         out->tokens_out = ckb_json_long(j, "tokens_out");
@@ -272,7 +278,7 @@ static void sample__complete(ckb_gen_wl *g, const ckb_gen_prompt *pr, const char
     json_object_object_add(j, "attempts", json_object_new_int(out->attempts));
     const char *t = json_object_to_json_string(j);
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(path, t, strlen(t)) != 0)
-        fprintf(stderr, "ckbench: cannot keep the reply in %s (a resume asks again)\n", path);
+        ckb_say("ckbench: cannot keep the reply in %s (a resume asks again)\n", path);
     json_object_put(j);
 }
 
@@ -318,7 +324,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
         sample__complete(g, &plan_pr, plan_key, &plan);
         have_plan = 1;
         if (plan.status == CKB_REPLY_OK) {
-            plan_text = strdup(plan.text);
+            plan_text = ckb_xstrdup(plan.text);
             strategy = ckb_gen_plan_strategy(g->w, plan.text);
             ckb_gen_prompt_implement(&g->task, &s->prev, plan_text, &pr);
         }
@@ -410,8 +416,7 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
          * asks it again. A chain or a beam cannot go on without it. */
         if (!g->o->quiet) {
             pthread_mutex_lock(&sample__print);
-            fprintf(stderr, "[%s #%d] infra_error (not counted): %s\n", g->w->id, s->index,
-                    infra->error);
+            ckb_say("[%s #%d] infra_error (not counted): %s\n", g->w->id, s->index, infra->error);
             pthread_mutex_unlock(&sample__print);
         }
         if (g->o->method != CKB_GEN_BEST_OF_N && !g->failed) {
@@ -422,7 +427,9 @@ json_object *ckb_gen_sample(ckb_gen_wl *g, const ckb_sample_spec *s)
             g->failed = 1;
         }
     }
-    if (ckb_run_append(g->run, rec, g->error, sizeof g->error) != 0) {
+    ckb_err err;
+    if (ckb_run_append(g->run, rec, &err) != CKB_OK) {
+        snprintf(g->error, sizeof g->error, "%.500s", err.msg);
         g->failed = 1;
         rec = NULL;
         goto cleanup;

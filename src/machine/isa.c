@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/say.h"
+
 static const char *const isa__names[CKB_ISA_COUNT] = {"portable", "avx2", "avx512", "avx512bf16",
                                                       "amx"};
 
@@ -98,8 +100,7 @@ ckb_isa ckb_isa_level(void)
         return host;
     if (ckb_isa_parse(env, &cap) != 0) {
         if (!warned++)
-            fprintf(stderr,
-                    "ckbench: warning: CKBENCH_ISA='%s' is not one of portable, avx2, avx512, "
+            ckb_say("ckbench: warning: CKBENCH_ISA='%s' is not one of portable, avx2, avx512, "
                     "avx512bf16, amx; ignored (unset it, or name the highest level to use)\n",
                     env);
         return host;

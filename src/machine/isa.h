@@ -34,7 +34,7 @@ ckb_isa ckb_isa_host(void);
 
 /* The level in force: the host's, lowered to CKBENCH_ISA when that is set
  * (read at every call, so a test may change it). A value that names no
- * level is ignored with a warning on stderr (once). */
+ * level is ignored with a warning, said once (core/say.h). */
 ckb_isa ckb_isa_level(void);
 
 /* Whether a /proc/cpuinfo feature name ("avx512_bf16", "amx_tile", "fma")

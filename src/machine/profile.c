@@ -14,9 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/cputime.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
+#include "core/say.h"
 #include "machine/isa.h"
 
 /* Bumped when a field changes meaning: an older file is then re-measured. */
@@ -247,8 +249,7 @@ static int profile__measure_once(int threads, ckb_machine *out)
         }
         if (!profile__scales(m.f32_gflops, m.f32_gflops_1t, threads, m.cores) ||
             !profile__scales(m.bf16_dot_gflops, dot1, threads, m.cores))
-            fprintf(stderr,
-                    "ckbench: warning: %d threads reach only %.2fx the single-thread f32 peak "
+            ckb_say("ckbench: warning: %d threads reach only %.2fx the single-thread f32 peak "
                     "(%.1f vs %.1f GFLOP/s); a core may be busy or descheduled\n",
                     threads, m.f32_gflops / m.f32_gflops_1t, m.f32_gflops, m.f32_gflops_1t);
     }
@@ -310,8 +311,7 @@ int ckb_machine_measure(int threads, ckb_machine *out)
         }
         if (m.disturbed_pct <= CKB_MACHINE_MAX_DISTURBED_PCT)
             break;
-        fprintf(stderr,
-                "ckbench: other work took %.0f%% of the machine (%.0f%% stolen by the "
+        ckb_say("ckbench: other work took %.0f%% of the machine (%.0f%% stolen by the "
                 "hypervisor) while it was measured%s\n",
                 m.disturbed_pct, steal, run + 1 < PROFILE__RUNS ? "; measuring again" : "");
     }
@@ -356,9 +356,7 @@ int ckb_machine_save(const ckb_machine *m, const char *path)
         errno = EINVAL;
         goto cleanup;
     }
-    dir = strdup(path);
-    if (!dir)
-        goto cleanup;
+    dir = ckb_xstrdup(path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
@@ -370,9 +368,7 @@ int ckb_machine_save(const ckb_machine *m, const char *path)
         json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(text);
     /* a trailing newline for the people who cat it */
-    char *buf = malloc(len + 2);
-    if (!buf)
-        goto cleanup;
+    char *buf = ckb_xmalloc(len + 2);
     memcpy(buf, text, len);
     buf[len] = '\n';
     rc = ckb_write_file_atomic(path, buf, len + 1);
@@ -511,20 +507,19 @@ int ckb_machine_get(int threads, const char *path, ckb_machine *out)
         *out = m;
         return 0;
     }
-    fprintf(stderr, "ckbench: measuring this machine (once) with %d thread%s...\n", threads,
+    ckb_say("ckbench: measuring this machine (once) with %d thread%s...\n", threads,
             threads == 1 ? "" : "s");
     if (ckb_machine_measure(threads, &m) != 0)
         return -1;
     if (m.disturbed_pct > CKB_MACHINE_MAX_DISTURBED_PCT)
-        fprintf(stderr, "ckbench: warning: the machine profile was measured while other work "
-                        "took %.0f%% of the machine; it is used now but not stored, so the next "
-                        "command measures again (`ckbench machine --force` on a quiet machine)\n",
+        ckb_say("ckbench: warning: the machine profile was measured while other work "
+                "took %.0f%% of the machine; it is used now but not stored, so the next "
+                "command measures again (`ckbench machine --force` on a quiet machine)\n",
                 m.disturbed_pct);
     else if (ckb_machine_save(&m, path) != 0)
-        fprintf(stderr, "ckbench: warning: cannot store the profile in %s: %s\n", path,
-                strerror(errno));
+        ckb_say("ckbench: warning: cannot store the profile in %s: %s\n", path, strerror(errno));
     else
-        fprintf(stderr, "ckbench: machine profile stored in %s\n", path);
+        ckb_say("ckbench: machine profile stored in %s\n", path);
     *out = m;
     return 0;
 }

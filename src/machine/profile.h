@@ -84,7 +84,7 @@ int ckb_machine_same_host(const ckb_machine *a, const ckb_machine *b);
 
 /* Loads the profile at path (or the default path when NULL) if it matches
  * `threads` and this CPU (ckb_machine_same_host); otherwise measures,
- * saves, and says so on stderr ("measuring this machine (once)..."). A
+ * saves, and says so (core/say.h: "measuring this machine (once)..."). A
  * profile that cannot be saved is still returned, with a warning.
  * 0 on success; -1 when the measurement failed. */
 int ckb_machine_get(int threads, const char *path, ckb_machine *out);

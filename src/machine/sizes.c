@@ -9,9 +9,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/excl.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
+#include "core/say.h"
 #include "core/stats.h"
 #include "machine/isa.h"
 #include "machine/roofline.h"
@@ -97,7 +100,7 @@ int ckb_sizes_ladder(const ckb_workload *w, int64_t *values, int max)
 }
 
 int ckb_sizes_search(const ckb_machine *m, int threads, const ckb_workload *w,
-                     const ckb_sizes_opts *o, ckb_size_choice *out)
+                     const ckb_sizes_opts *o, ckb_size_choice *out, ckb_err *err)
 {
     memset(out, 0, sizeof *out);
     int d = ckb_workload_scale_dim(w);
@@ -126,11 +129,10 @@ int ckb_sizes_search(const ckb_machine *m, int threads, const ckb_workload *w,
         if (sizes__bytes(w, dims) > SIZES_MAX_BYTES)
             break;
         double ms = probe(o->probe_ctx, w, dims, threads, o->calls);
-        if (ms < 0) {
-            fprintf(stderr, "ckbench: size: %s: the baseline could not run at %s=%lld\n", w->id,
-                    w->dims[d].name, (long long)ladder[i]);
-            return -1;
-        }
+        if (ms < 0)
+            return ckb_err_set(err, CKB_E_HARNESS,
+                               "size: %s: the baseline could not run at %s=%lld", w->id,
+                               w->dims[d].name, (long long)ladder[i]);
         double g = ms > 0 ? w->flops(dims) / (ms * 1e6) : 0;
         double pct = roof > 0 ? 100.0 * g / roof : NAN;
         ms_of[i] = ms, g_of[i] = g;
@@ -214,7 +216,7 @@ static json_object *sizes__num(double v)
 }
 
 int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *ws, int n,
-                  const char *path, int force, const ckb_sizes_opts *o)
+                  const char *path, int force, const ckb_sizes_opts *o, ckb_err *err)
 {
     char def[1024];
     if (!path) {
@@ -243,15 +245,14 @@ int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *
             ckb_workload_set_host_scale(w, ckb_json_long(e, "value")) == 0)
             continue;
         if (!said++)
-            fprintf(stderr,
-                    "ckbench: choosing this host's sizes (once; `ckbench size` shows them): a "
+            ckb_say("ckbench: choosing this host's sizes (once; `ckbench size` shows them): a "
                     "baseline call of %g-%g ms and, where matmul-heavy, %.0f%% of the roof\n",
                     o->min_ms, o->max_ms, 100 * o->share);
         ckb_size_choice c;
         /* a probe is a timing: never beside an evaluation (core/excl.h) */
         if (!o->probe)
             ckb_excl_lock();
-        rc = ckb_sizes_search(m, threads, w, o, &c);
+        rc = ckb_sizes_search(m, threads, w, o, &c, err);
         if (!o->probe)
             ckb_excl_unlock();
         if (rc != 0)
@@ -274,11 +275,9 @@ int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *
         if (slash)
             *slash = 0;
         if ((slash && ckb_mkdirs(dir) != 0) || ckb_write_file_atomic(path, text, strlen(text)) != 0)
-            fprintf(stderr, "ckbench: warning: cannot store the sizes in %s: %s\n", path,
-                    strerror(errno));
-        fprintf(stderr, "ckbench: size: %-40.40s %s=%lld (default %lld): %s\n", w->id,
-                w->dims[d].name, (long long)c.value,
-                (long long)w->dims[d].value[CKB_SIZE_DEFAULT], c.why);
+            ckb_say("ckbench: warning: cannot store the sizes in %s: %s\n", path, strerror(errno));
+        ckb_say("ckbench: size: %-40.40s %s=%lld (default %lld): %s\n", w->id, w->dims[d].name,
+                (long long)c.value, (long long)w->dims[d].value[CKB_SIZE_DEFAULT], c.why);
     }
     json_object_put(root);
     return rc;
@@ -295,8 +294,8 @@ char *ckb_sizes_describe(const ckb_machine *m, int threads, const char *path)
     if (!j)
         return NULL;
     json_object_object_add(j, "path", json_object_new_string(path));
-    char *text = strdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+    char *text = ckb_xstrdup(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     return text;
 }

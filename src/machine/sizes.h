@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/error.h"
 #include "machine/profile.h"
 #include "workloads/workload.h"
 
@@ -54,10 +55,11 @@ typedef struct {
 /* The ladder of scale values for w, ascending; returns how many (<= max). */
 int ckb_sizes_ladder(const ckb_workload *w, int64_t *values, int max);
 
-/* Searches w's scale value on machine m with `threads`. 0, or -1 when a
- * probe could not run (then *out holds the default). */
+/* Searches w's scale value on machine m with `threads`. CKB_OK, or
+ * CKB_E_HARNESS with err saying which probe could not run (then *out holds
+ * the default). */
 int ckb_sizes_search(const ckb_machine *m, int threads, const ckb_workload *w,
-                     const ckb_sizes_opts *o, ckb_size_choice *out);
+                     const ckb_sizes_opts *o, ckb_size_choice *out, ckb_err *err);
 
 /* $XDG_CACHE_HOME/ckbench/sizes-<threads>t-<level>.json (else ~/.cache). */
 void ckb_sizes_default_path(int threads, char *buf, size_t n);
@@ -66,10 +68,10 @@ void ckb_sizes_default_path(int threads, char *buf, size_t n);
  * choice when path (NULL: the default path) holds one made on this host
  * with these options, else a search, stored as soon as it is made (a
  * killed search keeps what it found). force: search again. Sets the
- * process's host scale values (ckb_workload_set_host_scale). 0, or -1 with
- * a message on stderr. */
+ * process's host scale values (ckb_workload_set_host_scale). CKB_OK, or a
+ * code with err filled. The search's progress is said (core/say.h). */
 int ckb_sizes_get(const ckb_machine *m, int threads, const ckb_workload *const *ws, int n,
-                  const char *path, int force, const ckb_sizes_opts *o);
+                  const char *path, int force, const ckb_sizes_opts *o, ckb_err *err);
 
 /* The stored choices as JSON text for `ckbench size` (caller frees), or
  * NULL when path has none for this host. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "providers/backend.h"
@@ -42,7 +44,7 @@ static char *anthropic__body(const ckb_http_endpoint *ep, const ckb_chat_msg *ms
         json_object_object_add(root, "temperature", json_object_new_double(ep->temperature));
     /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
     char *body =
-        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ckb_xstrdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     ckb_strbuf_free(&system);
     return body;
@@ -96,12 +98,11 @@ static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs
     free(body);
 }
 
-int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
-    ckb_http_endpoint *ep = calloc(1, sizeof *ep);
+    ckb_http_endpoint *ep = ckb_xcalloc(1, sizeof *ep);
     if (ckb_http_endpoint_init(ep, c, ANTHROPIC_NAME, "CKB_ANTHROPIC_BASE_URL",
-                               "https://api.anthropic.com", "ANTHROPIC_API_KEY", 0, err,
-                               errlen) != 0)
+                               "https://api.anthropic.com", "ANTHROPIC_API_KEY", 0, err) != 0)
         goto fail;
     ckb_http_endpoint_set_url(ep, "/v1/messages");
     b->ops.complete = anthropic__complete;
@@ -111,5 +112,5 @@ int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, 
     return 0;
 fail:
     ckb_http_state_close(ep);
-    return -1;
+    return CKB_E_USAGE;
 }

@@ -17,12 +17,12 @@ typedef struct {
     int keeps_cost; /* 1: the backend's cost_usd is final (replay), skip the price table */
 } ckb_backend;
 
-/* Each fills *b and returns 0, or writes why into err and returns -1. */
-int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
-int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
-int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
-int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
-int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen);
+/* Each fills *b and returns CKB_OK, or a code with err saying why. */
+int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err);
+int ckb_anthropic_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err);
+int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err);
+int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err);
+int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err);
 
 /* Writes "<prefix>: <text>" into dst with whitespace runs collapsed to one
  * space and the end cut (marked "...") to fit dstlen. */
@@ -30,7 +30,7 @@ void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const 
 
 /* Price table (docs/FORMATS.md): NULL path gives an empty table. */
 typedef struct ckb_price_table ckb_price_table;
-int ckb_price_table_load(const char *path, ckb_price_table **out, char *err, size_t errlen);
+int ckb_price_table_load(const char *path, ckb_price_table **out, ckb_err *err);
 /* Dollars for the tokens, or -1 when the model has no price or a count is unknown. */
 double ckb_price_table_cost(const ckb_price_table *t, const char *model, long tokens_in,
                             long tokens_out);

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "providers/backend.h"
@@ -53,7 +55,7 @@ static char **command__env(const char *key, const char *model, char **mine)
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 3, sizeof *env);
+    char **env = ckb_xcalloc(n + 3, sizeof *env);
     size_t o = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "CKB_REQUEST_KEY=", 16) != 0 &&
@@ -256,17 +258,16 @@ static void command__close(void *state)
     free(s);
 }
 
-int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_command_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
     if (!c->command || !*c->command) {
-        snprintf(err, errlen,
-                 "command: no command line given: name the program that reads the "
-                 "prompt on stdin and prints the reply (--command 'CMD')");
-        return -1;
+        return ckb_err_set(err, CKB_E_USAGE,
+                           "command: no command line given: name the program that reads the "
+                           "prompt on stdin and prints the reply (--command 'CMD')");
     }
-    command_state *s = calloc(1, sizeof *s);
-    s->command = strdup(c->command);
-    s->model = c->model ? strdup(c->model) : NULL;
+    command_state *s = ckb_xcalloc(1, sizeof *s);
+    s->command = ckb_xstrdup(c->command);
+    s->model = c->model ? ckb_xstrdup(c->model) : NULL;
     s->timeout_s = c->timeout_s > 0 ? c->timeout_s : 300.0;
     b->ops.complete = command__complete;
     b->ops.close = command__close;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "providers/backend.h"
@@ -57,7 +59,7 @@ static char *gemini__body(const ckb_http_endpoint *ep, const ckb_chat_msg *msgs,
     json_object_object_add(root, "generationConfig", gc);
     /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
     char *body =
-        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ckb_xstrdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     ckb_strbuf_free(&system);
     return body;
@@ -133,12 +135,12 @@ static void gemini__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
     free(body);
 }
 
-int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
-    ckb_http_endpoint *ep = calloc(1, sizeof *ep);
+    ckb_http_endpoint *ep = ckb_xcalloc(1, sizeof *ep);
     if (ckb_http_endpoint_init(ep, c, GEMINI_NAME, "CKB_GEMINI_BASE_URL",
                                "https://generativelanguage.googleapis.com", "GEMINI_API_KEY", 0,
-                               err, errlen) != 0)
+                               err) != 0)
         goto fail;
     /* "models/gemini-x" and "gemini-x" name the same model */
     const char *model = strncmp(ep->model, "models/", 7) == 0 ? ep->model + 7 : ep->model;
@@ -150,5 +152,5 @@ int ckb_gemini_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
     return 0;
 fail:
     ckb_http_state_close(ep);
-    return -1;
+    return CKB_E_USAGE;
 }

@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "providers/backend.h"
@@ -303,7 +305,7 @@ static int http__url_ok(const char *url)
 
 int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
                            const char *provider, const char *base_env, const char *default_base,
-                           const char *default_key_env, int key_optional, char *err, size_t errlen)
+                           const char *default_key_env, int key_optional, ckb_err *err)
 {
     memset(ep, 0, sizeof *ep);
     pthread_once(&http__once, http__global_init);
@@ -314,33 +316,35 @@ int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
     const char *key = getenv(key_env);
 
     if (!c->model || !*c->model) {
-        snprintf(err, errlen, "%s: no model given: name the model to call (--model NAME)",
-                 provider);
+        ckb_err_set(err, CKB_E_USAGE, "%s: no model given: name the model to call (--model NAME)",
+                    provider);
         goto fail;
     }
     if (!http__url_ok(base)) {
-        snprintf(err, errlen, "%s: base URL '%s' is not an http(s) URL (set by --base-url or $%s)",
-                 provider, base, base_env);
+        ckb_err_set(err, CKB_E_USAGE,
+                    "%s: base URL '%s' is not an http(s) URL (set by --base-url or $%s)", provider,
+                    base, base_env);
         goto fail;
     }
     if ((!key || !*key) && !key_optional) {
-        snprintf(err, errlen, "%s: no API key: set the environment variable %s", provider, key_env);
+        ckb_err_set(err, CKB_E_USAGE, "%s: no API key: set the environment variable %s", provider,
+                    key_env);
         goto fail;
     }
-    ep->base_url = strdup(base);
+    ep->base_url = ckb_xstrdup(base);
     size_t n = strlen(ep->base_url);
     while (n > 0 && ep->base_url[n - 1] == '/')
         ep->base_url[--n] = '\0';
-    ep->api_key = key && *key ? strdup(key) : NULL;
-    ep->model = strdup(c->model);
+    ep->api_key = key && *key ? ckb_xstrdup(key) : NULL;
+    ep->model = ckb_xstrdup(c->model);
     ep->timeout_s = c->timeout_s > 0 ? c->timeout_s : 300.0;
     ep->max_retries = c->max_retries > 0 ? c->max_retries : 0;
     ep->backoff_base_s = http__backoff_base_s();
     ep->max_tokens = c->max_tokens > 0 ? c->max_tokens : 8192;
     ep->temperature = c->temperature;
-    return 0;
+    return CKB_OK;
 fail:
-    return -1;
+    return CKB_E_USAGE;
 }
 
 void ckb_http_endpoint_free(ckb_http_endpoint *ep)
@@ -362,7 +366,7 @@ void ckb_http_endpoint_set_url(ckb_http_endpoint *ep, const char *path_fmt, ...)
     va_end(ap);
     size_t base = strlen(ep->base_url);
     free(ep->url);
-    ep->url = malloc(base + (size_t)n + 1);
+    ep->url = ckb_xmalloc(base + (size_t)n + 1);
     memcpy(ep->url, ep->base_url, base);
     va_start(ap, path_fmt);
     vsnprintf(ep->url + base, (size_t)n + 1, path_fmt, ap);
@@ -416,7 +420,7 @@ void ckb_http_chat(const ckb_http_endpoint *ep, const char *provider, const char
     int nh = 0;
     if (ep->api_key) {
         size_t n = strlen(auth_prefix) + strlen(ep->api_key) + 1;
-        auth = malloc(n);
+        auth = ckb_xmalloc(n);
         snprintf(auth, n, "%s%s", auth_prefix, ep->api_key);
         headers[nh++] = auth;
     }

@@ -28,7 +28,7 @@ typedef struct {
  * key is an error unless key_optional; a missing model always is. */
 int ckb_http_endpoint_init(ckb_http_endpoint *ep, const ckb_provider_config *c,
                            const char *provider, const char *base_env, const char *default_base,
-                           const char *default_key_env, int key_optional, char *err, size_t errlen);
+                           const char *default_key_env, int key_optional, ckb_err *err);
 void ckb_http_endpoint_free(ckb_http_endpoint *ep);
 
 /* ep->url = ep->base_url followed by the formatted path. */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
 #include "providers/backend.h"
@@ -43,7 +45,7 @@ static char *openai__body(const openai_state *s, const ckb_chat_msg *msgs, int n
         json_object_object_add(root, "temperature", json_object_new_double(s->ep.temperature));
     /* valid UTF-8 whatever the prompt holds (a compiler's bytes, a reply's) */
     char *body =
-        strdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ckb_xstrdup(ckb_json_text(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(root);
     return body;
 }
@@ -112,15 +114,14 @@ static void openai__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
     free(body);
 }
 
-int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
-    openai_state *s = calloc(1, sizeof *s);
+    openai_state *s = ckb_xcalloc(1, sizeof *s);
     const char *base = c->base_url && *c->base_url ? c->base_url : getenv("CKB_OPENAI_BASE_URL");
     /* only the hosted API needs a key: a local server answers without one */
     int official = !base || !*base || ckb_http_url_host_is(base, "api.openai.com");
     if (ckb_http_endpoint_init(&s->ep, c, OPENAI_NAME, "CKB_OPENAI_BASE_URL",
-                               "https://api.openai.com/v1", "OPENAI_API_KEY", !official, err,
-                               errlen) != 0)
+                               "https://api.openai.com/v1", "OPENAI_API_KEY", !official, err) != 0)
         goto fail;
     s->official = official;
     ckb_http_endpoint_set_url(&s->ep, "/chat/completions");
@@ -131,5 +132,5 @@ int ckb_openai_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
     return 0;
 fail:
     ckb_http_state_close(s);
-    return -1;
+    return CKB_E_USAGE;
 }

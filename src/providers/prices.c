@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "providers/backend.h"
 
 typedef struct {
@@ -30,45 +32,45 @@ static int prices__number(json_object *o, const char *field, double *out)
     return *out >= 0 ? 0 : -1;
 }
 
-int ckb_price_table_load(const char *path, ckb_price_table **out, char *err, size_t errlen)
+int ckb_price_table_load(const char *path, ckb_price_table **out, ckb_err *err)
 {
     *out = NULL;
     if (!path || !*path)
         return 0;
-    int rc = -1;
-    ckb_price_table *t = calloc(1, sizeof *t);
+    int rc = CKB_E_FORMAT;
+    ckb_price_table *t = ckb_xcalloc(1, sizeof *t);
     json_object *root = json_object_from_file(path);
     if (!root) {
-        snprintf(err, errlen, "price table %s: not readable JSON (%s)", path,
-                 json_util_get_last_err() ? json_util_get_last_err() : "unknown error");
+        ckb_err_set(err, CKB_E_FORMAT, "price table %s: not readable JSON (%s)", path,
+                    json_util_get_last_err() ? json_util_get_last_err() : "unknown error");
         goto cleanup;
     }
     if (!json_object_is_type(root, json_type_object)) {
-        snprintf(err, errlen,
-                 "price table %s: want an object {model: {input_per_mtok, "
-                 "output_per_mtok}}",
-                 path);
+        ckb_err_set(err, CKB_E_FORMAT,
+                    "price table %s: want an object {model: {input_per_mtok, "
+                    "output_per_mtok}}",
+                    path);
         goto cleanup;
     }
-    t->rows = calloc((size_t)json_object_object_length(root) + 1, sizeof *t->rows);
+    t->rows = ckb_xcalloc((size_t)json_object_object_length(root) + 1, sizeof *t->rows);
     json_object_object_foreach(root, model, row)
     {
         prices__row r = {0};
         if (!json_object_is_type(row, json_type_object) ||
             prices__number(row, "input_per_mtok", &r.in_per_mtok) != 0 ||
             prices__number(row, "output_per_mtok", &r.out_per_mtok) != 0) {
-            snprintf(err, errlen,
-                     "price table %s: model '%s' needs non-negative numbers "
-                     "input_per_mtok and output_per_mtok",
-                     path, model);
+            ckb_err_set(err, CKB_E_FORMAT,
+                        "price table %s: model '%s' needs non-negative numbers "
+                        "input_per_mtok and output_per_mtok",
+                        path, model);
             goto cleanup;
         }
-        r.model = strdup(model);
+        r.model = ckb_xstrdup(model);
         t->rows[t->n++] = r;
     }
     *out = t;
     t = NULL;
-    rc = 0;
+    rc = CKB_OK;
 cleanup:
     json_object_put(root);
     ckb_price_table_free(t);

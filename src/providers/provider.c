@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/proc.h"
 #include "core/utf8.h"
 #include "providers/backend.h"
@@ -82,7 +84,7 @@ void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const 
     }
 }
 
-typedef int (*provider__open_fn)(const ckb_provider_config *, ckb_backend *, char *, size_t);
+typedef int (*provider__open_fn)(const ckb_provider_config *, ckb_backend *, ckb_err *);
 static const struct {
     const char *name;
     provider__open_fn open;
@@ -95,9 +97,7 @@ static const struct {
 static ckb_provider *provider__wrap(const char *name, const char *model, const ckb_backend *b,
                                     int concurrency, ckb_price_table *prices)
 {
-    ckb_provider *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
+    ckb_provider *p = ckb_xcalloc(1, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name ? name : "custom");
     snprintf(p->model, sizeof p->model, "%s", model ? model : "");
     p->backend = *b;
@@ -106,7 +106,7 @@ static ckb_provider *provider__wrap(const char *name, const char *model, const c
     return p;
 }
 
-ckb_provider *ckb_provider_open(const ckb_provider_config *c, char *err, size_t errlen)
+ckb_provider *ckb_provider_open(const ckb_provider_config *c, ckb_err *err)
 {
     ckb_backend b = {0};
     ckb_price_table *prices = NULL;
@@ -115,22 +115,16 @@ ckb_provider *ckb_provider_open(const ckb_provider_config *c, char *err, size_t 
         if (c->name && strcmp(c->name, provider__registry[i].name) == 0)
             open = provider__registry[i].open;
     if (!open) {
-        snprintf(err, errlen,
-                 "unknown provider '%s': use openai, anthropic, gemini, command or replay",
-                 c->name ? c->name : "(none)");
+        ckb_err_set(err, CKB_E_USAGE,
+                    "unknown provider '%s': use openai, anthropic, gemini, command or replay",
+                    c->name ? c->name : "(none)");
         goto fail;
     }
-    if (ckb_price_table_load(c->price_file, &prices, err, errlen) != 0)
+    if (ckb_price_table_load(c->price_file, &prices, err) != 0)
         goto fail;
-    if (open(c, &b, err, errlen) != 0)
+    if (open(c, &b, err) != 0)
         goto fail;
-    ckb_provider *p = provider__wrap(c->name, c->model, &b, c->concurrency, prices);
-    if (!p) {
-        snprintf(err, errlen, "%s: out of memory", c->name);
-        b.ops.close(b.state);
-        goto fail;
-    }
-    return p;
+    return provider__wrap(c->name, c->model, &b, c->concurrency, prices);
 fail:
     ckb_price_table_free(prices);
     return NULL;

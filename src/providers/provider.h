@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
+
 typedef enum {
     CKB_REPLY_OK = 0,
     CKB_REPLY_EMPTY,      /* the call worked, the model said nothing */
@@ -70,7 +72,7 @@ typedef struct ckb_provider ckb_provider;
 
 /* Opens a provider. NULL with a message in err when it cannot work: an
  * unknown name, a missing key or model, a replay run that is not there. */
-ckb_provider *ckb_provider_open(const ckb_provider_config *c, char *err, size_t errlen);
+ckb_provider *ckb_provider_open(const ckb_provider_config *c, ckb_err *err);
 
 /* A provider made of two functions, for tests and for embedding. */
 typedef struct {

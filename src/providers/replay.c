@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonl.h"
 #include "core/strbuf.h"
@@ -67,18 +69,18 @@ static int replay__parse_call(json_object *o, long lineno, replay_record *r)
     if (!o || !json_object_is_type(o, json_type_object) || !key)
         goto cleanup;
     memset(r, 0, sizeof *r);
-    r->key = strdup(key);
+    r->key = ckb_xstrdup(key);
     r->line = lineno;
     const char *status = ckb_json_str(o, "reply_status");
     r->status = replay__status(status ? status : "ok");
     const char *text = ckb_json_str(o, "reply");
-    r->text = text ? strdup(text) : NULL;
+    r->text = text ? ckb_xstrdup(text) : NULL;
     const char *error = ckb_json_str(o, "reply_error");
     if (r->status == CKB_REPLY_COUNT) {
         r->status = CKB_REPLY_MALFORMED;
         error = "the record's reply_status is not a known status";
     }
-    r->error = error ? strdup(error) : NULL;
+    r->error = error ? ckb_xstrdup(error) : NULL;
     const char *model = ckb_json_str(o, "model_reported");
     if (!model || !*model)
         model = ckb_json_str(o, "model");
@@ -109,10 +111,7 @@ static void replay__value(void *ctx, json_object *o, int lineno)
     replay_state *s = ld->s;
     if (s->n + 2 > ld->cap) {
         size_t cap = ld->cap ? 2 * ld->cap : 64;
-        replay_record *p = realloc(s->recs, cap * sizeof *p);
-        if (!p)
-            return;
-        s->recs = p;
+        s->recs = ckb_xrealloc(s->recs, cap * sizeof *s->recs);
         ld->cap = cap;
     }
     json_object *plan;
@@ -141,7 +140,7 @@ static void replay__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, c
         return;
     }
     out->status = r->status;
-    out->text = r->text ? strdup(r->text) : NULL;
+    out->text = r->text ? ckb_xstrdup(r->text) : NULL;
     if (r->status != CKB_REPLY_OK)
         ckb_provider_set_error(out->error, sizeof out->error, REPLAY_NAME,
                                r->error ? r->error : ckb_reply_status_name(r->status));
@@ -167,33 +166,36 @@ static void replay__close(void *state)
     free(s);
 }
 
-int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, size_t errlen)
+int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err)
 {
     replay_state *s = NULL;
     char *data = NULL;
     struct stat st;
     if (!c->replay_run || !*c->replay_run) {
-        snprintf(err, errlen, "replay: no run given: name the run folder to replay (--replay RUN)");
+        ckb_err_set(err, CKB_E_USAGE,
+                    "replay: no run given: name the run folder to replay (--replay RUN)");
         goto fail;
     }
     if (stat(c->replay_run, &st) != 0) {
-        snprintf(err, errlen, "replay: run folder %s: %s", c->replay_run, strerror(errno));
+        ckb_err_set(err, CKB_E_NOT_FOUND, "replay: run folder %s: %s", c->replay_run,
+                    strerror(errno));
         goto fail;
     }
     if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "replay: %s is not a folder: give the run folder to replay",
-                 c->replay_run);
+        ckb_err_set(err, CKB_E_USAGE, "replay: %s is not a folder: give the run folder to replay",
+                    c->replay_run);
         goto fail;
     }
-    s = calloc(1, sizeof *s);
+    s = ckb_xcalloc(1, sizeof *s);
     ckb_strbuf path = {0};
     ckb_strbuf_printf(&path, "%s/records.jsonl", c->replay_run);
     s->path = ckb_strbuf_take(&path);
     size_t len = 0;
     data = ckb_read_file(s->path, &len);
     if (!data) {
-        snprintf(err, errlen, "replay: cannot read %s (%s): is %s a ckbench generate run?", s->path,
-                 strerror(errno), c->replay_run);
+        ckb_err_set(err, CKB_E_NOT_FOUND,
+                    "replay: cannot read %s (%s): is %s a ckbench generate run?", s->path,
+                    strerror(errno), c->replay_run);
         goto fail;
     }
     /* NUL bytes and garbage are skipped, whole records kept (core/jsonl.h);
@@ -224,9 +226,9 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, char *err, siz
     b->ops.close = replay__close;
     b->state = s;
     b->keeps_cost = 1;
-    return 0;
+    return CKB_OK;
 fail:
     free(data);
     replay__close(s);
-    return -1;
+    return err ? err->code : CKB_E_USAGE;
 }

@@ -5,15 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *doc__dup(const char *s) { return s ? strdup(s) : NULL; }
+#include "core/alloc.h"
+
+static char *doc__dup(const char *s) { return s ? ckb_xstrdup(s) : NULL; }
 
 static char *doc__vfmt(const char *fmt, va_list ap)
 {
     char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    if (vasprintf(&s, fmt, ap) < 0)
+        ckb__oom(__FILE__, __LINE__);
     return s;
 }
 
@@ -21,12 +21,7 @@ static ckb_doc_block *doc__add(ckb_doc *d, ckb_doc_kind kind)
 {
     if (d->n == d->cap) {
         d->cap = d->cap ? 2 * d->cap : 64;
-        ckb_doc_block *b = realloc(d->b, (size_t)d->cap * sizeof *b);
-        if (!b) {
-            fputs("ckbench: out of memory\n", stderr);
-            abort();
-        }
-        d->b = b;
+        d->b = ckb_xrealloc(d->b, (size_t)d->cap * sizeof *d->b);
     }
     ckb_doc_block *b = &d->b[d->n++];
     memset(b, 0, sizeof *b);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "report/sections.h"
 #include "report/svg.h"
 #include "report/table.h"
@@ -60,8 +61,8 @@ static int jb__bin(double v)
 char *ckb_report_speedup_distribution(const ckb_score_set *s, const char *id)
 {
     int ng = s->ng ? s->ng : 1;
-    double *values = calloc((size_t)JB_BINS * (size_t)ng, sizeof *values);
-    const char **names = calloc((size_t)ng, sizeof *names);
+    double *values = ckb_xcalloc((size_t)JB_BINS * (size_t)ng, sizeof *values);
+    const char **names = ckb_xcalloc((size_t)ng, sizeof *names);
     for (int i = 0; i < s->ng; i++) {
         names[i] = s->g[i].label;
         for (int j = 0; j < s->g[i].nw; j++) {
@@ -116,12 +117,12 @@ char *ckb_report_speedup_bars(const ckb_score_set *s, const char *id)
     ckb_svg_axis_finish(&f.x);
     ckb_svg_axis_finish(&f.y);
     int ng = s->ng ? s->ng : 1;
-    ckb_svg_series *sr = calloc((size_t)(2 * ng), sizeof *sr);
-    double *xs = malloc((size_t)(2 * ng) * (size_t)maxw * sizeof *xs);
-    double *ys = malloc((size_t)(2 * ng) * (size_t)maxw * sizeof *ys);
-    const char **keys = calloc((size_t)(2 * ng) * (size_t)maxw, sizeof *keys);
-    char(*labels)[320] = calloc((size_t)ng, sizeof *labels);
-    jb__task *tasks = malloc((size_t)maxw * sizeof *tasks);
+    ckb_svg_series *sr = ckb_xcalloc((size_t)(2 * ng), sizeof *sr);
+    double *xs = ckb_xmalloc((size_t)(2 * ng) * (size_t)maxw * sizeof *xs);
+    double *ys = ckb_xmalloc((size_t)(2 * ng) * (size_t)maxw * sizeof *ys);
+    const char **keys = ckb_xcalloc((size_t)(2 * ng) * (size_t)maxw, sizeof *keys);
+    char(*labels)[320] = ckb_xcalloc((size_t)ng, sizeof *labels);
+    jb__task *tasks = ckb_xmalloc((size_t)maxw * sizeof *tasks);
     int nsr = 0;
     for (int i = 0; i < s->ng; i++) {
         const ckb_score_group *g = &s->g[i];

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "report/escape.h"
 #include "report/sections.h"
@@ -170,7 +171,7 @@ static void gen__fastp_table(ckb_doc *d, const ckb_score_set *s)
 static int gen__fastp_curve(const ckb_score_group *g, double xmax, double *x, double *y)
 {
     int nv = 0, n = 0;
-    double *v = malloc((size_t)(g->nw ? g->nw : 1) * sizeof *v);
+    double *v = ckb_xmalloc((size_t)(g->nw ? g->nw : 1) * sizeof *v);
     for (int i = 0; i < g->nw; i++)
         if (isfinite(g->w[i].best_speedup))
             v[nv++] = g->w[i].best_speedup;
@@ -218,13 +219,13 @@ char *ckb_report_fastp_plot(const ckb_score_set *s, const char *id)
     ckb_svg_axis_include(&f.y, 1);
     ckb_svg_axis_finish(&f.x);
     ckb_svg_axis_finish(&f.y);
-    ckb_svg_series *sr = calloc((size_t)(s->ng ? s->ng : 1), sizeof *sr);
-    double **xs = calloc((size_t)(s->ng ? s->ng : 1), sizeof *xs);
-    double **ys = calloc((size_t)(s->ng ? s->ng : 1), sizeof *ys);
+    ckb_svg_series *sr = ckb_xcalloc((size_t)(s->ng ? s->ng : 1), sizeof *sr);
+    double **xs = ckb_xcalloc((size_t)(s->ng ? s->ng : 1), sizeof *xs);
+    double **ys = ckb_xcalloc((size_t)(s->ng ? s->ng : 1), sizeof *ys);
     for (int i = 0; i < s->ng; i++) {
         const ckb_score_group *g = &s->g[i];
-        xs[i] = malloc((size_t)(2 * g->nw + 2) * sizeof **xs);
-        ys[i] = malloc((size_t)(2 * g->nw + 2) * sizeof **ys);
+        xs[i] = ckb_xmalloc((size_t)(2 * g->nw + 2) * sizeof **xs);
+        ys[i] = ckb_xmalloc((size_t)(2 * g->nw + 2) * sizeof **ys);
         int n = gen__fastp_curve(g, f.x.hi, xs[i], ys[i]);
         sr[i] = (ckb_svg_series){.name = g->label, .style = CKB_SVG_LINE, .n = n, .x = xs[i],
                                  .y = ys[i]};
@@ -256,14 +257,14 @@ char *ckb_report_solved_plot(const ckb_score_set *s, const char *id)
     ckb_svg_axis_include(&f.y, 1);
     ckb_svg_axis_finish(&f.x);
     ckb_svg_axis_finish(&f.y);
-    ckb_svg_series *sr = calloc((size_t)(s->ng ? s->ng : 1), sizeof *sr);
-    double *xs = malloc((size_t)kmax * sizeof *xs);
-    double **ys = calloc((size_t)(s->ng ? s->ng : 1), sizeof *ys);
+    ckb_svg_series *sr = ckb_xcalloc((size_t)(s->ng ? s->ng : 1), sizeof *sr);
+    double *xs = ckb_xmalloc((size_t)kmax * sizeof *xs);
+    double **ys = ckb_xcalloc((size_t)(s->ng ? s->ng : 1), sizeof *ys);
     for (int k = 0; k < kmax; k++)
         xs[k] = k + 1;
     for (int i = 0; i < s->ng; i++) {
         const ckb_score_group *g = &s->g[i];
-        ys[i] = malloc((size_t)(g->budget ? g->budget : 1) * sizeof **ys);
+        ys[i] = ckb_xmalloc((size_t)(g->budget ? g->budget : 1) * sizeof **ys);
         for (int k = 0; k < g->budget; k++)
             ys[i][k] = ckb_score_solved_within(g, k + 1);
         /* Markers only where a few samples keep them readable. */
@@ -320,8 +321,8 @@ char *ckb_report_taxonomy_bars(const ckb_score_set *s, const char *id)
 {
     const char *names[64], *colors[64];
     int ns = gen__statuses(s, names, 64);
-    const char **cats = calloc((size_t)(s->ng ? s->ng : 1), sizeof *cats);
-    double *v = calloc((size_t)(s->ng ? s->ng : 1) * (size_t)(ns ? ns : 1), sizeof *v);
+    const char **cats = ckb_xcalloc((size_t)(s->ng ? s->ng : 1), sizeof *cats);
+    double *v = ckb_xcalloc((size_t)(s->ng ? s->ng : 1) * (size_t)(ns ? ns : 1), sizeof *v);
     for (int j = 0; j < ns; j++)
         colors[j] = gen__status_color(names[j]);
     for (int i = 0; i < s->ng; i++) {

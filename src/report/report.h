@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
+
 /* At most this many suites (labelled A, B, ...): the comparison table holds
  * five columns per suite. */
 enum { CKB_REPORT_MAX_INPUTS = 6 };
@@ -23,10 +25,9 @@ enum { CKB_REPORT_MAX_PATHS = 32 };
  * (a folder holding records.jsonl); 1 to CKB_REPORT_MAX_PATHS in all.
  * Writes out_dir/report.md, out_dir/report.html and the figures report.md
  * shows (roofline-<label>.svg per suite; fastp.svg, solved.svg and
- * taxonomy.svg when runs are given), creating out_dir. 0 on success; -1
+ * taxonomy.svg when runs are given), creating out_dir. CKB_OK, or a code
  * with the reason in err (which file, what is wrong) when an input cannot
  * be used or an output cannot be written. */
-int ckb_report_write(const char *const *paths, int n, const char *out_dir, char *err,
-                     size_t errlen);
+int ckb_report_write(const char *const *paths, int n, const char *out_dir, ckb_err *err);
 
 #endif /* CKB_REPORT_H */

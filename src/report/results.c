@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "bench/suite.h"
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/strbuf.h"
@@ -219,8 +221,7 @@ int ckb_report_is_suite_path(const char *path)
     return n >= 5 && strcmp(path + n - 5, ".json") == 0;
 }
 
-int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite *s, char *err,
-                          size_t errlen)
+int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite *s, ckb_err *err)
 {
     memset(s, 0, sizeof *s);
     s->noise_ratio = NAN;
@@ -228,10 +229,9 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     snprintf(s->label, sizeof s->label, "%s", label);
     struct stat st;
     if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_NOT_FOUND, "%s: %s", path, strerror(errno));
     }
-    s->path = S_ISDIR(st.st_mode) ? results__printf("%s/results.json", path) : strdup(path);
+    s->path = S_ISDIR(st.st_mode) ? results__printf("%s/results.json", path) : ckb_xstrdup(path);
     char dir[1200];
     snprintf(dir, sizeof dir, "%s", s->path);
     char *slash = strrchr(dir, '/');
@@ -243,7 +243,7 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     size_t len;
     char *text = ckb_read_file(s->path, &len);
     if (!text) {
-        snprintf(err, errlen, "%s: cannot read (%s)", s->path, strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "%s: cannot read (%s)", s->path, strerror(errno));
         goto fail;
     }
     json_tokener *tok = json_tokener_new();
@@ -252,16 +252,17 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     json_tokener_free(tok);
     free(text);
     if (!s->root || jerr != json_tokener_success) {
-        snprintf(err, errlen, "%s: not valid JSON (%s)", s->path,
-                 jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "empty");
+        ckb_err_set(err, CKB_E_FORMAT, "%s: not valid JSON (%s)", s->path,
+                    jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "empty");
         goto fail;
     }
     json_object *meta = ckb_json_obj(s->root, "metadata"), *list;
     if (!meta || !json_object_object_get_ex(s->root, "workloads", &list) ||
         !json_object_is_type(list, json_type_array)) {
-        snprintf(err, errlen, "%s: not a suite result (no \"metadata\" object and \"workloads\" "
-                              "array; make one with `ckbench bench`)",
-                 s->path);
+        ckb_err_set(err, CKB_E_FORMAT,
+                    "%s: not a suite result (no \"metadata\" object and \"workloads\" "
+                    "array; make one with `ckbench bench`)",
+                    s->path);
         goto fail;
     }
     s->started_at = ckb_json_str(meta, "started_at");
@@ -294,26 +295,23 @@ int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite 
     s->speed_ratio = ckb_json_num(ckb_json_obj(s->root, "host_speed"), "ratio");
 
     size_t n = json_object_array_length(list);
-    s->w = calloc(n ? n : 1, sizeof *s->w);
-    if (!s->w) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+    s->w = ckb_xcalloc(n ? n : 1, sizeof *s->w);
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
         if (!json_object_is_type(e, json_type_object) ||
             results__workload(e, &s->machine, s->size, dir, &s->w[s->n]) != 0) {
-            snprintf(err, errlen, "%s: workloads[%zu] is not a workload result (no \"workload\" "
-                                  "id)",
-                     s->path, i);
+            ckb_err_set(err, CKB_E_FORMAT,
+                        "%s: workloads[%zu] is not a workload result (no \"workload\" "
+                        "id)",
+                        s->path, i);
             goto fail;
         }
         s->n++;
     }
-    return 0;
+    return CKB_OK;
 fail:
     ckb_report_suite_free(s);
-    return -1;
+    return err ? err->code : CKB_E_FORMAT;
 }
 
 void ckb_report_suite_free(ckb_report_suite *s)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "machine/profile.h"
 #include "machine/roofline.h"
 
@@ -65,11 +66,10 @@ typedef struct {
 /* Reads a suite result: path is a results.json or a folder holding one.
  * The expert sources are looked for beside the results (path's folder),
  * then under the ckbench root, and kept only if their hash matches the
- * recorded one. 0 on success; -1 with a message in err (what is wrong and
+ * recorded one. CKB_OK, or a code with a message in err (what is wrong and
  * with which file) when the file is missing, not JSON or not a suite
  * result. `label` names the suite in comparisons. */
-int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite *s, char *err,
-                          size_t errlen);
+int ckb_report_suite_load(const char *path, const char *label, ckb_report_suite *s, ckb_err *err);
 void ckb_report_suite_free(ckb_report_suite *s);
 
 /* The workload with this id, or NULL. */

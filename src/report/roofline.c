@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "report/sections.h"
 #include "report/svg.h"
 #include "machine/roofline.h"
@@ -18,17 +19,13 @@ typedef struct {
 static void roofline__alloc(roofline__pts *p, int n)
 {
     size_t m = (size_t)(n > 0 ? n : 1);
-    p->x = calloc(m, sizeof *p->x);
-    p->y = calloc(m, sizeof *p->y);
-    p->keys = calloc(m, sizeof *p->keys);
-    p->labels = calloc(m, sizeof *p->labels);
-    p->tips = calloc(m, sizeof *p->tips);
-    p->label_buf = calloc(m, sizeof *p->label_buf);
-    p->tip_buf = calloc(m, sizeof *p->tip_buf);
-    if (!p->x || !p->y || !p->keys || !p->labels || !p->tips || !p->label_buf || !p->tip_buf) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    p->x = ckb_xcalloc(m, sizeof *p->x);
+    p->y = ckb_xcalloc(m, sizeof *p->y);
+    p->keys = ckb_xcalloc(m, sizeof *p->keys);
+    p->labels = ckb_xcalloc(m, sizeof *p->labels);
+    p->tips = ckb_xcalloc(m, sizeof *p->tips);
+    p->label_buf = ckb_xcalloc(m, sizeof *p->label_buf);
+    p->tip_buf = ckb_xcalloc(m, sizeof *p->tip_buf);
     p->n = 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "report/escape.h"
 #include "report/report.h"
 #include "report/sections.h"
@@ -185,7 +186,7 @@ static void sec__suite_table(ckb_doc *d, const ckb_report_suite *s)
         "base_status:Baseline status", "expert_status:Expert status",
     };
     ckb_table *t = ckb_doc_table(d, id, cap, (int)(sizeof cols / sizeof *cols), cols);
-    double *sp = calloc((size_t)(s->n ? s->n : 1), sizeof *sp);
+    double *sp = ckb_xcalloc((size_t)(s->n ? s->n : 1), sizeof *sp);
     for (int i = 0; i < s->n; i++) {
         const ckb_report_workload *w = &s->w[i];
         char link[128];
@@ -269,7 +270,7 @@ static int sec__union(const ckb_report_suite *s, int n, const char ***ids)
     int cap = 0, m = 0;
     for (int k = 0; k < n; k++)
         cap += s[k].n;
-    *ids = calloc((size_t)(cap ? cap : 1), sizeof **ids);
+    *ids = ckb_xcalloc((size_t)(cap ? cap : 1), sizeof **ids);
     for (int k = 0; k < n; k++)
         for (int i = 0; i < s[k].n; i++) {
             int seen = 0;
@@ -315,7 +316,7 @@ void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n)
     const char **ids;
     int m = sec__union(s, n, &ids);
     /* ratios[k][2*i + v]: suite k's time over the first's, v = baseline/expert */
-    double *ratios = calloc((size_t)(n * 2 * (m ? m : 1)), sizeof *ratios);
+    double *ratios = ckb_xcalloc((size_t)(n * 2 * (m ? m : 1)), sizeof *ratios);
     for (int i = 0; i < m; i++) {
         char link[128];
         ckb_report_workload_anchor(link, sizeof link, ids[i]);
@@ -347,7 +348,7 @@ void ckb_report_compare_section(ckb_doc *d, const ckb_report_suite *s, int n)
     ckb_table_set(t, r, 0, "geometric mean");
     for (int k = 1; k < n; k++)
         for (int v = 0; v < 2; v++) {
-            double *col = malloc((size_t)(m ? m : 1) * sizeof *col);
+            double *col = ckb_xmalloc((size_t)(m ? m : 1) * sizeof *col);
             for (int i = 0; i < m; i++)
                 col[i] = ratios[(size_t)k * 2 * (size_t)m + 2 * (size_t)i + (size_t)v];
             double g = sec__geomean(col, m, NULL);

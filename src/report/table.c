@@ -5,31 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *table__grow(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-    if (!q) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
+#include "core/alloc.h"
+#include "core/error.h"
 
-static char *table__dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(table__grow(NULL, n), s, n);
-}
 
 void ckb_table_add_col(ckb_table *t, const char *key, const char *head, int numeric)
 {
-    if (t->ncols == CKB_TABLE_MAXCOLS || t->nrows > 0) {
-        fprintf(stderr, "ckbench: table column '%s' added too late or beyond %d\n", key,
-                CKB_TABLE_MAXCOLS);
-        abort();
-    }
-    t->keys[t->ncols] = table__dup(key);
-    t->heads[t->ncols] = table__dup(head);
+    if (t->ncols == CKB_TABLE_MAXCOLS || t->nrows > 0)
+        ckb_fatal("table column '%s' added too late or beyond %d", key, CKB_TABLE_MAXCOLS);
+    t->keys[t->ncols] = ckb_xstrdup(key);
+    t->heads[t->ncols] = ckb_xstrdup(head);
     t->numeric[t->ncols] = numeric;
     t->ncols++;
 }
@@ -51,13 +36,13 @@ int ckb_table_row(ckb_table *t, const char *key, const char *link)
 {
     if (t->nrows == t->cap) {
         t->cap = t->cap ? 2 * t->cap : 16;
-        t->row_keys = table__grow(t->row_keys, (size_t)t->cap * sizeof *t->row_keys);
-        t->row_links = table__grow(t->row_links, (size_t)t->cap * sizeof *t->row_links);
-        t->cells = table__grow(t->cells, (size_t)t->cap * CKB_TABLE_MAXCOLS * sizeof *t->cells);
+        t->row_keys = ckb_xrealloc(t->row_keys, (size_t)t->cap * sizeof *t->row_keys);
+        t->row_links = ckb_xrealloc(t->row_links, (size_t)t->cap * sizeof *t->row_links);
+        t->cells = ckb_xrealloc(t->cells, (size_t)t->cap * CKB_TABLE_MAXCOLS * sizeof *t->cells);
     }
     int r = t->nrows++;
-    t->row_keys[r] = table__dup(key ? key : "");
-    t->row_links[r] = link ? table__dup(link) : NULL;
+    t->row_keys[r] = ckb_xstrdup(key ? key : "");
+    t->row_links[r] = link ? ckb_xstrdup(link) : NULL;
     memset(t->cells + (size_t)r * CKB_TABLE_MAXCOLS, 0, CKB_TABLE_MAXCOLS * sizeof *t->cells);
     return r;
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/jsonl.h"
@@ -45,12 +47,8 @@ static void runs__add_workload(ckb_score_run *r, const char *id)
 {
     if (!id || !*id || runs__has_workload(r, id))
         return;
-    char **w = realloc(r->workloads, (size_t)(r->nworkloads + 1) * sizeof *w);
-    char *d = strdup(id);
-    if (!w || !d) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    char **w = ckb_xrealloc(r->workloads, (size_t)(r->nworkloads + 1) * sizeof *w);
+    char *d = ckb_xstrdup(id);
     r->workloads = w;
     r->workloads[r->nworkloads++] = d;
 }
@@ -58,7 +56,7 @@ static void runs__add_workload(ckb_score_run *r, const char *id)
 /* config.json: method, model, provider, size, workloads (an array of ids,
  * or one comma-separated string), budget. A missing file is no error (the
  * records say method and model too); one that is not a JSON object is. */
-static int runs__config(ckb_score_run *r, char *err, size_t errlen)
+static int runs__config(ckb_score_run *r, ckb_err *err)
 {
     char path[4096];
     struct stat st;
@@ -67,11 +65,12 @@ static int runs__config(ckb_score_run *r, char *err, size_t errlen)
         return 0;
     json_object *c = json_object_from_file(path);
     if (!c || !json_object_is_type(c, json_type_object)) {
-        snprintf(err, errlen, "%s is not a JSON object (%s); a run's config.json is written "
-                              "by `ckbench generate`",
-                 path, c ? "another JSON value" : json_util_get_last_err());
+        ckb_err_set(err, CKB_E_FORMAT,
+                    "%s is not a JSON object (%s); a run's config.json is written "
+                    "by `ckbench generate`",
+                    path, c ? "another JSON value" : json_util_get_last_err());
         json_object_put(c);
-        return -1;
+        return CKB_E_FORMAT;
     }
     runs__copy(r->method, sizeof r->method, ckb_json_str(c, "method"));
     runs__copy(r->model, sizeof r->model, ckb_json_str(c, "model"));
@@ -86,7 +85,7 @@ static int runs__config(ckb_score_run *r, char *err, size_t errlen)
                     runs__add_workload(r, json_object_get_string(e));
             }
         } else if (json_object_is_type(w, json_type_string)) {
-            char *list = strdup(json_object_get_string(w)), *save = NULL;
+            char *list = ckb_xstrdup(json_object_get_string(w)), *save = NULL;
             for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
                 runs__add_workload(r, t);
             free(list);
@@ -167,11 +166,7 @@ static void runs__push(ckb_score_run *r, const ckb_score_sample *s, int *cap)
 {
     if (r->n == *cap) {
         *cap = *cap ? 2 * *cap : 256;
-        ckb_score_sample *p = realloc(r->s, (size_t)*cap * sizeof *p);
-        if (!p) {
-            fputs("ckbench: out of memory\n", stderr);
-            abort();
-        }
+        ckb_score_sample *p = ckb_xrealloc(r->s, (size_t)*cap * sizeof *p);
         r->s = p;
     }
     r->s[r->n++] = *s;
@@ -212,25 +207,27 @@ static void runs__value(void *ctx, json_object *o, int lineno)
     }
 }
 
-int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t errlen)
+int ckb_score_run_load(const char *path, ckb_score_run *r, ckb_err *err)
 {
     memset(r, 0, sizeof *r);
-    r->path = strdup(path);
+    r->path = ckb_xstrdup(path);
     char rec[4096];
     size_t len = 0;
     char *text = NULL;
-    int rc = -1, cap = 0, infra_cap = 0;
+    int rc = CKB_E_NOT_FOUND, cap = 0, infra_cap = 0;
     ckb_score_run infra = {0};
     snprintf(rec, sizeof rec, "%s/records.jsonl", path);
     text = ckb_read_file(rec, &len);
     if (!text) {
-        snprintf(err, errlen, "%s: cannot read %s (%s); give a run folder written by "
-                              "`ckbench generate`",
-                 path, rec, strerror(errno));
+        ckb_err_set(err, CKB_E_NOT_FOUND,
+                    "%s: cannot read %s (%s); give a run folder written by "
+                    "`ckbench generate`",
+                    path, rec, strerror(errno));
         goto cleanup;
     }
-    if (runs__config(r, err, errlen) != 0)
+    if ((rc = runs__config(r, err)) != CKB_OK)
         goto cleanup;
+    rc = CKB_E_FORMAT;
     runs__loader ld = {r, &infra, &cap, &infra_cap, -1};
     ckb_jsonl_stats st;
     ckb_jsonl_each(text, len, runs__value, &ld, &st);
@@ -252,7 +249,7 @@ int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t err
         snprintf(r->method, sizeof r->method, "unknown");
     if (!r->model[0])
         snprintf(r->model, sizeof r->model, "unknown");
-    rc = 0;
+    rc = CKB_OK;
 cleanup:
     free(text);
     free(infra.s);

@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
+
 enum { CKB_SCORE_ID_MAX = 128, CKB_SCORE_NAME_MAX = 48 };
 
 /* One sample: a record of records.jsonl. */
@@ -55,9 +57,9 @@ typedef struct {
 } ckb_score_run;
 
 /* Reads the run at path (a folder holding records.jsonl; config.json is
- * read when present). 0 on success; -1 with the reason in err (which file,
+ * read when present). CKB_OK, or a code with the reason in err (which file,
  * what is wrong, what to give instead) otherwise. */
-int ckb_score_run_load(const char *path, ckb_score_run *r, char *err, size_t errlen);
+int ckb_score_run_load(const char *path, ckb_score_run *r, ckb_err *err);
 void ckb_score_run_free(ckb_score_run *r);
 
 /* Whether path is a run folder (holds records.jsonl). Reads only names. */

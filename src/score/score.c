@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
 #include "workloads/workload.h"
 
 /* The failure taxonomy in the order tables and bars show it. */
@@ -17,11 +19,7 @@ static const char *const score__statuses[] = {
 
 static void *score__alloc(size_t n)
 {
-    void *p = calloc(1, n ? n : 1);
-    if (!p) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    void *p = ckb_xcalloc(1, n ? n : 1);
     return p;
 }
 
@@ -38,11 +36,7 @@ static void score__count(ckb_score_count **list, int *n, const char *name)
             (*list)[i].count++;
             return;
         }
-    ckb_score_count *l = realloc(*list, (size_t)(*n + 1) * sizeof *l);
-    if (!l) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    ckb_score_count *l = ckb_xrealloc(*list, (size_t)(*n + 1) * sizeof *l);
     *list = l;
     snprintf(l[*n].name, sizeof l[*n].name, "%s", name);
     l[*n].count = 1;
@@ -82,11 +76,7 @@ static ckb_score_group *score__group(ckb_score_set *s, const ckb_score_run *r)
     for (int i = 0; i < s->ng; i++)
         if (strcmp(s->g[i].method, r->method) == 0 && strcmp(s->g[i].model, r->model) == 0)
             return &s->g[i];
-    ckb_score_group *g = realloc(s->g, (size_t)(s->ng + 1) * sizeof *g);
-    if (!g) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    ckb_score_group *g = ckb_xrealloc(s->g, (size_t)(s->ng + 1) * sizeof *g);
     s->g = g;
     g = &s->g[s->ng++];
     memset(g, 0, sizeof *g);
@@ -295,12 +285,12 @@ static int score__add_n(ckb_score_set *s, int n, int given)
 }
 
 int ckb_score_load(const char *const *paths, int n, const double *extra_p, int nextra_p,
-                   const int *extra_n, int nextra_n, ckb_score_set *s, char *err, size_t errlen)
+                   const int *extra_n, int nextra_n, ckb_score_set *s, ckb_err *err)
 {
     memset(s, 0, sizeof *s);
     if (n < 1 || n > CKB_SCORE_MAX_RUNS) {
-        snprintf(err, errlen, "give 1 to %d run folders (got %d)", CKB_SCORE_MAX_RUNS, n);
-        return -1;
+        return ckb_err_set(err, CKB_E_USAGE, "give 1 to %d run folders (got %d)",
+                           CKB_SCORE_MAX_RUNS, n);
     }
     static const double dp[] = CKB_SCORE_DEFAULT_P;
     static const int dn[] = CKB_SCORE_DEFAULT_N;
@@ -310,20 +300,21 @@ int ckb_score_load(const char *const *paths, int n, const double *extra_p, int n
         score__add_n(s, dn[i], 0);
     for (int i = 0; i < nextra_p; i++)
         if (!(extra_p[i] >= 0) || score__add_p(s, extra_p[i]) != 0) {
-            snprintf(err, errlen, "fast_p thresholds must be >= 0, at most %d in all (got %g)",
-                     CKB_SCORE_MAX_P, extra_p[i]);
-            return -1;
+            return ckb_err_set(err, CKB_E_USAGE,
+                               "fast_p thresholds must be >= 0, at most %d in all (got %g)",
+                               CKB_SCORE_MAX_P, extra_p[i]);
         }
     for (int i = 0; i < nextra_n; i++)
         if (extra_n[i] < 1 || score__add_n(s, extra_n[i], 1) != 0) {
-            snprintf(err, errlen, "fast_p sample counts must be >= 1, at most %d in all (got %d)",
-                     CKB_SCORE_MAX_N, extra_n[i]);
-            return -1;
+            return ckb_err_set(err, CKB_E_USAGE,
+                               "fast_p sample counts must be >= 1, at most %d in all (got %d)",
+                               CKB_SCORE_MAX_N, extra_n[i]);
         }
     for (int i = 0; i < n; i++) {
-        if (ckb_score_run_load(paths[i], &s->runs[i], err, errlen) != 0) {
+        int rc = ckb_score_run_load(paths[i], &s->runs[i], err);
+        if (rc != CKB_OK) {
             ckb_score_free(s);
-            return -1;
+            return rc;
         }
         s->nruns++;
     }

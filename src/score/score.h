@@ -43,6 +43,7 @@
 
 #include <stddef.h>
 
+#include "core/error.h"
 #include "core/strbuf.h"
 #include "score/runs.h"
 
@@ -113,10 +114,10 @@ typedef struct {
 
 /* Reads the runs (folders; 1 to CKB_SCORE_MAX_RUNS), groups and scores
  * them. extra_p / extra_n add fast_p thresholds and sample counts to the
- * defaults (may be NULL with a count of 0). 0 on success; -1 with the
+ * defaults (may be NULL with a count of 0). CKB_OK, or a code with the
  * reason in err. */
 int ckb_score_load(const char *const *paths, int n, const double *extra_p, int nextra_p,
-                   const int *extra_n, int nextra_n, ckb_score_set *s, char *err, size_t errlen);
+                   const int *extra_n, int nextra_n, ckb_score_set *s, ckb_err *err);
 void ckb_score_free(ckb_score_set *s);
 
 /* fast_p@N of a group: workloads with a correct sample of speedup > p among

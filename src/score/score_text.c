@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "score/score.h"
 #include "workloads/workload.h"
 
@@ -19,11 +20,7 @@ typedef struct {
 
 static void st__row(st_table *t)
 {
-    t->cells = realloc(t->cells, (size_t)(t->nrows + 1) * ST_MAXCOLS * sizeof *t->cells);
-    if (!t->cells) {
-        fputs("ckbench: out of memory\n", stderr);
-        abort();
-    }
+    t->cells = ckb_xrealloc(t->cells, (size_t)(t->nrows + 1) * ST_MAXCOLS * sizeof *t->cells);
     memset(t->cells + (size_t)t->nrows * ST_MAXCOLS, 0, ST_MAXCOLS * sizeof *t->cells);
     t->nrows++;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "bench/expert.h"
+#include "core/alloc.h"
 #include "core/proc.h"
 #include "core/strbuf.h"
 #include "core/utf8.h"
@@ -26,7 +27,7 @@ static void api__json(ckb_api_response *r, int status, json_object *j)
 {
     const char *t = ckb_json_text(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     r->status = status;
-    r->body = strdup(t);
+    r->body = ckb_xstrdup(t);
     r->len = strlen(t);
     r->content_type = "application/json";
     json_object_put(j);
@@ -183,14 +184,8 @@ static int64_t api__owner_limit(const ckb_api_request *q)
 static void api__submit(ckb_server *s, const ckb_api_request *q, const ckb_request *reqs, int n,
                         int batch, ckb_api_response *r)
 {
-    ckb_store_new *qs = calloc((size_t)n, sizeof *qs);
-    ckb_store_row *rows = calloc((size_t)n, sizeof *rows);
-    if (!qs || !rows) {
-        free(qs);
-        free(rows);
-        ckb_api_error_response(r, 503, "out_of_memory", "the server is out of memory");
-        return;
-    }
+    ckb_store_new *qs = ckb_xcalloc((size_t)n, sizeof *qs);
+    ckb_store_row *rows = ckb_xcalloc((size_t)n, sizeof *rows);
     for (int i = 0; i < n; i++)
         qs[i] = reqs[i].q;
     int bad = -1;
@@ -279,10 +274,10 @@ static void api__post_batch(ckb_server *s, const ckb_api_request *q, ckb_api_res
         json_object_put(j);
         return;
     }
-    ckb_request *reqs = calloc((size_t)n, sizeof *reqs);
+    ckb_request *reqs = ckb_xcalloc((size_t)n, sizeof *reqs); /* n is bounded just above */
     ckb_request_limits lim;
     api__limits(s, q, &lim);
-    int ok = reqs != NULL;
+    int ok = 1;
     for (int i = 0; ok && i < n; i++) {
         char where[32];
         snprintf(where, sizeof where, "evaluations[%d].", i);
@@ -291,9 +286,7 @@ static void api__post_batch(ckb_server *s, const ckb_api_request *q, ckb_api_res
             ok = 0;
         }
     }
-    if (!reqs)
-        ckb_api_error_response(r, 503, "out_of_memory", "the server is out of memory");
-    else if (ok)
+    if (ok)
         api__submit(s, q, reqs, n, 1, r);
     free(reqs);
     json_object_put(j);
@@ -446,10 +439,15 @@ static void api__get_workload(ckb_server *s, const ckb_api_request *q, const ckb
     json_object_object_add(j, "header", json_object_new_string(hdr));
     free(sig);
     free(hdr);
+    /* the defaults as this host runs them untuned: its unit, its model's blocks */
+    int64_t def[CKB_MAX_PARAMS];
+    ckb_expert_defaults(w, s->c.machine, def);
     for (int i = 0; i < w->nparams; i++) {
         json_object *p = json_object_new_object(), *grid = json_object_new_array();
         json_object_object_add(p, "name", json_object_new_string(w->params[i].name));
-        json_object_object_add(p, "default", json_object_new_int64(w->params[i].fallback));
+        json_object_object_add(p, "default", json_object_new_int64(def[i]));
+        json_object_object_add(p, "host_default",
+                               json_object_new_boolean(w->params[i].fallback < 0));
         for (int k = 0; k < w->params[i].nvalues; k++)
             json_object_array_add(grid, json_object_new_int64(w->params[i].values[k]));
         json_object_object_add(p, "grid", grid);
@@ -478,11 +476,10 @@ static void api__get_prompt(ckb_server *s, const ckb_api_request *q, const ckb_w
     }
     if (api__size_arg(s, q, &size, r) != 0)
         return;
-    char err[512];
-    char *text = ckb_gen_prompt_text(w, m, api__flag(docs), size, s->c.threads, NULL, NULL, err,
-                                     sizeof err);
+    ckb_err err;
+    char *text = ckb_gen_prompt_text(w, m, api__flag(docs), size, s->c.threads, NULL, NULL, &err);
     if (!text)
-        ckb_api_error_response(r, 500, "prompt_failed", err);
+        ckb_api_error_response(r, 500, "prompt_failed", err.msg);
     else
         api__text(r, text);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/strbuf.h"
 
 #define METRICS__NB 12
@@ -33,9 +34,7 @@ struct ckb_metrics {
 
 ckb_metrics *ckb_metrics_new(void)
 {
-    ckb_metrics *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
+    ckb_metrics *m = ckb_xcalloc(1, sizeof *m);
     pthread_mutex_init(&m->mu, NULL);
     m->eval.le = metrics__eval_le;
     m->compile.le = metrics__compile_le;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "workloads/workload.h"
 
 void ckb_api_error_set(ckb_api_error *e, int status, const char *code, const char *fmt, ...)
@@ -87,7 +88,7 @@ static void request__digest(ckb_request *r)
     if (!c || !EVP_DigestInit_ex(c, EVP_sha256(), NULL) ||
         !EVP_DigestUpdate(c, head, (size_t)n) ||
         !EVP_DigestUpdate(c, r->q.source, r->q.source_len) || !EVP_DigestFinal_ex(c, h, &hlen))
-        abort(); /* only out of memory: the policy of core/strbuf.h */
+        ckb__oom(__FILE__, __LINE__); /* only out of memory can fail it (core/alloc.h) */
     EVP_MD_CTX_free(c);
     for (int i = 0; i < 8; i++)
         snprintf(r->digest + 2 * i, 3, "%02x", h[i]);

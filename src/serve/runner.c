@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/jsonget.h"
 #include "core/utf8.h"
@@ -71,7 +72,8 @@ static void runner__finish(ckb_runner *r, const char *id, ckb_store_state st, co
 static int runner__run(runner__slot *sl, const ckb_store_row *row)
 {
     ckb_runner *r = sl->r;
-    char dir[1200], src[1300], err[1024] = "";
+    ckb_err err = {0};
+    char dir[1200], src[1300];
     snprintf(dir, sizeof dir, "%s/%s", r->c.work_dir, row->id);
     snprintf(src, sizeof src, "%s/kernel.c", dir);
     if (ckb_mkdirs(dir) != 0 || ckb_write_file_atomic(src, row->source, row->source_len) != 0) {
@@ -91,9 +93,10 @@ static int runner__run(runner__slot *sl, const ckb_store_row *row)
     ckb_exec_job job = {.w = w, .src = src, .eo = &eo, .dir = dir, .name = "eval",
                         .cancel = &sl->cancel};
     json_object *json = NULL;
-    int rc = w ? ckb_exec_eval(r->c.exec, &job, NULL, &json, err, sizeof err) : -1;
+    int rc = w ? ckb_exec_eval(r->c.exec, &job, NULL, &json, &err) : -1;
     if (!w)
-        snprintf(err, sizeof err, "workload %s is not in this build of ckbench", row->workload);
+        snprintf(err.msg, sizeof err.msg, "workload %s is not in this build of ckbench",
+                 row->workload);
     pthread_mutex_lock(&r->mu);
     int cancelled = sl->cancel, stopping = r->stop;
     pthread_mutex_unlock(&r->mu);
@@ -106,7 +109,7 @@ static int runner__run(runner__slot *sl, const ckb_store_row *row)
         /* the server stops: the evaluation runs again at the next start */
         ckb_store_requeue(r->c.store, row->id);
     } else if (!cancelled) {
-        runner__finish(r, row->id, CKB_EV_FAILED, NULL, NULL, 0, "harness_error", err);
+        runner__finish(r, row->id, CKB_EV_FAILED, NULL, NULL, 0, "harness_error", err.msg);
     }
     if (!(cancelled && stopping)) {
         ckb_store_row after;
@@ -169,12 +172,9 @@ static void *runner__worker(void *arg)
 
 ckb_runner *ckb_runner_start(const ckb_runner_config *c)
 {
-    ckb_runner *r = calloc(1, sizeof *r);
+    ckb_runner *r = ckb_xcalloc(1, sizeof *r);
     int n = c->workers > 0 ? c->workers : 1;
-    if (!r || !(r->slot = calloc((size_t)n, sizeof *r->slot))) {
-        free(r);
-        return NULL;
-    }
+    r->slot = ckb_xcalloc((size_t)n, sizeof *r->slot);
     r->c = *c;
     r->nslots = n;
     pthread_mutex_init(&r->mu, NULL);

@@ -26,7 +26,7 @@ typedef struct {
     void *ctx;
 } ckb_runner_config;
 
-/* Starts the workers. NULL when out of memory or threads. */
+/* Starts the workers. NULL when a thread cannot be started. */
 ckb_runner *ckb_runner_start(const ckb_runner_config *c);
 
 /* Something was queued: wake an idle worker now. */

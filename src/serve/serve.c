@@ -76,7 +76,7 @@ int ckb_serve_run(const ckb_serve_config *c)
     pthread_mutex_init(&s.wait_mu, NULL);
     pthread_cond_init(&s.wait_cv, NULL);
     int rc = 1;
-    char err[1024];
+    ckb_err err;
     /* Signals are taken by sigwait below, in this thread alone: every
      * thread made from here on inherits the mask. */
     sigset_t sigs;
@@ -86,8 +86,8 @@ int ckb_serve_run(const ckb_serve_config *c)
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    if (c->tokens && ckb_tokens_load(c->tokens, &s.tokens, err, sizeof err) != 0) {
-        fprintf(stderr, "ckbench serve: %s\n", err);
+    if (c->tokens && ckb_tokens_load(c->tokens, &s.tokens, &err) != 0) {
+        fprintf(stderr, "ckbench serve: %s\n", err.msg);
         goto done;
     }
     snprintf(s.work_dir, sizeof s.work_dir, "%s.d/evals", c->db);
@@ -95,16 +95,16 @@ int ckb_serve_run(const ckb_serve_config *c)
         fprintf(stderr, "ckbench serve: cannot make %s: %s\n", s.work_dir, strerror(errno));
         goto done;
     }
-    if (!(s.store = ckb_store_open(c->db, err, sizeof err))) {
-        fprintf(stderr, "ckbench serve: %s\n", err);
+    if (!(s.store = ckb_store_open(c->db, &err))) {
+        fprintf(stderr, "ckbench serve: %s\n", err.msg);
         goto done;
     }
     int requeued = ckb_store_recover(s.store);
     if (requeued)
         fprintf(stderr, "ckbench serve: %d evaluation%s left running by the last server queued "
                         "again\n", requeued, requeued == 1 ? "" : "s");
-    if (!(s.exec = ckb_exec_open(&s.c.exec, err, sizeof err))) {
-        fprintf(stderr, "ckbench serve: %s\n", err);
+    if (!(s.exec = ckb_exec_open(&s.c.exec, &err))) {
+        fprintf(stderr, "ckbench serve: %s\n", err.msg);
         goto done;
     }
     if (!(s.metrics = ckb_metrics_new()))

@@ -11,6 +11,9 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
+
 struct ckb_store {
     sqlite3 *w, *r;          /* writes; reads */
     pthread_mutex_t wmu, rmu;
@@ -80,15 +83,15 @@ static const char store__schema[] =
     " UNIQUE(owner, client_key));"
     "CREATE INDEX IF NOT EXISTS evaluations_state ON evaluations(state, seq);";
 
-static sqlite3 *store__connect(const char *path, char *err, size_t errlen)
+static sqlite3 *store__connect(const char *path, ckb_err *err)
 {
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                              NULL);
     if (rc != SQLITE_OK) {
-        snprintf(err, errlen, "cannot open the database %s: %s", path,
-                 db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        ckb_err_set(err, CKB_E_IO, "cannot open the database %s: %s", path,
+                    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return NULL;
     }
@@ -97,29 +100,26 @@ static sqlite3 *store__connect(const char *path, char *err, size_t errlen)
      * the 202 that says it was accepted. */
     if (store__exec(db, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
         store__exec(db, "PRAGMA synchronous=FULL") != SQLITE_OK) {
-        snprintf(err, errlen, "cannot set up the database %s: %s", path, sqlite3_errmsg(db));
+        ckb_err_set(err, CKB_E_IO, "cannot set up the database %s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return NULL;
     }
     return db;
 }
 
-ckb_store *ckb_store_open(const char *path, char *err, size_t errlen)
+ckb_store *ckb_store_open(const char *path, ckb_err *err)
 {
-    ckb_store *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    ckb_store *s = ckb_xcalloc(1, sizeof *s);
     pthread_mutex_init(&s->wmu, NULL);
     pthread_mutex_init(&s->rmu, NULL);
-    if (!(s->w = store__connect(path, err, errlen)))
+    if (!(s->w = store__connect(path, err)))
         goto fail;
     if (store__exec(s->w, store__schema) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot create the tables of %s: %s", path, sqlite3_errmsg(s->w));
+        ckb_err_set(err, CKB_E_IO, "cannot create the tables of %s: %s", path,
+                    sqlite3_errmsg(s->w));
         goto fail;
     }
-    if (!(s->r = store__connect(path, err, errlen)))
+    if (!(s->r = store__connect(path, err)))
         goto fail;
     return s;
 fail:
@@ -151,7 +151,7 @@ void ckb_store_row_free(ckb_store_row *r)
 static char *store__dup_col(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
+    return t ? ckb_xstrdup((const char *)t) : NULL;
 }
 
 #define STORE__COLS                                                                            \
@@ -185,13 +185,11 @@ static void store__read_row(sqlite3_stmt *st, int with_source, ckb_store_row *r)
     if (with_source) {
         int n = sqlite3_column_bytes(st, STORE__NCOLS);
         const void *b = sqlite3_column_blob(st, STORE__NCOLS);
-        r->source = malloc((size_t)n + 1);
-        if (r->source) {
-            if (n)
-                memcpy(r->source, b, (size_t)n);
-            r->source[n] = 0;
-            r->source_len = (size_t)n;
-        }
+        r->source = ckb_xmalloc((size_t)n + 1);
+        if (n)
+            memcpy(r->source, b, (size_t)n);
+        r->source[n] = 0;
+        r->source_len = (size_t)n;
     }
 }
 
@@ -336,13 +334,8 @@ static ckb_store_rc store__insert(sqlite3 *db, sqlite3_stmt *ins, const char *ow
 ckb_store_rc ckb_store_submit(ckb_store *s, const char *owner, const ckb_store_new *req, int n,
                               int64_t max_owner, int64_t max_total, ckb_store_row *out, int *bad)
 {
-    char (*ids)[24] = calloc((size_t)(n > 0 ? n : 1), sizeof *ids);
-    char *existed = calloc((size_t)(n > 0 ? n : 1), 1);
-    if (!ids || !existed) {
-        free(ids);
-        free(existed);
-        return CKB_STORE_ERROR;
-    }
+    char(*ids)[24] = ckb_xcalloc((size_t)(n > 0 ? n : 1), sizeof *ids);
+    char *existed = ckb_xcalloc((size_t)(n > 0 ? n : 1), 1);
     sqlite3_stmt *ins = NULL;
     ckb_store_rc ret = CKB_STORE_OK;
     int began = 0;

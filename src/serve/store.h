@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
+
 typedef enum {
     CKB_EV_QUEUED = 0,
     CKB_EV_RUNNING,
@@ -77,7 +79,7 @@ typedef struct {
 void ckb_store_row_free(ckb_store_row *r);
 
 /* Opens (creating) the database at path. NULL with err filled. */
-ckb_store *ckb_store_open(const char *path, char *err, size_t errlen);
+ckb_store *ckb_store_open(const char *path, ckb_err *err);
 void ckb_store_close(ckb_store *s);
 
 /* The last error's text, for a 503's message (thread-local copy). */

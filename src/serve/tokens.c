@@ -12,6 +12,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/error.h"
+
 static int tokens__hex(const char *s, unsigned char *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -49,13 +52,13 @@ static int tokens__limit(const char *word, const char *key, int64_t *v, int *bad
     return 1;
 }
 
-int ckb_tokens_load(const char *path, ckb_tokens *out, char *err, size_t errlen)
+int ckb_tokens_load(const char *path, ckb_tokens *out, ckb_err *err)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "r");
     if (!f) {
-        snprintf(err, errlen, "cannot read the token file %s: %s", path, strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_IO, "cannot read the token file %s: %s", path,
+                           strerror(errno));
     }
     char line[1024];
     int lineno = 0;
@@ -76,30 +79,24 @@ int ckb_tokens_load(const char *path, ckb_tokens *out, char *err, size_t errlen)
         for (int i = 0; !bad && i < out->n; i++)
             bad = strcmp(out->t[i].name, name) == 0;
         if (bad) {
-            snprintf(err, errlen,
-                     "%s:%d: not a token line (NAME sha256:<64 hex digits> [queued=N] "
-                     "[source_bytes=N], names unique, of letters, digits, '.', '_', '-')",
-                     path, lineno);
+            ckb_err_set(err, CKB_E_FORMAT,
+                        "%s:%d: not a token line (NAME sha256:<64 hex digits> [queued=N] "
+                        "[source_bytes=N], names unique, of letters, digits, '.', '_', '-')",
+                        path, lineno);
             fclose(f);
             ckb_tokens_free(out);
-            return -1;
+            return CKB_E_FORMAT;
         }
         snprintf(t.name, sizeof t.name, "%s", name);
-        ckb_token *grown = realloc(out->t, (size_t)(out->n + 1) * sizeof *grown);
-        if (!grown) {
-            snprintf(err, errlen, "out of memory");
-            fclose(f);
-            ckb_tokens_free(out);
-            return -1;
-        }
-        out->t = grown;
+        out->t = ckb_xrealloc(out->t, (size_t)(out->n + 1) * sizeof *out->t);
         out->t[out->n++] = t;
     }
     fclose(f);
     if (out->n == 0) {
-        snprintf(err, errlen, "the token file %s holds no token (ckbench serve --add-token NAME "
-                              "--tokens %s makes one)", path, path);
-        return -1;
+        return ckb_err_set(err, CKB_E_FORMAT,
+                           "the token file %s holds no token (ckbench serve --add-token NAME "
+                           "--tokens %s makes one)",
+                           path, path);
     }
     return 0;
 }
@@ -125,30 +122,28 @@ const ckb_token *ckb_tokens_check(const ckb_tokens *t, const char *bearer)
     return found;
 }
 
-int ckb_tokens_add(const char *path, const char *name, char token[65], char *err,
-                   size_t errlen)
+int ckb_tokens_add(const char *path, const char *name, char token[65], ckb_err *err)
 {
     if (!tokens__name_ok(name)) {
-        snprintf(err, errlen, "a token's name is 1 to 63 letters, digits, '.', '_' or '-' "
-                              "(got '%s')", name);
-        return -1;
+        return ckb_err_set(err, CKB_E_USAGE,
+                           "a token's name is 1 to 63 letters, digits, '.', '_' or '-' "
+                           "(got '%s')",
+                           name);
     }
     ckb_tokens have;
-    char ignore[512];
-    if (access(path, F_OK) == 0 && ckb_tokens_load(path, &have, ignore, sizeof ignore) == 0) {
+    ckb_err ignore;
+    if (access(path, F_OK) == 0 && ckb_tokens_load(path, &have, &ignore) == 0) {
         int dup = 0;
         for (int i = 0; i < have.n; i++)
             dup |= strcmp(have.t[i].name, name) == 0;
         ckb_tokens_free(&have);
         if (dup) {
-            snprintf(err, errlen, "%s already has a token named %s", path, name);
-            return -1;
+            return ckb_err_set(err, CKB_E_CONFLICT, "%s already has a token named %s", path, name);
         }
     }
     unsigned char raw[32], h[32];
     if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-        snprintf(err, errlen, "no random bytes from the OS: %s", strerror(errno));
-        return -1;
+        return ckb_err_set(err, CKB_E_HARNESS, "no random bytes from the OS: %s", strerror(errno));
     }
     for (int i = 0; i < 32; i++)
         snprintf(token + 2 * i, 3, "%02x", raw[i]);
@@ -161,11 +156,11 @@ int ckb_tokens_add(const char *path, const char *name, char token[65], char *err
                     CKB_TOKEN_DEFAULT_QUEUED, CKB_TOKEN_DEFAULT_SOURCE_BYTES);
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || write(fd, line, (size_t)len) != len || fsync(fd) != 0) {
-        snprintf(err, errlen, "cannot append to %s: %s", path, strerror(errno));
+        ckb_err_set(err, CKB_E_IO, "cannot append to %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return -1;
+        return CKB_E_IO;
     }
     close(fd);
-    return 0;
+    return CKB_OK;
 }

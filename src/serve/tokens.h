@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
+
 /* Limits of a token that names none (and of every caller without a file). */
 #define CKB_TOKEN_DEFAULT_QUEUED 1000
 #define CKB_TOKEN_DEFAULT_SOURCE_BYTES (256 * 1024)
@@ -32,16 +34,16 @@ typedef struct {
     int n;
 } ckb_tokens;
 
-/* Reads path. 0, or -1 with err naming the file and line. */
-int ckb_tokens_load(const char *path, ckb_tokens *out, char *err, size_t errlen);
+/* Reads path. CKB_OK, or a code with err naming the file and line. */
+int ckb_tokens_load(const char *path, ckb_tokens *out, ckb_err *err);
 void ckb_tokens_free(ckb_tokens *t);
 
 /* The token whose hash is bearer's, or NULL. */
 const ckb_token *ckb_tokens_check(const ckb_tokens *t, const char *bearer);
 
 /* A new random token for name: appends its line to path (made 0600 when
- * new) and writes the token (64 hex digits) to token. 0, or -1 with err. */
-int ckb_tokens_add(const char *path, const char *name, char token[65], char *err,
-                   size_t errlen);
+ * new) and writes the token (64 hex digits) to token. CKB_OK, or a code
+ * with err filled. */
+int ckb_tokens_add(const char *path, const char *name, char token[65], ckb_err *err);
 
 #endif /* CKB_SERVE_TOKENS_H */

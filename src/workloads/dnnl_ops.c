@@ -6,14 +6,14 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "core/error.h"
+
 #define DNNL_CHECK(call)                                                                 \
     do {                                                                                 \
         dnnl_status_t st__ = (call);                                                     \
-        if (st__ != dnnl_success) {                                                      \
-            fprintf(stderr, "ckbench: oneDNN call failed (%d) at %s:%d: %s\n", (int)st__, \
-                    __FILE__, __LINE__, #call);                                          \
-            abort();                                                                     \
-        }                                                                                \
+        if (st__ != dnnl_success)                                                        \
+            ckb_fatal("oneDNN call failed (%d) at %s:%d: %s", (int)st__, __FILE__, __LINE__, \
+                      #call);                                                            \
     } while (0)
 
 /* ---- engine and stream, one per process ------------------------------ */
@@ -232,10 +232,8 @@ static ops__entry *ops__lookup(int kind, const void *spec, size_t size)
 
 static ops__entry *ops__new_entry(int kind, const void *spec, size_t size)
 {
-    if (ops__ncache == OPS_CACHE) {
-        fprintf(stderr, "ckbench: oneDNN primitive cache full (%d specs)\n", OPS_CACHE);
-        abort();
-    }
+    if (ops__ncache == OPS_CACHE)
+        ckb_fatal("oneDNN primitive cache full (%d specs)", OPS_CACHE);
     ops__entry *e = &ops__cache[ops__ncache++];
     memset(e, 0, sizeof *e);
     e->kind = kind;

@@ -2,6 +2,7 @@
  * (oracle.h). */
 #include "workloads/oracle.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,34 +27,26 @@ uint64_t ckb_oracle_inputs_digest(const ckb_workload *w, const int64_t *dims, vo
     return h;
 }
 
-static int oracle__write(const char *path, const void *p, size_t n)
+static int oracle__write(const char *path, const void *p, size_t n, ckb_err *err)
 {
     FILE *f = fopen(path, "wb");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
+    if (!f)
+        return ckb_err_set(err, CKB_E_IO, "%s: %s", path, strerror(errno));
     int ok = fwrite(p, 1, n, f) == n;
     ok &= fclose(f) == 0;
-    if (!ok)
-        fprintf(stderr, "%s: write failed\n", path);
-    return ok ? 0 : -1;
+    return ok ? CKB_OK : ckb_err_set(err, CKB_E_IO, "%s: write failed", path);
 }
 
 int ckb_oracle_dump(const ckb_workload *w, ckb_size s, int config, uint64_t seed,
-                    const char *dir)
+                    const char *dir, ckb_err *err)
 {
     int64_t dims[CKB_MAX_DIMS];
     void *t[CKB_MAX_TENSORS];
     ckb_workload_config_dims(w, s, config, dims);
-    if (ckb_mkdirs(dir) != 0) {
-        perror(dir);
-        return -1;
-    }
-    if (ckb_tensors_alloc(w, dims, t) != 0) {
-        fprintf(stderr, "%s: out of memory\n", w->id);
-        return -1;
-    }
+    if (ckb_mkdirs(dir) != 0)
+        return ckb_err_set(err, CKB_E_IO, "%s: %s", dir, strerror(errno));
+    if (ckb_tensors_alloc(w, dims, t) != 0)
+        return ckb_err_set(err, CKB_E_OOM, "%s: out of memory", w->id);
     w->create_inputs(dims, seed, t);
     char digest[24];
     snprintf(digest, sizeof digest, "%016llx",
@@ -87,7 +80,7 @@ int ckb_oracle_dump(const ckb_workload *w, ckb_size s, int config, uint64_t seed
         char path[4096], file[256];
         snprintf(file, sizeof file, "%s.bin", ts->name);
         snprintf(path, sizeof path, "%s/%s", dir, file);
-        rc = oracle__write(path, t[i], ckb_tensor_bytes(ts, dims));
+        rc = oracle__write(path, t[i], ckb_tensor_bytes(ts, dims), err);
         json_object *o = json_object_new_object();
         json_object_object_add(o, "name", json_object_new_string(ts->name));
         json_object_object_add(o, "dtype", json_object_new_string(ckb_dtype_name(ts->dtype)));
@@ -104,7 +97,7 @@ int ckb_oracle_dump(const ckb_workload *w, ckb_size s, int config, uint64_t seed
         char path[4096];
         snprintf(path, sizeof path, "%s/manifest.json", dir);
         const char *txt = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY);
-        rc = oracle__write(path, txt, strlen(txt));
+        rc = oracle__write(path, txt, strlen(txt), err);
     }
     json_object_put(m);
     ckb_tensors_free(w, t);

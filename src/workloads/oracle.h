@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "core/error.h"
 #include "workloads/workload.h"
 
 /* A digest of the dims and of every input tensor's bytes, in order: it
@@ -19,9 +20,9 @@ uint64_t ckb_oracle_inputs_digest(const ckb_workload *w, const int64_t *dims, vo
  * reference, and writes into dir (created) one raw little-endian file per
  * tensor, <name>.bin (bf16 as its 16-bit pattern), and manifest.json naming
  * each file's dtype and shape with the dims, consts, tolerance, input
- * digest and the configuration (with the names of all of w's). 0, or -1
- * with a message on stderr. */
+ * digest and the configuration (with the names of all of w's). CKB_OK, or
+ * a code with err filled (core/error.h). */
 int ckb_oracle_dump(const ckb_workload *w, ckb_size s, int config, uint64_t seed,
-                    const char *dir);
+                    const char *dir, ckb_err *err);
 
 #endif /* CKB_ORACLE_H */

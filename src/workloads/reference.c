@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+
 float *ckb_ref_matmul(const ckb_bf16 *A, const ckb_bf16 *B, int64_t M, int64_t K, int64_t N,
                       int b_transposed)
 {
     float *Z = malloc((size_t)(M * N > 0 ? M * N : 1) * sizeof *Z);
-    if (!Z) {
-        fprintf(stderr, "ckbench: out of memory in a reference matmul\n");
-        abort();
-    }
+    if (!Z)
+        ckb_fatal("out of memory in a reference matmul");
 #pragma omp parallel for
     for (int64_t i = 0; i < M; i++) {
         float *z = Z + i * N;

@@ -85,11 +85,31 @@ typedef struct {
  * Intel Xeon without AMX: FMA at twice the dot's), so no compile-time
  * default is right on both (bench/expert.h resolves it). */
 #define CKB_PARAM_HOST_UNIT (-1)
+/* Untuned defaults that are blocks of the host's analytical model
+ * (machine/blocking.h, on the host unit): BLIS's micro-tile rows and
+ * columns (register file), depth (L1), rows of A (L2), columns of B (L3),
+ * and attention's query and key blocks (L2, for the head width `head`).
+ * The model's value is fitted to what the expert accepts (see multiple). */
+#define CKB_PARAM_HOST_MR (-2)
+#define CKB_PARAM_HOST_NR (-3)
+#define CKB_PARAM_HOST_KC (-4)
+#define CKB_PARAM_HOST_MC (-5)
+#define CKB_PARAM_HOST_NC (-6)
+#define CKB_PARAM_HOST_BQ (-7)
+#define CKB_PARAM_HOST_BK (-8)
 typedef struct {
     const char *name;
     int64_t fallback;
     int nvalues;
     int64_t values[CKB_MAX_PARAM_VALUES];
+    /* For a CKB_PARAM_HOST_<block> default only. multiple > 0: the expert
+     * takes any multiple of it, so the model's value is rounded down to one
+     * and kept within the grid's range; 0: the expert takes only its grid
+     * (a divisor of a dim, a register budget), so the model's value becomes
+     * the nearest grid value. per > 0: the macro counts groups of per model
+     * units (6p's NPB: pages of 16 keys). head: attention's elements per key
+     * (its K row plus its V row), for BQ and BK. */
+    int64_t multiple, per, head;
 } ckb_param;
 
 typedef void (*ckb_kernel_fn)(const int64_t *dims, void *const *tensors);

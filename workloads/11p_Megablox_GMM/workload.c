@@ -184,7 +184,7 @@ const ckb_workload ckb_wl_11p_Megablox_GMM = {
      * and each FMA config cost minutes. */
     .nparams = 4,
     .params = {{"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}},
-               {"NCB", 4, 4, {1, 2, 4, 12}},
-               {"KC", 256, 2, {256, 512}},
-               {"MR", 4, 1, {4}}},
+               {"NCB", CKB_PARAM_HOST_NC, 4, {1, 2, 4, 12}, .multiple = 1, .per = 64},
+               {"KC", CKB_PARAM_HOST_KC, 2, {256, 512}, .multiple = 32},
+               {"MR", CKB_PARAM_HOST_MR, 1, {4}}},
 };

@@ -151,8 +151,9 @@ const ckb_workload ckb_wl_1p_Flash_Attention = {
      * (0 dynamic heaviest-first, 1 the same order static cyclic), and the
      * matmul unit (ckb_kit_flash.h's MMA): the host's fastest, not searched. */
     .nparams = 4,
-    .params = {{"BQ", 64, 6, {32, 64, 96, 128, 192, 256}},
-               {"BK", 64, 5, {64, 96, 128, 192, 256}},
+    .params = {{"BQ", CKB_PARAM_HOST_BQ, 6, {32, 64, 96, 128, 192, 256}, .multiple = 4,
+                .head = 256},
+               {"BK", CKB_PARAM_HOST_BK, 5, {64, 96, 128, 192, 256}, .multiple = 16, .head = 256},
                {"SCHED", 0, 2, {0, 1}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

@@ -60,7 +60,7 @@
 #define TN 0
 #endif
 /* the kit's unit: its dot (0 runs as 1 without AVX-512 BF16), or f32 FMA */
-#define CKB_GEMM_UNIT (MMA == 1 ? 1 : 0)
+#define CKB_KIT_GEMM_UNIT (MMA == 1 ? 1 : 0)
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0
 #error "MB, NB and KC must be multiples of 32"
@@ -82,55 +82,21 @@
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void msg__tiles_on(void) { ckb_amx_tiles_on(); }
+static void msg__tiles_on(void)
+{
+    ckb_kit_amx_on();
+}
 
-static void msg__tiles_off(void) { ckb_amx_tiles_off(); }
+static void msg__tiles_off(void)
+{
+    ckb_kit_amx_off();
+}
 
-/*
- * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
- * @ packed panels bp[0:np] (k/2 pairs each). mb a multiple of 32, np of 2.
- * k goes in passes of KC; c holds the partial sums between passes.
- */
+/* c[0:mb, 0:16 np] = a @ the packed panels, in f32, k in passes of KC. */
 static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
                       int64_t ldc, int64_t mb, int64_t np)
 {
-    const int64_t kc = KC > 0 && KC < k ? KC : k;
-    const int64_t pstride = k / 2 * 16; /* uint32 per panel */
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t k1 = k0 + kc < k ? k0 + kc : k;
-        for (int64_t q = 0; q < np; q += 2) {
-            const uint32_t *b0 = bp + q * pstride, *b1 = b0 + pstride;
-            for (int64_t i = 0; i < mb; i += 32) {
-                float *c0 = c + i * ldc + q * 16, *c1 = c0 + 16 * ldc;
-                if (k0 == 0) {
-                    _tile_zero(0);
-                    _tile_zero(1);
-                    _tile_zero(2);
-                    _tile_zero(3);
-                } else {
-                    _tile_loadd(0, c0, ldc * 4);
-                    _tile_loadd(1, c0 + 16, ldc * 4);
-                    _tile_loadd(2, c1, ldc * 4);
-                    _tile_loadd(3, c1 + 16, ldc * 4);
-                }
-                const ckb_bf16 *a0 = a + i * lda, *a1 = a0 + 16 * lda;
-                for (int64_t kk = k0; kk < k1; kk += 32) {
-                    _tile_loadd(4, a0 + kk, lda * 2);
-                    _tile_loadd(6, b0 + kk / 2 * 16, 64);
-                    _tile_loadd(7, b1 + kk / 2 * 16, 64);
-                    _tile_dpbf16ps(0, 4, 6);
-                    _tile_dpbf16ps(1, 4, 7);
-                    _tile_loadd(5, a1 + kk, lda * 2);
-                    _tile_dpbf16ps(2, 5, 6);
-                    _tile_dpbf16ps(3, 5, 7);
-                }
-                _tile_stored(0, c0, ldc * 4);
-                _tile_stored(1, c0 + 16, ldc * 4);
-                _tile_stored(2, c1, ldc * 4);
-                _tile_stored(3, c1 + 16, ldc * 4);
-            }
-        }
-    }
+    ckb_kit_amx_gemm_f32(a, lda, bp, k, KC, c, ldc, mb, np);
 }
 
 
@@ -164,9 +130,9 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
 #pragma GCC unroll 8
             for (int u = 0; u < NV; u++) { /* swish(a) + bias = a / (1 + exp(-a)) + bias */
                 __m512 a = _mm512_loadu_ps(acc + i * MSG_NB + g + 16 * u);
-                __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_setzero_ps(), a));
+                __m512 e = ckb_kit_exp16(_mm512_sub_ps(_mm512_setzero_ps(), a));
                 v[u] = _mm512_add_ps(_mm512_div_ps(a, _mm512_add_ps(one, e)),
-                                     ckb_gemm16_load_bf16(bias + g + 16 * u, 16));
+                                     ckb_kit_load16_n(bias + g + 16 * u, 16));
                 s = _mm512_add_ps(s, v[u]);
             }
             const __m512 mean = _mm512_mul_ps(_mm512_set1_ps(_mm512_reduce_add_ps(s)), inv_n);
@@ -181,8 +147,8 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
 #pragma GCC unroll 8
             for (int u = 0; u < NV; u++) {
                 __m512 y = _mm512_fmadd_ps(_mm512_mul_ps(v[u], rstd),
-                                           ckb_gemm16_load_bf16(gamma + g + 16 * u, 16),
-                                           ckb_gemm16_load_bf16(beta + g + 16 * u, 16));
+                                           ckb_kit_load16_n(gamma + g + 16 * u, 16),
+                                           ckb_kit_load16_n(beta + g + 16 * u, 16));
                 _mm256_storeu_si256((__m256i *)(out + i * OUT + g + 16 * u),
                                     (__m256i)_mm512_cvtneps_pbh(y));
             }
@@ -239,7 +205,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
 
 #define MSG_KC8 (KC > 0 ? KC : 256)
 #ifndef MSG_TR /* rows per f32 tile (a multiple of the kit's MR) */
-#define MSG_TR (1024 / CKB_GEMM8_MR * CKB_GEMM8_MR)
+#define MSG_TR (1024 / CKB_KIT_GEMM8_MR * CKB_KIT_GEMM8_MR)
 #endif
 
 struct msg__epi {
@@ -252,7 +218,7 @@ struct msg__epi {
 /* swish(a) + bias = a / (1 + exp(-a)) + bias, 8 lanes. */
 static inline __m256 msg__swish_bias8(__m256 a, __m256 b)
 {
-    const __m256 e = ckb_gemm8_exp(_mm256_sub_ps(_mm256_setzero_ps(), a));
+    const __m256 e = ckb_kit_exp8(_mm256_sub_ps(_mm256_setzero_ps(), a));
     return _mm256_add_ps(_mm256_div_ps(a, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), b);
 }
 
@@ -271,11 +237,11 @@ static void msg__norm_rows8(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64
             __m256 s = _mm256_setzero_ps();
             for (; u + 8 <= MSG_CG; u += 8) {
                 __m256 y = msg__swish_bias8(_mm256_loadu_ps(z + g + u),
-                                            ckb_gemm8_load_bf16(e->bias + c + u, 8));
+                                            ckb_kit_load8_n(e->bias + c + u, 8));
                 _mm256_store_ps(v + u, y);
                 s = _mm256_add_ps(s, y);
             }
-            mean = ckb_gemm8_hsum(s);
+            mean = ckb_kit_hsum8(s);
             for (; u < MSG_CG; u++) {
                 const float a = z[g + u];
                 v[u] = a / (1.0f + expf(-a)) + ckb_bf16_to_f32(e->bias[c + u]);
@@ -288,7 +254,7 @@ static void msg__norm_rows8(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64
                 __m256 d = _mm256_sub_ps(_mm256_load_ps(v + u), mv);
                 ss = _mm256_fmadd_ps(d, d, ss);
             }
-            var = ckb_gemm8_hsum(ss);
+            var = ckb_kit_hsum8(ss);
             for (; u < MSG_CG; u++)
                 var += (v[u] - mean) * (v[u] - mean);
             const float rstd = 1.0f / sqrtf(var / (float)MSG_CG + (float)EPS);
@@ -296,9 +262,9 @@ static void msg__norm_rows8(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64
             ckb_bf16 *o = e->out + i * OUT + c;
             for (u = 0; u + 8 <= MSG_CG; u += 8) {
                 __m256 y = _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(v + u), mv), rv);
-                y = _mm256_fmadd_ps(y, ckb_gemm8_load_bf16(e->gamma + c + u, 8),
-                                    ckb_gemm8_load_bf16(e->beta + c + u, 8));
-                ckb_gemm8_store_bf16(o + u, y, 8);
+                y = _mm256_fmadd_ps(y, ckb_kit_load8_n(e->gamma + c + u, 8),
+                                    ckb_kit_load8_n(e->beta + c + u, 8));
+                ckb_kit_store8_n(o + u, y, 8);
             }
             for (; u < MSG_CG; u++)
                 o[u] = ckb_f32_to_bf16((v[u] - mean) * rstd * ckb_bf16_to_f32(e->gamma[c + u]) +
@@ -310,7 +276,7 @@ static void msg__norm_rows8(void *ctx, int64_t m0, int64_t m1, int64_t j0, int64
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
               const ckb_bf16 *gn_weight, const ckb_bf16 *gn_bias, ckb_bf16 *out)
 {
-    enum { MR8 = CKB_GEMM8_MR, NR8 = CKB_GEMM8_NR };
+    enum { MR8 = CKB_KIT_GEMM8_MR, NR8 = CKB_KIT_GEMM8_NR };
     /* column blocks of whole groups and whole panels: a multiple of both */
     int64_t unit = MSG_CG;
     while (unit % NR8 != 0)
@@ -320,20 +286,20 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
      * columns, packing only its share of the weight (at a few hundred rows
      * the weight is most of the traffic, and rows split would have every
      * thread pack all of it). */
-    const ckb_gemm_grid grid =
-        ckb_gemm_grid_make(omp_get_max_threads(), TN, (OUT + unit - 1) / unit);
+    const ckb_kit_gemm_grid grid =
+        ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (OUT + unit - 1) / unit);
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
     {
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns in whole units */
-        ckb_gemm_grid_share(grid, omp_get_thread_num(), B, MR8, OUT, unit, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), B, MR8, OUT, unit, &m0, &m1, &n0, &n1);
         const int64_t rows = ((m1 - m0 < MSG_TR ? m1 - m0 : MSG_TR) + MR8 - 1) / MR8 * MR8;
         struct msg__epi e = {NULL, nb, bias, gn_weight, gn_bias, out};
-        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
-                           .mc = MB, .nc = nb, .kc = MSG_KC8, .ldt = nb,
-                           .done = msg__norm_rows8, .ctx = &e};
+        ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                               .mc = MB, .nc = nb, .kc = MSG_KC8, .ldt = nb,
+                               .done = msg__norm_rows8, .ctx = &e};
         /* one allocation per thread per call, freed below */
-        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t a_n = ckb_kit_gemm8_ap_floats(&g) + 64, b_n = ckb_kit_gemm8_bp_floats(&g);
         const size_t t_n = (size_t)(rows * nb);
         float *buf = m0 < m1 && n0 < n1 ? ckb_kit_alloc64((a_n + b_n + t_n) * sizeof(float))
                                         : NULL;
@@ -341,8 +307,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
             g.t = buf + a_n + b_n;
             e.t = g.t;
             for (int64_t mb = m0; mb < m1; mb += MSG_TR)
-                ckb_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, n0, n1, buf,
-                              buf + a_n);
+                ckb_kit_gemm8_run(&g, mb, m1 - mb < MSG_TR ? m1 : mb + MSG_TR, n0, n1, buf,
+                                  buf + a_n);
         }
         free(buf);
     }
@@ -363,7 +329,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = 0.0f;
-                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
+                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = acc[j] / (1.0f + expf(-acc[j])) + ckb_bf16_to_f32(bias[j]);
                 for (int64_t g0 = 0; g0 < OUT; g0 += MSG_CG) {

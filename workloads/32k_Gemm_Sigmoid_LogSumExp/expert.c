@@ -109,55 +109,21 @@ static void gsl__pack(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1, uint
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void gsl__tiles_on(void) { ckb_amx_tiles_on(); }
+static void gsl__tiles_on(void)
+{
+    ckb_kit_amx_on();
+}
 
-static void gsl__tiles_off(void) { ckb_amx_tiles_off(); }
+static void gsl__tiles_off(void)
+{
+    ckb_kit_amx_off();
+}
 
-/*
- * c[0:mb, 0:16*np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
- * @ packed panels bp[0:np] (k/2 pairs each). mb a multiple of 32, np of 2.
- * k goes in passes of KC; c holds the partial sums between passes.
- */
+/* c[0:mb, 0:16 np] = a @ the packed panels, in f32, k in passes of KC. */
 static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
                       int64_t ldc, int64_t mb, int64_t np)
 {
-    const int64_t kc = KC > 0 && KC < k ? KC : k;
-    const int64_t pstride = k / 2 * 16; /* uint32 per panel */
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t k1 = k0 + kc < k ? k0 + kc : k;
-        for (int64_t q = 0; q < np; q += 2) {
-            const uint32_t *b0 = bp + q * pstride, *b1 = b0 + pstride;
-            for (int64_t i = 0; i < mb; i += 32) {
-                float *c0 = c + i * ldc + q * 16, *c1 = c0 + 16 * ldc;
-                if (k0 == 0) {
-                    _tile_zero(0);
-                    _tile_zero(1);
-                    _tile_zero(2);
-                    _tile_zero(3);
-                } else {
-                    _tile_loadd(0, c0, ldc * 4);
-                    _tile_loadd(1, c0 + 16, ldc * 4);
-                    _tile_loadd(2, c1, ldc * 4);
-                    _tile_loadd(3, c1 + 16, ldc * 4);
-                }
-                const ckb_bf16 *a0 = a + i * lda, *a1 = a0 + 16 * lda;
-                for (int64_t kk = k0; kk < k1; kk += 32) {
-                    _tile_loadd(4, a0 + kk, lda * 2);
-                    _tile_loadd(6, b0 + kk / 2 * 16, 64);
-                    _tile_loadd(7, b1 + kk / 2 * 16, 64);
-                    _tile_dpbf16ps(0, 4, 6);
-                    _tile_dpbf16ps(1, 4, 7);
-                    _tile_loadd(5, a1 + kk, lda * 2);
-                    _tile_dpbf16ps(2, 5, 6);
-                    _tile_dpbf16ps(3, 5, 7);
-                }
-                _tile_stored(0, c0, ldc * 4);
-                _tile_stored(1, c0 + 16, ldc * 4);
-                _tile_stored(2, c1, ldc * 4);
-                _tile_stored(3, c1 + 16, ldc * 4);
-            }
-        }
-    }
+    ckb_kit_amx_gemm_f32(a, lda, bp, k, KC, c, ldc, mb, np);
 }
 
 #else /* AVX-512 BF16 without AMX */
@@ -190,7 +156,7 @@ static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_
                     __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
 #pragma GCC unroll 8
                     for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(ai + r * lda + 2 * p));
+                        __m512i xv = _mm512_set1_epi32(ckb_kit_pair(ai + r * lda + 2 * p));
                         /* the broadcast last: it folds into the instruction */
                         acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
                         acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
@@ -214,10 +180,10 @@ static void gsl__sigmoid_block(const float *acc, const ckb_bf16 *b1, ckb_bf16 *h
     const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < GSL_MB; i++)
         for (int64_t j = 0; j < GSL_NB; j += 16) {
-            __m512 v = _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j),
-                                     ckb_gemm16_load_bf16(b1 + j, 16));
-            __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, ckb_gemm16_exp(_mm512_sub_ps(
-                                                                  _mm512_setzero_ps(), v))));
+            __m512 v =
+                _mm512_add_ps(_mm512_loadu_ps(acc + i * GSL_NB + j), ckb_kit_load16_n(b1 + j, 16));
+            __m512 s = _mm512_div_ps(
+                one, _mm512_add_ps(one, ckb_kit_exp16(_mm512_sub_ps(_mm512_setzero_ps(), v))));
             _mm256_storeu_si256((__m256i *)(h + i * HID + j), (__m256i)_mm512_cvtneps_pbh(s));
         }
 }
@@ -227,7 +193,7 @@ static ckb_bf16 gsl__logsumexp_row(float *y, const ckb_bf16 *b2)
 {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t j = 0; j < OUT; j += 16) {
-        __m512 v = _mm512_add_ps(_mm512_loadu_ps(y + j), ckb_gemm16_load_bf16(b2 + j, 16));
+        __m512 v = _mm512_add_ps(_mm512_loadu_ps(y + j), ckb_kit_load16_n(b2 + j, 16));
         _mm512_storeu_ps(y + j, v);
         mx = _mm512_max_ps(mx, v);
     }
@@ -235,7 +201,7 @@ static ckb_bf16 gsl__logsumexp_row(float *y, const ckb_bf16 *b2)
     const __m512 mv = _mm512_set1_ps(m);
     __m512 s = _mm512_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 16)
-        s = _mm512_add_ps(s, ckb_gemm16_exp(_mm512_sub_ps(_mm512_loadu_ps(y + j), mv)));
+        s = _mm512_add_ps(s, ckb_kit_exp16(_mm512_sub_ps(_mm512_loadu_ps(y + j), mv)));
     return ckb_f32_to_bf16(m + logf(_mm512_reduce_add_ps(s)));
 }
 
@@ -328,11 +294,11 @@ static void gsl__sigmoid_tile(void *ctx, const float *tile, int64_t i, int64_t j
     const __m256 one = _mm256_set1_ps(1.0f);
     for (int r = 0; r < mr; r++)
         for (int v = 0; v < nr; v += 8) {
-            __m256 z = _mm256_add_ps(_mm256_load_ps(tile + r * CKB_GEMM8_NR + v),
-                                     ckb_gemm8_load_bf16(e->b1 + j + v, nr - v));
-            __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ckb_gemm8_exp(_mm256_sub_ps(
-                                                                 _mm256_setzero_ps(), z))));
-            ckb_gemm8_store_bf16(e->h + (i - e->i0 + r) * HID + j + v, s, nr - v);
+            __m256 z = _mm256_add_ps(_mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + v),
+                                     ckb_kit_load8_n(e->b1 + j + v, nr - v));
+            __m256 s = _mm256_div_ps(
+                one, _mm256_add_ps(one, ckb_kit_exp8(_mm256_sub_ps(_mm256_setzero_ps(), z))));
+            ckb_kit_store8_n(e->h + (i - e->i0 + r) * HID + j + v, s, nr - v);
         }
 }
 
@@ -344,28 +310,27 @@ static void gsl__lse_tile(void *ctx, const float *tile, int64_t i, int64_t j, in
     const struct gsl__part *e = ctx;
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
-    enum { NV = (CKB_GEMM8_NR + 7) / 8 };
+    enum { NV = (CKB_KIT_GEMM8_NR + 7) / 8 };
     __m256 b[NV], live[NV];
     for (int v = 0; v < NV; v++) {
         live[v] = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v), lane));
-        b[v] = ckb_gemm8_load_bf16(e->b2 + j + 8 * v, nr - 8 * v);
+        b[v] = ckb_kit_load8_n(e->b2 + j + 8 * v, nr - 8 * v);
     }
     for (int r = 0; r < mr; r++) {
         __m256 y[NV], mx = ninf;
         for (int v = 0; v < NV; v++) {
-            y[v] = _mm256_blendv_ps(ninf,
-                                    _mm256_add_ps(_mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v),
-                                                  b[v]),
-                                    live[v]);
+            y[v] = _mm256_blendv_ps(
+                ninf, _mm256_add_ps(_mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), b[v]),
+                live[v]);
             mx = _mm256_max_ps(mx, y[v]);
         }
-        const float m_old = e->m[i + r], m = fmaxf(m_old, ckb_gemm8_hmax(mx));
+        const float m_old = e->m[i + r], m = fmaxf(m_old, ckb_kit_hmax8(mx));
         const __m256 mv = _mm256_set1_ps(m);
         __m256 s = _mm256_setzero_ps();
         for (int v = 0; v < NV; v++)
-            s = _mm256_add_ps(s, _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(y[v], mv)), live[v]));
+            s = _mm256_add_ps(s, _mm256_and_ps(ckb_kit_exp8(_mm256_sub_ps(y[v], mv)), live[v]));
         const float scale = m_old == -INFINITY ? 0.0f : expf(m_old - m);
-        e->s[i + r] = e->s[i + r] * scale + ckb_gemm8_hsum(s);
+        e->s[i + r] = e->s[i + r] * scale + ckb_kit_hsum8(s);
         e->m[i + r] = m;
     }
 }
@@ -373,7 +338,7 @@ static void gsl__lse_tile(void *ctx, const float *tile, int64_t i, int64_t j, in
 void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const ckb_bf16 *w2,
               const ckb_bf16 *b2, ckb_bf16 *out)
 {
-    enum { NR8 = CKB_GEMM8_NR, MR8 = CKB_GEMM8_MR };
+    enum { NR8 = CKB_KIT_GEMM8_NR, MR8 = CKB_KIT_GEMM8_MR };
     const int nthr = omp_get_max_threads();
     /* shared: the block's h and every thread's partials */
     ckb_bf16 *h = ckb_kit_alloc64((size_t)(GSL_RB8 * HID) * sizeof(ckb_bf16));
@@ -388,23 +353,23 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
     {
         /* the grids from the team OpenMP gave, which may be smaller than asked */
         const int t = omp_get_thread_num(), nteam = omp_get_num_threads();
-        const ckb_gemm_grid g1 = ckb_gemm_grid_make(nteam, 0, (HID + NR8 - 1) / NR8);
-        const ckb_gemm_grid g2 = ckb_gemm_grid_make(nteam, 0, (OUT + NR8 - 1) / NR8);
+        const ckb_kit_gemm_grid g1 = ckb_kit_gemm_grid_make(nteam, 0, (HID + NR8 - 1) / NR8);
+        const ckb_kit_gemm_grid g2 = ckb_kit_gemm_grid_make(nteam, 0, (OUT + NR8 - 1) / NR8);
         struct gsl__part e = {b1, b2, h, 0, pm + (size_t)t * GSL_RB8 * 2, NULL};
         e.s = e.m + GSL_RB8;
-        ckb_gemm8_job j1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
-                            .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile,
-                            .ctx = &e};
-        ckb_gemm8_job j2 = {.a = h, .lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID,
-                            .n = OUT, .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8,
-                            .epi = gsl__lse_tile, .ctx = &e};
+        ckb_kit_gemm8_job j1 = {.a = x, .lda = IN, .b = w1, .ldb = IN, .bt = 1, .k = IN, .n = HID,
+                                .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8, .epi = gsl__sigmoid_tile,
+                                .ctx = &e};
+        ckb_kit_gemm8_job j2 = {.a = h, .lda = HID, .b = w2, .ldb = HID, .bt = 1, .k = HID,
+                                .n = OUT, .mc = GSL_RB8, .nc = NB, .kc = GSL_KC8,
+                                .epi = gsl__lse_tile, .ctx = &e};
         /* one allocation per thread per call: packed A and B, and the f32
          * partial sums between k blocks (rows x a column block) */
-        size_t a_n = ckb_gemm8_ap_floats(&j1), b_n = ckb_gemm8_bp_floats(&j1);
-        a_n = a_n > ckb_gemm8_ap_floats(&j2) ? a_n : ckb_gemm8_ap_floats(&j2);
-        b_n = b_n > ckb_gemm8_bp_floats(&j2) ? b_n : ckb_gemm8_bp_floats(&j2);
-        const int64_t ldt = ckb_gemm8_nc(&j1) > ckb_gemm8_nc(&j2) ? ckb_gemm8_nc(&j1)
-                                                                   : ckb_gemm8_nc(&j2);
+        size_t a_n = ckb_kit_gemm8_ap_floats(&j1), b_n = ckb_kit_gemm8_bp_floats(&j1);
+        a_n = a_n > ckb_kit_gemm8_ap_floats(&j2) ? a_n : ckb_kit_gemm8_ap_floats(&j2);
+        b_n = b_n > ckb_kit_gemm8_bp_floats(&j2) ? b_n : ckb_kit_gemm8_bp_floats(&j2);
+        const int64_t ldt = ckb_kit_gemm8_nc(&j1) > ckb_kit_gemm8_nc(&j2) ? ckb_kit_gemm8_nc(&j1)
+                                                                          : ckb_kit_gemm8_nc(&j2);
         const size_t t_n = (size_t)((GSL_RB8 + MR8 - 1) / MR8 * MR8 * ldt);
         a_n = (a_n + 15) / 16 * 16; /* each part 64-byte aligned */
         b_n = (b_n + 15) / 16 * 16;
@@ -418,13 +383,13 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
             e.i0 = i0;
             for (int64_t r = 0; r < rb; r++)
                 e.m[r] = -INFINITY, e.s[r] = 0.0f;
-            ckb_gemm_grid_share(g1, t, rb, MR8, HID, NR8, &m0, &m1, &n0, &n1);
+            ckb_kit_gemm_grid_share(g1, t, rb, MR8, HID, NR8, &m0, &m1, &n0, &n1);
             if (buf && t < g1.tm * g1.tn && m0 < m1 && n0 < n1)
-                ckb_gemm8_run(&j1, i0 + m0, i0 + m1, n0, n1, buf, bp);
+                ckb_kit_gemm8_run(&j1, i0 + m0, i0 + m1, n0, n1, buf, bp);
 #pragma omp barrier
-            ckb_gemm_grid_share(g2, t, rb, MR8, OUT, NR8, &m0, &m1, &n0, &n1);
+            ckb_kit_gemm_grid_share(g2, t, rb, MR8, OUT, NR8, &m0, &m1, &n0, &n1);
             if (buf && t < g2.tm * g2.tn && m0 < m1 && n0 < n1)
-                ckb_gemm8_run(&j2, m0, m1, n0, n1, buf, bp);
+                ckb_kit_gemm8_run(&j2, m0, m1, n0, n1, buf, bp);
 #pragma omp barrier
             /* the merge, rows split; the barrier after it guards h and the
              * partials, which the next block rewrites */
@@ -462,7 +427,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < HID; j++) {
-                    float v = ckb_gemm_dot(x + i * IN, w1 + j * IN, IN) + ckb_bf16_to_f32(b1[j]);
+                    float v =
+                        ckb_kit_gemm_dot(x + i * IN, w1 + j * IN, IN) + ckb_bf16_to_f32(b1[j]);
                     h[j] = ckb_bf16_to_f32(ckb_f32_to_bf16(1.0f / (1.0f + expf(-v))));
                 }
                 float m = -INFINITY;

@@ -172,8 +172,8 @@ const ckb_workload ckb_wl_32k_Gemm_Sigmoid_LogSumExp = {
      * layer-1 accumulator block, KC k per accumulation pass (0: all), the
      * matmul unit (the host's fastest, not searched). */
     .nparams = 4,
-    .params = {{"MB", 64, 4, {32, 64, 128, 512}},
-               {"NB", 256, 2, {256, 512}},
-               {"KC", 0, 2, {0, 1024}},
+    .params = {{"MB", CKB_PARAM_HOST_MC, 4, {32, 64, 128, 512}},
+               {"NB", CKB_PARAM_HOST_NC, 2, {256, 512}},
+               {"KC", CKB_PARAM_HOST_KC, 2, {0, 1024}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

@@ -53,7 +53,7 @@
 
 #include "ckbench.h"
 #include "ckb_kit_alloc.h"
-#include "ckb_kit_bf16.h"
+#include "ckb_kit_simd.h"
 #include "ckb_kit_unit.h"
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
@@ -79,37 +79,17 @@
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
-/* exp(x) per lane, within ~1 ulp of expf (see 50k's expert). */
-static inline __m512 cmt__exp(__m512 x)
-{
-    x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
-}
-
 /* tanh(mish(v)): mish = v * tanh(log(1 + e)) = v * t / (t + 2) with e =
  * exp(v), t = e (e + 2) (past v = 20, tanh(softplus) is 1 in f32 and t
  * would overflow); then tanh(u) = (e2 - 1) / (e2 + 1), e2 = exp(2u), with u
  * capped at 10 where tanh is 1 in f32. */
 static inline __m512 cmt__mish_tanh(__m512 v)
 {
-    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
-    const __m512 e = cmt__exp(_mm512_min_ps(v, _mm512_set1_ps(20.0f)));
+    const __m512 two = _mm512_set1_ps(2.0f);
+    const __m512 e = ckb_kit_exp16(_mm512_min_ps(v, _mm512_set1_ps(20.0f)));
     const __m512 t = _mm512_mul_ps(e, _mm512_add_ps(e, two));
     const __m512 u = _mm512_div_ps(_mm512_mul_ps(v, t), _mm512_add_ps(t, two));
-    const __m512 e2 = cmt__exp(_mm512_mul_ps(two, _mm512_min_ps(u, _mm512_set1_ps(10.0f))));
-    return _mm512_div_ps(_mm512_sub_ps(e2, one), _mm512_add_ps(e2, one));
+    return ckb_kit_tanh16(u);
 }
 
 /* Stores 16 results for positions s..s+15 of output plane (n, oc, od):
@@ -166,25 +146,6 @@ static void cmt__pair_input(const ckb_bf16 *x, uint32_t *xp, int64_t z0, int64_t
     (IC % 32 == 0 || IC < 32)
 
 #define CMT_KCH (IC % 32 == 0 ? 32 : IC) /* channels per tile step */
-
-/* Tiles 0-3: the 2 x 2 f32 accumulators (16 channels x 16 positions);
- * 4-5: weights (16 channels x CMT_KCH); 6-7: inputs (CMT_KCH/2 pairs x
- * 16 positions). */
-static void cmt__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    cfg.colsb[4] = cfg.colsb[5] = CMT_KCH * 2;
-    cfg.rows[6] = cfg.rows[7] = CMT_KCH / 2;
-    _tile_loadconfig(&cfg);
-}
 
 /* wa[tap][icc][oc][CMT_KCH] bf16: a weight tile is 16 rows of oc. */
 static void cmt__pack_weight(const ckb_bf16 *weight, ckb_bf16 *wa)
@@ -257,7 +218,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t z = 0; z < nz; z += 16)
                 cmt__pair_input(x, xp, z, z + 16 < nz ? z + 16 : nz);
             float st[32 * 32] __attribute__((aligned(64)));
-            cmt__tiles_on();
+            ckb_kit_amx_on_k(CMT_KCH); /* tiles 4-5 weights, 6-7 inputs */
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < N * OD; i++)
                 cmt__plane(xp, wa, bias, out, i / OD, i % OD, st);
@@ -406,36 +367,14 @@ typedef __m256 cmt_vec;
 #endif
 
 #if CMT_VL == 8
-/* exp(x) per lane, within ~1 ulp of expf for x in [-87, 88] (clamped
- * there: 2^n is built in the exponent field, which must stay normal). */
-static inline __m256 cmt__exp8(__m256 x)
-{
-    x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187045e-06f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
 /* tanh(mish(v)), as cmt__mish_tanh of the AVX-512 path. */
 static inline __m256 cmt__mish_tanh8(__m256 v)
 {
-    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
-    const __m256 e = cmt__exp8(_mm256_min_ps(v, _mm256_set1_ps(20.0f)));
+    const __m256 two = _mm256_set1_ps(2.0f);
+    const __m256 e = ckb_kit_exp8(_mm256_min_ps(v, _mm256_set1_ps(20.0f)));
     const __m256 t = _mm256_mul_ps(e, _mm256_add_ps(e, two));
     const __m256 u = _mm256_div_ps(_mm256_mul_ps(v, t), _mm256_add_ps(t, two));
-    const __m256 e2 = cmt__exp8(_mm256_mul_ps(two, _mm256_min_ps(u, _mm256_set1_ps(10.0f))));
-    return _mm256_div_ps(_mm256_sub_ps(e2, one), _mm256_add_ps(e2, one));
+    return ckb_kit_tanh8(u);
 }
 
 /* Stores 8 results for positions s..s+7 of output plane (n, oc, od),

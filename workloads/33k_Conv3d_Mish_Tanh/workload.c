@@ -150,7 +150,7 @@ const ckb_workload ckb_wl_33k_Conv3d_Mish_Tanh = {
     /* expert.c: micro-tile of R output channels x PV vectors of output
      * positions held in registers over every tap; MMA the unit. */
     .nparams = 3,
-    .params = {{"R", 8, 2, {4, 8}},
-               {"PV", 2, 3, {1, 2, 3}},
+    .params = {{"R", CKB_PARAM_HOST_MR, 2, {4, 8}},
+               {"PV", CKB_PARAM_HOST_NR, 3, {1, 2, 3}, .per = 16},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

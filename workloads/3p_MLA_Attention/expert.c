@@ -82,6 +82,8 @@
 #include <omp.h>
 
 #include "ckbench.h"
+#include "ckb_kit_attn.h"
+#include "ckb_kit_simd.h"
 #include "ckb_kit_alloc.h"
 #include "ckb_kit_unit.h"
 
@@ -268,23 +270,6 @@ static inline void g__ukernel(const ckb_bf16 *a, int64_t lda, int64_t k, const u
 
 #if ML_AMX
 
-/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4-5 A (16 rows x
- * 32 bf16), 6-7 B (16 pairs x 16 columns, the packed pair layout); the
- * attention uses the same shapes. Per thread, once per call. */
-static void ml__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
-
 /* C[0:32, 0:n] = bf16(a[0:32, 0:k] @ B) for the np packed panels at bp (kp
  * pairs each), n and k multiples of 32. k is split into GKC-deep slices so
  * that the slice of A (32 x GKC bf16) stays in L1 while every 32 columns
@@ -342,7 +327,7 @@ static void g__amx_rows(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_
             _mm512_storeu_si512((void *)(c + r * ldc + v), (__m512i)y);
         }
 }
-#define ML_TILES_ON() ml__tiles_on()
+#define ML_TILES_ON() ckb_kit_amx_on()
 #define ML_TILES_OFF() _tile_release()
 #else
 #define ML_TILES_ON() ((void)0)
@@ -417,22 +402,8 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #define FA_VP_SIZE ((int64_t)FA_SP * FA_DO) /* bf16 elements of a packed v */
 #define FA_OS (H * VD) /* stride between positions of one head's attention output */
 
-/* scale * log2(e): scores go straight to the base-2 domain of fa__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16. */
 #define FA_C2 ((float)(1.4426950408889634 / sqrt((double)QKD)))
-
-/* 2^x for finite x <= 0 (rel. error ~2e-7), as in 1p's expert. */
-static inline __m512 fa__exp2(__m512 x)
-{
-    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.339086331e-03f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
-    return _mm512_scalef_ps(p, n);
-}
 
 /* Packs key group g (keys 16g .. 16g+15) of a ndp-pair-wide key part whose
  * rows are stride apart: kp[g][p][jj] = (k[16g+jj][2p], k[16g+jj][2p+1]),
@@ -604,7 +575,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
         __m512 mv = _mm512_set1_ps(m_new);
         __m512 sum = _mm512_setzero_ps();
         for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+            __m512 e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
             if (k + 16 > c)
                 e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
@@ -699,74 +670,6 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t 
 
 #if FA_AMX
 
-/* Online softmax of a 16-row tile against key block j0: scores sc->s
- * [16][BK] over w16 keys; row qi0 + r keeps keys j <= its index (and < S),
- * at least one (see fa__block_amx). Writes P in bf16 over w32 keys (zero
- * where masked and past w16: whole 32-key tiles), updates m and l, and
- * returns in alpha how much each row's old output shrinks. */
-static void fa__softmax16(fa__scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w16,
-                          int64_t w32, float *alpha)
-{
-    const __m512 c2 = _mm512_set1_ps(FA_C2);
-    for (int r = 0; r < 16; r++) {
-        int64_t row = rt + r, qi = qi0 + r;
-        int64_t kend = qi + 1 < S ? qi + 1 : S;
-        int64_t c = kend - j0 < w16 ? kend - j0 : w16;
-        const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = sc->p + r * BK;
-        __m512 mx = _mm512_set1_ps(-INFINITY);
-        for (int64_t k = 0; k < c; k += 16) {
-            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
-            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
-        }
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx) * FA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w32; k += 16) {
-            __m512 e = _mm512_setzero_ps();
-            if (k < c) {
-                e = fa__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-                if (k + 16 > c)
-                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
-                sum = _mm512_add_ps(sum, e);
-            }
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
-        }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
-    }
-}
-
-/* nv (1..4) 16-key score tiles += 16 query rows (A, rows QKD apart) x nc
- * 32-deep chunks of a packed key part whose groups are gb bytes apart. */
-static inline __attribute__((always_inline)) void fa__qk_amx(const char *qt, const char *kt,
-                                                             int64_t gb, int64_t nc, int64_t nv)
-{
-    for (int64_t kc = 0; kc < nc; kc++) {
-        const char *b = kt + kc * 16 * 64;
-        _tile_loadd(4, qt + kc * 64, QKD * 2);
-        _tile_loadd(5, b, 64);
-        _tile_dpbf16ps(0, 4, 5);
-        if (nv > 1) {
-            _tile_loadd(6, b + gb, 64);
-            _tile_dpbf16ps(1, 4, 6);
-        }
-        if (nv > 2) {
-            _tile_loadd(7, b + 2 * gb, 64);
-            _tile_dpbf16ps(2, 4, 7);
-        }
-        if (nv > 3) {
-            _tile_loadd(5, b + 3 * gb, 64);
-            _tile_dpbf16ps(3, 4, 5);
-        }
-    }
-}
-
 /* fa__block on AMX tiles, 16 query rows a tile. q k^T: A = 16 rows of the
  * gathered q (bf16 rows of QKD, the layout A reads) x 32 d; B = 16 d pairs
  * x 16 keys of a packed key group (fa__pack_k's layout is B's): the NOPE
@@ -806,23 +709,16 @@ static void fa__block_amx(const ckb_bf16 *q, const uint32_t *kn, const uint32_t 
             const char *qt = (const char *)(sc->q + rt * FA_DP);
             for (int64_t v = 0; v < nv; v += 4) {
                 int64_t n = nv - v < 4 ? nv - v : 4, g = j0 / 16 + v;
-                _tile_zero(0);
-                _tile_zero(1);
-                _tile_zero(2);
-                _tile_zero(3);
-                fa__qk_amx(qt, (const char *)kn + g * gn, gn, NOPE / 32, n);
-                fa__qk_amx(qt + NOPE * 2, (const char *)kr + g * gr, gr, ROPE / 32, n);
-                float *st = sc->s + 16 * v;
-                _tile_stored(0, st, BK * 4);
-                if (n > 1)
-                    _tile_stored(1, st + 16, BK * 4);
-                if (n > 2)
-                    _tile_stored(2, st + 32, BK * 4);
-                if (n > 3)
-                    _tile_stored(3, st + 48, BK * 4);
+                ckb_kit_amx_zero4();
+                ckb_kit_amx_1x4(qt, QKD * 2, (const char *)kn + g * gn, 64, 16 * 64, gn, NOPE / 32,
+                                n);
+                ckb_kit_amx_1x4(qt + NOPE * 2, QKD * 2, (const char *)kr + g * gr, 64, 16 * 64, gr,
+                                ROPE / 32, n);
+                ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
             }
             float alpha[16];
-            fa__softmax16(sc, qi0, rt, j0, nv * 16, w32, alpha);
+            ckb_kit_attn_softmax16(sc->s, BK, sc->p, BK, sc->m + rt, sc->l + 16 * rt, qi0, S, j0,
+                                   nv * 16, w32, FA_C2, alpha);
             float *ot = sc->o + rt * FA_DO;
             for (int r = 0; r < 16; r++) {
                 __m512 al = _mm512_set1_ps(alpha[r]);
@@ -835,39 +731,8 @@ static void fa__block_amx(const ckb_bf16 *q, const uint32_t *kn, const uint32_t 
             const char *pt = (const char *)sc->p;
             for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
                 int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
-                float *oc = ot + 16 * c0;
-                _tile_loadd(0, oc, FA_DO * 4);
-                if (n > 1)
-                    _tile_loadd(1, oc + 16, FA_DO * 4);
-                if (n > 2)
-                    _tile_loadd(2, oc + 32, FA_DO * 4);
-                if (n > 3)
-                    _tile_loadd(3, oc + 48, FA_DO * 4);
-                for (int64_t kk = 0; kk < w32 / 32; kk++) {
-                    const char *b = vt + kk * 16 * FA_DO * 4 + c0 * 64;
-                    _tile_loadd(4, pt + kk * 64, BK * 2);
-                    _tile_loadd(5, b, FA_DO * 4);
-                    _tile_dpbf16ps(0, 4, 5);
-                    if (n > 1) {
-                        _tile_loadd(6, b + 64, FA_DO * 4);
-                        _tile_dpbf16ps(1, 4, 6);
-                    }
-                    if (n > 2) {
-                        _tile_loadd(7, b + 128, FA_DO * 4);
-                        _tile_dpbf16ps(2, 4, 7);
-                    }
-                    if (n > 3) {
-                        _tile_loadd(5, b + 192, FA_DO * 4);
-                        _tile_dpbf16ps(3, 4, 5);
-                    }
-                }
-                _tile_stored(0, oc, FA_DO * 4);
-                if (n > 1)
-                    _tile_stored(1, oc + 16, FA_DO * 4);
-                if (n > 2)
-                    _tile_stored(2, oc + 32, FA_DO * 4);
-                if (n > 3)
-                    _tile_stored(3, oc + 48, FA_DO * 4);
+                ckb_kit_amx_pv(pt, BK * 2, vt + c0 * 64, FA_DO * 4, ot + 16 * c0, FA_DO, w32 / 32,
+                               n);
             }
         }
     }
@@ -1051,7 +916,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 
 #include <immintrin.h>
 
-#define CKB_GEMM_UNIT 1
+#define CKB_KIT_GEMM_UNIT 1
 #include "ckb_kit_gemm.h"
 
 #define ML_GMB 96  /* rows of C per driver run: their f32 partial sums (96 x ML_GNC) in L2 */
@@ -1070,9 +935,9 @@ static inline __attribute__((always_inline)) void ml__store(void *ctx, const flo
     const struct ml__c *e = ctx;
     for (int r = 0; r < mr; r++)
 #pragma GCC unroll 8
-        for (int v = 0; v < CKB_GEMM8_NR / 8; v++)
-            ckb_gemm8_store_bf16(e->c + (i + r) * e->ldc + j + 8 * v,
-                                 _mm256_load_ps(tile + r * CKB_GEMM8_NR + 8 * v), nr - 8 * v);
+        for (int v = 0; v < CKB_KIT_GEMM8_NR / 8; v++)
+            ckb_kit_store8_n(e->c + (i + r) * e->ldc + j + 8 * v,
+                             _mm256_load_ps(tile + r * CKB_KIT_GEMM8_NR + 8 * v), nr - 8 * v);
 }
 
 /* C[m, n] = bf16(A[m, k] @ B[k, n]), bf16 operands with row strides lda,
@@ -1082,8 +947,8 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
                     const ckb_bf16 *b, int64_t ldb, ckb_bf16 *c, int64_t ldc)
 {
     struct ml__c e = {c, ldc};
-    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), n >= m ? 0 : 1,
-                                                  (n + CKB_GEMM8_NR - 1) / CKB_GEMM8_NR);
+    const ckb_kit_gemm_grid grid = ckb_kit_gemm_grid_make(
+        omp_get_max_threads(), n >= m ? 0 : 1, (n + CKB_KIT_GEMM8_NR - 1) / CKB_KIT_GEMM8_NR);
     int failed = 0;
     /* The whole team, threads past the grid idle: a smaller team would
      * retire OpenMP pool threads that the next full-team region then has to
@@ -1092,18 +957,18 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
     {
         int64_t m0 = 0, m1 = 0, n0 = 0, n1 = 0;
         if (omp_get_thread_num() < grid.tm * grid.tn)
-            ckb_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_GEMM8_MR, n, CKB_GEMM8_NR,
-                                &m0, &m1, &n0, &n1);
-        ckb_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n,
-                           .mc = ML_GMB, .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
-        g.ldt = ckb_gemm8_nc(&g);
-        const size_t a_n = ckb_gemm8_ap_floats(&g), b_n = ckb_gemm8_bp_floats(&g);
-        const size_t t_n = k > ckb_gemm8_kc(&g) ? (size_t)(ML_GMB * g.ldt) : 0;
+            ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), m, CKB_KIT_GEMM8_MR, n,
+                                    CKB_KIT_GEMM8_NR, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm8_job g = {.a = a, .lda = lda, .b = b, .ldb = ldb, .k = k, .n = n, .mc = ML_GMB,
+                               .nc = ML_GNC, .kc = ML_GKC, .epi = ml__store, .ctx = &e};
+        g.ldt = ckb_kit_gemm8_nc(&g);
+        const size_t a_n = ckb_kit_gemm8_ap_floats(&g), b_n = ckb_kit_gemm8_bp_floats(&g);
+        const size_t t_n = k > ckb_kit_gemm8_kc(&g) ? (size_t)(ML_GMB * g.ldt) : 0;
         if (m0 < m1 && n0 < n1) {
             float *buf = ckb_kit_alloc64(ML_ROUND64((a_n + b_n + t_n) * sizeof(float)));
             g.t = t_n && buf ? buf + a_n + b_n : NULL;
             for (int64_t r = m0; buf && r < m1; r += ML_GMB)
-                ckb_gemm8_run(&g, r, m1 - r < ML_GMB ? m1 : r + ML_GMB, n0, n1, buf, buf + a_n);
+                ckb_kit_gemm8_run(&g, r, m1 - r < ML_GMB ? m1 : r + ML_GMB, n0, n1, buf, buf + a_n);
             failed = !buf;
             free(buf);
         }

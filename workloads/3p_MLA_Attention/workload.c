@@ -328,9 +328,9 @@ const ckb_workload ckb_wl_3p_MLA_Attention = {
      * B its projection GEMM packs per block, the k depth of its AMX slices
      * and the matmul unit. */
     .nparams = 5,
-    .params = {{"BQ", 128, 2, {64, 128}},
-               {"BK", 256, 2, {128, 256}},
-               {"GNC", 256, 2, {128, 256}},
-               {"GKC", 128, 2, {128, 256}},
+    .params = {{"BQ", CKB_PARAM_HOST_BQ, 2, {64, 128}, .multiple = 4, .head = 320},
+               {"BK", CKB_PARAM_HOST_BK, 2, {128, 256}, .multiple = 16, .head = 320},
+               {"GNC", CKB_PARAM_HOST_NC, 2, {128, 256}, .multiple = 64},
+               {"GKC", CKB_PARAM_HOST_KC, 2, {128, 256}, .multiple = 32},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

@@ -57,7 +57,7 @@
 #else
 #define GAR_AVX2 0
 #endif
-#define CKB_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
+#define CKB_KIT_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
 
 #if GAR_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
 #ifndef MR /* micro-kernel rows (at most 8) */
@@ -100,268 +100,75 @@
 #endif
 
 #if GAR_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_GEMM8_MR MR
-#define CKB_GEMM8_NR NR
+#define CKB_KIT_GEMM8_MR MR
+#define CKB_KIT_GEMM8_NR NR
+#else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR NR
+#if AMX && B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && NR % 32 == 0
+#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
+#endif
+#define CKB_KIT_GEMM16_EPI gar__epi
+#define CKB_KIT_GEMM16_EPI_AMX gar__epi_amx
 #endif
 #include "ckb_kit_gemm.h"
 
-/* ---- fixed choices ------------------------------------------------------ */
-
-#ifndef GAR_PREFETCH /* pairs of weight rows the packer prefetches ahead */
-#define GAR_PREFETCH 32
-#endif
-#ifndef GAR_STACK_MAX /* packed blocks up to this size live on the stack */
-#define GAR_STACK_MAX (4L << 20)
-#endif
-
-#define GAR_NV (NR / 16)      /* zmm accumulators per row of the tile */
-#define GAR_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
-
-#if !GAR_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GAR_NV + GAR_NV > 30)
-#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
-#endif
+struct gar__epi {
+    const ckb_bf16 *bias;
+    ckb_bf16 *out;
+};
 
 #if !GAR_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
-/* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
- * 32, IN of 32 (one x tile is 16 rows x 32 k), panels of whole tile pairs. */
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && B % 32 == 0 && IN % 32 == 0 &&       \
-    OUT % 32 == 0 && NR % 32 == 0
-#define GAR_AMX 1
-#define GAR_RB 32 /* rows per step of the kernel */
-#else
-#define GAR_AMX 0
-#define GAR_RB MR
-#endif
-
-/* Packs panels [q0, q0+np) of weight (panel q = columns [q*NR, q*NR+NR))
- * into bp[q-q0][GAR_KP][NR] pairs. Row-pair outer, so each weight row is
- * read in one contiguous run of np*NR columns. */
-static void gar__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
+/* The micro-kernel's epilogue on its registers: relu(acc + bias) rounded
+ * to bf16 (nearest even); the bias, loaded once per tile, is the
+ * accumulator's only other input. */
+static inline __attribute__((always_inline)) void
+gar__epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
 {
-    for (int64_t p = 0; p < GAR_KP; p++) {
-        const ckb_bf16 *r0 = w + 2 * p * OUT;
-        const int has_odd = 2 * p + 1 < IN;
-        /* The rows are OUT apart: too far for the hardware prefetcher to
-         * follow, and the packer is latency bound without this. */
-        if (2 * (p + GAR_PREFETCH) + 1 < IN) {
-            const char *f = (const char *)(r0 + 2 * GAR_PREFETCH * OUT + q0 * NR);
-            for (int64_t o = 0; o < np * NR * 2; o += 64) {
-                _mm_prefetch(f + o, _MM_HINT_T0);
-                _mm_prefetch(f + 2 * OUT + o, _MM_HINT_T0);
-            }
-        }
-        for (int64_t q = 0; q < np; q++) {
-            uint32_t *dst = bp + (q * GAR_KP + p) * NR;
-#pragma GCC unroll 4
-            for (int v = 0; v < GAR_NV; v++) {
-                int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = ckb_gemm16_mask(OUT - j);
-                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
-                __m512i hi = has_odd
-                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
-                                 : _mm512_setzero_si512();
-                _mm512_store_si512((void *)(dst + 16 * v),
-                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-            }
-        }
-    }
-}
-
-#if GAR_AMX
-
-/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
- * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
- * configuration is per thread: each thread loads it before its share. */
-static void gar__tiles_on(void) { ckb_amx_tiles_on(); }
-
-static void gar__tiles_off(void) { ckb_amx_tiles_off(); }
-
-/*
- * c[0:32, 0:nr] = relu(a[0:32, 0:IN] @ panel + bias[0:nr]), rounded to
- * bf16; nr a multiple of 32. Per 32 columns a 2 x 2 grid of f32
- * accumulator tiles runs over all of IN, x tiles loaded straight from x (a
- * pair of k is already the layout tdpbf16ps reads), weight tiles from the
- * packed panel (rows NR pairs apart); the epilogue (bias, relu, one
- * rounding to bf16, nearest even) reads the stored f32 tiles.
- */
-static void gar__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
-                           const ckb_bf16 *restrict bias, ckb_bf16 *restrict c, int nr)
-{
-    float buf[32][32] __attribute__((aligned(64)));
-    const ckb_bf16 *a1 = a + 16 * IN;
-    const __m512 zero = _mm512_setzero_ps();
-    for (int v = 0; v < nr; v += 32) {
-        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-        for (int64_t kk = 0; kk < IN; kk += 32) {
-            _tile_loadd(4, a + kk, IN * 2);
-            _tile_loadd(6, b0 + kk / 2 * NR, NR * 4);
-            _tile_loadd(7, b1 + kk / 2 * NR, NR * 4);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 4, 7);
-            _tile_loadd(5, a1 + kk, IN * 2);
-            _tile_dpbf16ps(2, 5, 6);
-            _tile_dpbf16ps(3, 5, 7);
-        }
-        _tile_stored(0, &buf[0][0], 128);
-        _tile_stored(1, &buf[0][16], 128);
-        _tile_stored(2, &buf[16][0], 128);
-        _tile_stored(3, &buf[16][16], 128);
-        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16);
-        const __m512 bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
-        for (int r = 0; r < 32; r++) {
-            __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][0]), bv0), zero);
-            __m512 y1 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(&buf[r][16]), bv1), zero);
-            /* 32 columns in one: the second argument gives the low half */
-            _mm512_storeu_si512((void *)(c + r * OUT + v), (__m512i)_mm512_cvtne2ps_pbh(y1, y0));
-        }
-    }
-}
-
-#else
-
-static void gar__tiles_on(void) {}
-static void gar__tiles_off(void) {}
-
-#endif
-
-/*
- * The micro-kernel: c[0:mr, 0:nr] = relu(a[0:mr, 0:IN] @ panel + bias[0:nr]),
- * rounded to bf16. a points at row 0 of the sliver in x (rows IN apart), bp
- * at a packed panel, bias at the panel's first column.
- */
-static inline void gar__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
-                                const ckb_bf16 *restrict bias, ckb_bf16 *restrict c, int mr,
-                                int nr)
-{
-    __m512 acc[MR][GAR_NV];
-    const ckb_bf16 *row[MR];
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; r++) {
-        /* rows past the edge recompute the last valid row: never stored */
-        row[r] = a + (r < mr ? r : mr - 1) * IN;
-#pragma GCC unroll 4
-        for (int v = 0; v < GAR_NV; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    }
-    for (int64_t p = 0; p < IN / 2; p++) {
-        __m512i b[GAR_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < GAR_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
-#pragma GCC unroll 4
-            for (int v = 0; v < GAR_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
-        }
-    }
-    if (IN & 1) { /* the last k alone: x's high half and the panel's are zero */
-        __m512i b[GAR_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < GAR_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + (IN / 2) * NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(row[r][IN - 1]);
-#pragma GCC unroll 4
-            for (int v = 0; v < GAR_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
-        }
-    }
-    /* The epilogue on the registers: the bias, loaded once per tile, is the
-     * accumulator's only other input. */
-    __m512 bv[GAR_NV];
+    const struct gar__epi *e = ctx;
+    ckb_bf16 *c = e->out + i * OUT + j;
+    __m512 bv[CKB_KIT_GEMM16_NV];
     const __m512 zero = _mm512_setzero_ps();
 #pragma GCC unroll 4
-    for (int v = 0; v < GAR_NV; v++)
-        bv[v] = ckb_gemm16_load_bf16(bias + 16 * v, nr - 16 * v);
+    for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
+        bv[v] = ckb_kit_load16_n(e->bias + j + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
             break;
 #pragma GCC unroll 4
-        for (int v = 0; v < GAR_NV; v++) { /* vcvtneps2bf16 rounds to nearest even */
+        for (int v = 0; v < CKB_KIT_GEMM16_NV; v++) {
             __m512 y = _mm512_max_ps(_mm512_add_ps(acc[r][v], bv[v]), zero);
-            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_gemm16_mask(nr - 16 * v),
+            _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_kit_mask16(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(y));
         }
     }
 }
 
-/* One thread's share: rows [m0, m1) x panels [q0, q1), packing ncp panels
- * at a time into bp. */
-static void gar__share(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bias,
-                       ckb_bf16 *out, int64_t m0, int64_t m1, int64_t q0, int64_t q1,
-                       int64_t ncp, uint32_t *bp)
+/* The AMX block's epilogue: the same on a stored 32 x 32 f32 block. */
+static inline __attribute__((always_inline)) void gar__epi_amx(void *ctx, const float *tile,
+                                                               int64_t i, int64_t j)
 {
-    const int64_t mc = MC < GAR_RB ? GAR_RB : MC / GAR_RB * GAR_RB; /* whole slivers */
-    for (int64_t jq = q0; jq < q1; jq += ncp) {
-        int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
-        gar__pack(w, jq, np, bp);
-        for (int64_t ic = m0; ic < m1; ic += mc) {
-            int64_t ie = m1 - ic < mc ? m1 : ic + mc;
-            for (int64_t q = 0; q < np; q++) {
-                int64_t j = (jq + q) * NR;
-                int nr = OUT - j < NR ? (int)(OUT - j) : NR;
-#if GAR_AMX
-                for (int64_t i = ic; i < ie; i += 32)
-                    gar__amx_block(x + i * IN, bp + q * GAR_KP * NR, bias + j, out + i * OUT + j,
-                                   nr);
-#else
-                for (int64_t i = ic; i < ie; i += MR) {
-                    int mr = ie - i < MR ? (int)(ie - i) : MR;
-                    gar__ukernel(x + i * IN, bp + q * GAR_KP * NR, bias + j, out + i * OUT + j,
-                                 mr, nr);
-                }
-#endif
-            }
-        }
+    const struct gar__epi *e = ctx;
+    const __m512 bv0 = ckb_kit_load16_n(e->bias + j, 16);
+    const __m512 bv1 = ckb_kit_load16_n(e->bias + j + 16, 16);
+    const __m512 zero = _mm512_setzero_ps();
+    for (int r = 0; r < 32; r++) {
+        __m512 y0 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0), zero);
+        __m512 y1 = _mm512_max_ps(_mm512_add_ps(_mm512_load_ps(tile + r * 32 + 16), bv1), zero);
+        /* 32 columns in one: the second argument gives the low half */
+        _mm512_storeu_si512((void *)(e->out + (i + r) * OUT + j),
+                            (__m512i)_mm512_cvtne2ps_pbh(y1, y0));
     }
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-    const int64_t npanel = (OUT + NR - 1) / NR;
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > npanel)
-        tn = (int)npanel;
-    const int tm = nthr / tn;
-
-#pragma omp parallel num_threads(tm * tn)
-    {
-        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of the kernel's rows so that only
-         * the last is ragged */
-        int64_t m0 = B * ti / tm / GAR_RB * GAR_RB;
-        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / GAR_RB * GAR_RB;
-        int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
-        int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
-        if (ncp > q1 - q0)
-            ncp = q1 - q0;
-        const int64_t panel_bytes = GAR_KP * NR * 4;
-        if (m0 < m1 && ncp > 0) {
-            gar__tiles_on();
-            if (ncp * panel_bytes <= GAR_STACK_MAX) {
-                /* the stack's pages stay mapped from one call to the next */
-                uint32_t buf[ncp * panel_bytes / 4 + 16];
-                uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-                gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
-            } else {
-                uint32_t *bp = ckb_kit_alloc64((size_t)(ncp * panel_bytes));
-                if (bp) /* out of memory: no way to report, out stays unwritten */
-                    gar__share(x, weight, bias, out, m0, m1, q0, q1, ncp, bp);
-                free(bp);
-            }
-            gar__tiles_off();
-        }
-    }
+    struct gar__epi epi = {bias, out};
+    const ckb_kit_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
+                                  .k = IN, .mc = MC, .nc = NC, .tn = TN, .ctx = &epi};
+    ckb_kit_gemm16_run(&g);
 }
 
 #elif GAR_AVX2
@@ -374,19 +181,12 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
  * GAR_MB of the thread's rows x NC) between KC blocks.
  */
 
-#define GAR_NCP ((NC + NR - 1) / NR * NR)
-#define GAR_KCB (KC < IN ? KC : IN)
 #ifndef GAR_MB /* rows per f32 partial-sum tile (a multiple of MR) */
 #define GAR_MB (1024 / MR * MR)
 #endif
 #if KC < 1
 #error "KC must be positive"
 #endif
-
-struct gar__epi {
-    const ckb_bf16 *bias;
-    ckb_bf16 *out;
-};
 
 /* The tile's epilogue: relu(tile + bias) rounded to bf16 into out. */
 static inline __attribute__((always_inline)) void gar__store(void *ctx, const float *tile,
@@ -397,7 +197,7 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
     __m256 bv[NR / 8];
 #pragma GCC unroll 4
     for (int v = 0; v < NR / 8; v++)
-        bv[v] = ckb_gemm8_load_bf16(e->bias + j + 8 * v, nr - 8 * v);
+        bv[v] = ckb_kit_load8_n(e->bias + j + 8 * v, nr - 8 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
@@ -405,39 +205,25 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++) {
             __m256 y = _mm256_add_ps(_mm256_load_ps(tile + r * NR + 8 * v), bv[v]);
-            ckb_gemm8_store_bf16(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
-                                 nr - 8 * v);
+            ckb_kit_store8_n(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
+                             nr - 8 * v);
         }
     }
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
+    const ckb_kit_gemm_grid grid =
+        ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (OUT + NR - 1) / NR);
     struct gar__epi epi = {bias, out};
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
     {
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
-        ckb_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
-        const int64_t mrows = m1 - m0 < GAR_MB ? m1 - m0 : GAR_MB;
-        const int64_t rows = (mrows + MR - 1) / MR * MR;
-        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
-                           .mc = MC, .nc = NC, .kc = KC, .ldt = GAR_NCP, .epi = gar__store,
-                           .ctx = &epi};
-        /* one allocation per thread per call, freed below */
-        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
-        const size_t t_n = IN > GAR_KCB ? (size_t)(rows * GAR_NCP) : 0;
-        if (m0 < m1 && n0 < n1) {
-            const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
-            float *buf = ckb_kit_alloc64(bytes);
-            g.t = t_n ? buf + a_n + b_n : NULL;
-            /* GAR_MB rows at a time: the f32 tile stays GAR_MB x GAR_NCP */
-            for (int64_t mb = m0; buf && mb < m1; mb += GAR_MB)
-                ckb_gemm8_run(&g, mb, m1 - mb < GAR_MB ? m1 : mb + GAR_MB, n0, n1, buf,
-                              buf + a_n);
-            free(buf); /* out of memory: no way to report, out stays unwritten */
-        }
+        ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                               .mc = MC, .nc = NC, .kc = KC, .epi = gar__store, .ctx = &epi};
+        ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GAR_MB);
     }
 }
 
@@ -455,7 +241,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
+                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 for (int64_t j = 0; j < OUT; j++)
                     out[i * OUT + j] = ckb_f32_to_bf16(acc[j] > 0.0f ? acc[j] : 0.0f);
             }

@@ -93,9 +93,9 @@ const ckb_workload ckb_wl_41k_Gemm_Add_ReLU = {
      * rows, rows/columns per packed block, the threading split, and the
      * matmul unit (the host's fastest, not searched). */
     .nparams = 5,
-    .params = {{"MR", 6, 2, {5, 6}},
-               {"MC", 4096, 3, {256, 1024, 4096}},
-               {"NC", 512, 3, {64, 256, 512}},
+    .params = {{"MR", CKB_PARAM_HOST_MR, 2, {5, 6}},
+               {"MC", CKB_PARAM_HOST_MC, 3, {256, 1024, 4096}, .multiple = 32},
+               {"NC", CKB_PARAM_HOST_NC, 3, {64, 256, 512}, .multiple = 64},
                {"TN", 0, 2, {0, 1}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

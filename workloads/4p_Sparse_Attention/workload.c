@@ -166,8 +166,8 @@ const ckb_workload ckb_wl_4p_Sparse_Attention = {
      * cyclic), and the matmul unit (the kit's MMA: the host's fastest, not
      * searched). */
     .nparams = 4,
-    .params = {{"BQ", 64, 3, {64, 128, 256}},
-               {"BK", 64, 2, {64, 256}},
+    .params = {{"BQ", CKB_PARAM_HOST_BQ, 3, {64, 128, 256}, .multiple = 4, .head = 256},
+               {"BK", CKB_PARAM_HOST_BK, 2, {64, 256}, .multiple = 16, .head = 256},
                {"SCHED", 0, 2, {0, 1}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

@@ -96,198 +96,63 @@
 #endif
 
 #if GGS_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_GEMM8_MR MR
-#define CKB_GEMM8_NR NR
+#define CKB_KIT_GEMM8_MR MR
+#define CKB_KIT_GEMM8_NR NR
+#else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR NR
+#if AMX && B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && NR % 32 == 0
+#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
+#endif
+#define CKB_KIT_GEMM16_EPI ggs__epi
+#define CKB_KIT_GEMM16_EPI_AMX ggs__epi_amx
 #endif
 #include "ckb_kit_gemm.h"
 
-/* ---- fixed choices ------------------------------------------------------ */
-
-#ifndef GGS_PREFETCH /* pairs of weight rows the packer prefetches ahead */
-#define GGS_PREFETCH 32
-#endif
-#ifndef GGS_STACK_MAX /* packed blocks up to this size live on the stack */
-#define GGS_STACK_MAX (4L << 20)
-#endif
-
-#define GGS_NV (NR / 16)      /* zmm accumulators per row of the tile */
-#define GGS_KP ((IN + 1) / 2) /* k pairs; the last is half zero when IN is odd */
-
-#if !GGS_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GGS_NV + GGS_NV > 30)
-#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
-#endif
-
 #if !GGS_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
-/* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
- * 32, IN of 32 (one x tile is 16 rows x 32 k), panels of whole tile pairs. */
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && B % 32 == 0 && IN % 32 == 0 &&       \
-    OUT % 32 == 0 && NR % 32 == 0
-#define GGS_AMX 1
-#define GGS_RB 32 /* rows per step of the kernel */
-#else
-#define GGS_AMX 0
-#define GGS_RB MR
-#endif
+/* The epilogues' context: a row block's f32 logits z (row i0 first, rows
+ * OUT apart). */
+struct ggs__epi {
+    const ckb_bf16 *bias;
+    float *z;
+    int64_t i0;
+};
 
-/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
-static inline __m512 ggs__gelu(__m512 v)
+/* The micro-kernel's epilogue on its registers: gelu(acc + bias) into z. */
+static inline __attribute__((always_inline)) void
+ggs__epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr, int nr)
 {
-    const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
-    const __m512 u = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), v3, v);
-    const __m512 e = ckb_gemm16_exp(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
-    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-}
-
-/* Packs panels [q0, q0+np) of weight (panel q = columns [q*NR, q*NR+NR))
- * into bp[q-q0][GGS_KP][NR] pairs. Row-pair outer, so each weight row is
- * read in one contiguous run of np*NR columns. */
-static void ggs__pack(const ckb_bf16 *w, int64_t q0, int64_t np, uint32_t *bp)
-{
-    for (int64_t p = 0; p < GGS_KP; p++) {
-        const ckb_bf16 *r0 = w + 2 * p * OUT;
-        const int has_odd = 2 * p + 1 < IN;
-        /* The rows are OUT apart: too far for the hardware prefetcher to
-         * follow, and the packer is latency bound without this. */
-        if (2 * (p + GGS_PREFETCH) + 1 < IN) {
-            const char *f = (const char *)(r0 + 2 * GGS_PREFETCH * OUT + q0 * NR);
-            for (int64_t o = 0; o < np * NR * 2; o += 64) {
-                _mm_prefetch(f + o, _MM_HINT_T0);
-                _mm_prefetch(f + 2 * OUT + o, _MM_HINT_T0);
-            }
-        }
-        for (int64_t q = 0; q < np; q++) {
-            uint32_t *dst = bp + (q * GGS_KP + p) * NR;
+    const struct ggs__epi *e = ctx;
+    float *z = e->z + (i - e->i0) * OUT + j;
+    __m512 bv[CKB_KIT_GEMM16_NV];
 #pragma GCC unroll 4
-            for (int v = 0; v < GGS_NV; v++) {
-                int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = ckb_gemm16_mask(OUT - j);
-                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
-                __m512i hi = has_odd
-                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + OUT + j))
-                                 : _mm512_setzero_si512();
-                _mm512_store_si512((void *)(dst + 16 * v),
-                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-            }
-        }
-    }
-}
-
-#if GGS_AMX
-
-/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 x (16 rows x 32
- * bf16), 6-7 weight (16 pairs x 16 columns); all 16 rows of 64 bytes. The
- * configuration is per thread: each thread loads it before its share. */
-static void ggs__tiles_on(void) { ckb_amx_tiles_on(); }
-
-static void ggs__tiles_off(void) { ckb_amx_tiles_off(); }
-
-/*
- * z[0:32, 0:nr] = gelu(a[0:32, 0:IN] @ panel + bias[0:nr]) in f32 (z's rows
- * OUT apart); nr a multiple of 32. Per 32 columns a 2 x 2 grid of f32
- * accumulator tiles runs over all of IN, x tiles loaded straight from x (a
- * pair of k is already the layout tdpbf16ps reads), weight tiles from the
- * packed panel (rows NR pairs apart); the tiles are stored into z and the
- * epilogue (bias, gelu) runs on them there, still in L1.
- */
-static void ggs__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
-                           const ckb_bf16 *restrict bias, float *restrict z, int nr)
-{
-    const ckb_bf16 *a1 = a + 16 * IN;
-    for (int v = 0; v < nr; v += 32) {
-        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
-        float *z0 = z + v, *z1 = z0 + 16 * OUT;
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-        for (int64_t kk = 0; kk < IN; kk += 32) {
-            _tile_loadd(4, a + kk, IN * 2);
-            _tile_loadd(6, b0 + kk / 2 * NR, NR * 4);
-            _tile_loadd(7, b1 + kk / 2 * NR, NR * 4);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 4, 7);
-            _tile_loadd(5, a1 + kk, IN * 2);
-            _tile_dpbf16ps(2, 5, 6);
-            _tile_dpbf16ps(3, 5, 7);
-        }
-        _tile_stored(0, z0, OUT * 4);
-        _tile_stored(1, z0 + 16, OUT * 4);
-        _tile_stored(2, z1, OUT * 4);
-        _tile_stored(3, z1 + 16, OUT * 4);
-        const __m512 bv0 = ckb_gemm16_load_bf16(bias + v, 16);
-        const __m512 bv1 = ckb_gemm16_load_bf16(bias + v + 16, 16);
-        for (int r = 0; r < 32; r++) {
-            float *zr = z0 + r * OUT;
-            _mm512_storeu_ps(zr, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr), bv0)));
-            _mm512_storeu_ps(zr + 16, ggs__gelu(_mm512_add_ps(_mm512_loadu_ps(zr + 16), bv1)));
-        }
-    }
-}
-
-#else
-
-static void ggs__tiles_on(void) {}
-static void ggs__tiles_off(void) {}
-
-#endif
-
-/*
- * The micro-kernel: z[0:mr, 0:nr] = gelu(a[0:mr, 0:IN] @ panel + bias[0:nr])
- * in f32 (z's rows OUT apart). a points at row 0 of the sliver in x (rows
- * IN apart), bp at a packed panel, bias at the panel's first column.
- */
-static inline void ggs__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
-                                const ckb_bf16 *restrict bias, float *restrict z, int mr, int nr)
-{
-    __m512 acc[MR][GGS_NV];
-    const ckb_bf16 *row[MR];
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; r++) {
-        /* rows past the edge recompute the last valid row: never stored */
-        row[r] = a + (r < mr ? r : mr - 1) * IN;
-#pragma GCC unroll 4
-        for (int v = 0; v < GGS_NV; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    }
-    for (int64_t p = 0; p < IN / 2; p++) {
-        __m512i b[GGS_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < GGS_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
-#pragma GCC unroll 4
-            for (int v = 0; v < GGS_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
-        }
-    }
-    if (IN & 1) { /* the last k alone: x's high half and the panel's are zero */
-        __m512i b[GGS_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < GGS_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + (IN / 2) * NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            __m512i xv = _mm512_set1_epi32(row[r][IN - 1]);
-#pragma GCC unroll 4
-            for (int v = 0; v < GGS_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv, (__m512bh)b[v]);
-        }
-    }
-    __m512 bv[GGS_NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < GGS_NV; v++)
-        bv[v] = ckb_gemm16_load_bf16(bias + 16 * v, nr - 16 * v);
+    for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
+        bv[v] = ckb_kit_load16_n(e->bias + j + 16 * v, nr - 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
         if (r >= mr)
             break;
 #pragma GCC unroll 4
-        for (int v = 0; v < GGS_NV; v++)
-            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_gemm16_mask(nr - 16 * v),
-                                  ggs__gelu(_mm512_add_ps(acc[r][v], bv[v])));
+        for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
+            _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_kit_mask16(nr - 16 * v),
+                                  ckb_kit_gelu16(_mm512_add_ps(acc[r][v], bv[v])));
+    }
+}
+
+/* The AMX block's epilogue: the same on a stored 32 x 32 f32 block. */
+static inline __attribute__((always_inline)) void ggs__epi_amx(void *ctx, const float *tile,
+                                                               int64_t i, int64_t j)
+{
+    const struct ggs__epi *e = ctx;
+    float *z = e->z + (i - e->i0) * OUT + j;
+    const __m512 bv0 = ckb_kit_load16_n(e->bias + j, 16);
+    const __m512 bv1 = ckb_kit_load16_n(e->bias + j + 16, 16);
+    for (int r = 0; r < 32; r++) {
+        _mm512_storeu_ps(z + r * OUT,
+                         ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32), bv0)));
+        _mm512_storeu_ps(z + r * OUT + 16,
+                         ckb_kit_gelu16(_mm512_add_ps(_mm512_load_ps(tile + r * 32 + 16), bv1)));
     }
 }
 
@@ -297,66 +162,42 @@ static void ggs__softmax_row(float *z, ckb_bf16 *o)
 {
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int64_t j = 0; j < OUT; j += 16)
-        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ckb_gemm16_mask(OUT - j), z + j));
+        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, ckb_kit_mask16(OUT - j), z + j));
     const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
     __m512 s = _mm512_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ckb_gemm16_mask(OUT - j);
-        __m512 e = ckb_gemm16_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
+        __mmask16 k = ckb_kit_mask16(OUT - j);
+        __m512 e = ckb_kit_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, z + j), m));
         s = _mm512_mask_add_ps(s, k, s, e);
         _mm512_mask_storeu_ps(z + j, k, e);
     }
     const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));
     for (int64_t j = 0; j < OUT; j += 16) {
-        __mmask16 k = ckb_gemm16_mask(OUT - j);
+        __mmask16 k = ckb_kit_mask16(OUT - j);
         __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, z + j), inv);
         _mm256_mask_storeu_epi16((void *)(o + j), k, (__m256i)_mm512_cvtneps_pbh(y));
     }
 }
 
-/* Logits of rows [i0, i1) x panels [q0, q1) into z (row i0 first), packing
- * ncp panels at a time into bp. */
-static void ggs__logits(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bias, float *z,
-                        int64_t i0, int64_t i1, int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
-{
-    for (int64_t jq = q0; jq < q1; jq += ncp) {
-        int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
-        ggs__pack(w, jq, np, bp);
-        for (int64_t q = 0; q < np; q++) {
-            int64_t j = (jq + q) * NR;
-            int nr = OUT - j < NR ? (int)(OUT - j) : NR;
-#if GGS_AMX
-            for (int64_t i = i0; i < i1; i += 32)
-                ggs__amx_block(x + i * IN, bp + q * GGS_KP * NR, bias + j, z + (i - i0) * OUT + j,
-                               nr);
-#else
-            for (int64_t i = i0; i < i1; i += MR) {
-                int mr = i1 - i < MR ? (int)(i1 - i) : MR;
-                ggs__ukernel(x + i * IN, bp + q * GGS_KP * NR, bias + j, z + (i - i0) * OUT + j,
-                             mr, nr);
-            }
-#endif
-        }
-    }
-}
-
 /* One thread's share: its group's rows [m0, m1) in blocks of mc, panels
- * [q0, q1) of each, then rows of the block by thread tj of tn. All threads
- * run nstep blocks so that the barriers (tn > 1 only) pair up. */
-static void ggs__share(const ckb_bf16 *x, const ckb_bf16 *w, const ckb_bf16 *bias, ckb_bf16 *out,
-                       float *z, int64_t m0, int64_t m1, int64_t mc, int64_t nstep, int tj, int tn,
-                       int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
+ * [q0, q1) of each (the kit's driver, ncp panels packed at a time into
+ * bp), then rows of the block by thread tj of tn. All threads run nstep
+ * blocks so that the barriers (tn > 1 only) pair up. */
+static void ggs__share(const ckb_kit_gemm16_job *g, struct ggs__epi *e, ckb_bf16 *out, int64_t m0,
+                       int64_t m1, int64_t mc, int64_t nstep, int tj, int tn, int64_t q0,
+                       int64_t q1, int64_t ncp, uint32_t *bp)
 {
     for (int64_t s = 0; s < nstep; s++) {
         int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
+        e->i0 = i0;
         if (i0 < i1 && q0 < q1)
-            ggs__logits(x, w, bias, z, i0, i1, q0, q1, ncp, bp);
+            ckb_kit_gemm16_panels(g, i0, i1, q0, q1, ncp, bp);
         if (tn > 1) {
 #pragma omp barrier
         }
         int64_t rows = i1 > i0 ? i1 - i0 : 0;
         for (int64_t i = rows * tj / tn; i < rows * (tj + 1) / tn; i++)
-            ggs__softmax_row(z + i * OUT, out + (i0 + i) * OUT);
+            ggs__softmax_row(e->z + i * OUT, out + (i0 + i) * OUT);
         if (tn > 1) {
 #pragma omp barrier
         }
@@ -371,13 +212,15 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     if (tn > npanel)
         tn = (int)npanel;
     int tm = nthr / tn;
-    if (tm > (B + GGS_RB - 1) / GGS_RB)
-        tm = (int)((B + GGS_RB - 1) / GGS_RB);
-    const int64_t mc = MC < GGS_RB ? GGS_RB : MC / GGS_RB * GGS_RB; /* whole slivers */
+    if (tm > (B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB)
+        tm = (int)((B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB);
+    const int64_t mc = MC < CKB_KIT_GEMM16_RB
+                           ? CKB_KIT_GEMM16_RB
+                           : MC / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB; /* whole slivers */
     int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
     for (int ti = 0; ti < tm; ti++) {
-        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / GGS_RB * GGS_RB) -
-                    B * ti / tm / GGS_RB * GGS_RB;
+        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB) -
+                    B * ti / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
         rmax = r > rmax ? r : rmax;
     }
     const int64_t nstep = (rmax + mc - 1) / mc;
@@ -391,30 +234,32 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
         /* row ranges start on multiples of the kernel's rows so that only
          * the last is ragged */
-        int64_t m0 = B * ti / tm / GGS_RB * GGS_RB;
-        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / GGS_RB * GGS_RB;
+        int64_t m0 = B * ti / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
+        int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
         int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
         int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
         if (ncp > q1 - q0)
             ncp = q1 - q0;
         if (ncp < 1)
             ncp = 1;
-        float *z = zall + ti * zrows * OUT;
-        const int64_t panel_bytes = GGS_KP * NR * 4;
-        ggs__tiles_on();
-        if (ncp * panel_bytes <= GGS_STACK_MAX) {
+        struct ggs__epi e = {bias, zall + ti * zrows * OUT, 0};
+        /* a block's rows run past each packed block whole (mc = the block) */
+        const ckb_kit_gemm16_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .m = B, .n = OUT,
+                                      .k = IN, .mc = mc, .ctx = &e};
+        const int64_t block_bytes = ncp * ckb_kit_gemm16_panel_words(&g) * 4;
+        ckb_kit_gemm16_tiles_on();
+        if (block_bytes <= CKB_KIT_GEMM16_STACK_MAX) {
             /* the stack's pages stay mapped from one call to the next */
-            uint32_t buf[ncp * panel_bytes / 4 + 16];
+            uint32_t buf[block_bytes / 4 + 16];
             uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-            ggs__share(x, weight, bias, out, z, m0, m1, mc, nstep, tj, tn, q0, q1, ncp, bp);
+            ggs__share(&g, &e, out, m0, m1, mc, nstep, tj, tn, q0, q1, ncp, bp);
         } else {
             /* every thread must still reach the barriers, buffer or not */
-            uint32_t *bp = ckb_kit_alloc64((size_t)(ncp * panel_bytes));
-            ggs__share(x, weight, bias, out, z, m0, m1, mc, nstep, tj, tn, bp ? q0 : 0,
-                       bp ? q1 : 0, ncp, bp);
+            uint32_t *bp = ckb_kit_alloc64((size_t)block_bytes);
+            ggs__share(&g, &e, out, m0, m1, mc, nstep, tj, tn, bp ? q0 : 0, bp ? q1 : 0, ncp, bp);
             free(bp);
         }
-        ggs__tiles_off();
+        ckb_kit_gemm16_tiles_off();
     }
     free(zall);
 }
@@ -433,15 +278,6 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #define GGS_LDZ ((OUT + NR - 1) / NR * NR)
 
-/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))). */
-static inline __m256 ggs__gelu8(__m256 v)
-{
-    const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
-    const __m256 u = _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v);
-    const __m256 e = ckb_gemm8_exp(_mm256_mul_ps(_mm256_set1_ps(-1.5957691216057308f), u));
-    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-}
-
 /* softmax(gelu(z + bias)) of one row of f32 sums z (overwritten) into bf16
  * o; lanes past OUT are loaded as zero and left out of the max and sum. */
 static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
@@ -449,8 +285,8 @@ static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
     __m256 mx = _mm256_set1_ps(-INFINITY);
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int64_t j = 0; j < OUT; j += 8) {
-        __m256 v = ggs__gelu8(_mm256_add_ps(_mm256_loadu_ps(z + j),
-                                            ckb_gemm8_load_bf16(bias + j, OUT - j)));
+        __m256 v = ckb_kit_gelu8(
+            _mm256_add_ps(_mm256_loadu_ps(z + j), ckb_kit_load8_n(bias + j, OUT - j)));
         if (j + 8 > OUT) /* the tail: lanes past OUT out of the max */
             v = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
                                  _mm256_castsi256_ps(_mm256_cmpgt_epi32(
@@ -458,18 +294,18 @@ static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
         _mm256_storeu_ps(z + j, v);
         mx = _mm256_max_ps(mx, v);
     }
-    const __m256 m = _mm256_set1_ps(ckb_gemm8_hmax(mx));
+    const __m256 m = _mm256_set1_ps(ckb_kit_hmax8(mx));
     __m256 s = _mm256_setzero_ps();
     for (int64_t j = 0; j < OUT; j += 8) {
         __m256 v = _mm256_loadu_ps(z + j);
-        __m256 e = _mm256_and_ps(ckb_gemm8_exp(_mm256_sub_ps(v, m)),
+        __m256 e = _mm256_and_ps(ckb_kit_exp8(_mm256_sub_ps(v, m)),
                                  _mm256_cmp_ps(v, _mm256_set1_ps(-INFINITY), _CMP_NEQ_OQ));
         s = _mm256_add_ps(s, e);
         _mm256_storeu_ps(z + j, e);
     }
-    const __m256 inv = _mm256_set1_ps(1.0f / ckb_gemm8_hsum(s));
+    const __m256 inv = _mm256_set1_ps(1.0f / ckb_kit_hsum8(s));
     for (int64_t j = 0; j < OUT; j += 8)
-        ckb_gemm8_store_bf16(o + j, _mm256_mul_ps(_mm256_loadu_ps(z + j), inv), OUT - j);
+        ckb_kit_store8_n(o + j, _mm256_mul_ps(_mm256_loadu_ps(z + j), inv), OUT - j);
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
@@ -504,16 +340,16 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         if (n1 > OUT)
             n1 = OUT;
         float *z = zall + ti * zrows * GGS_LDZ;
-        ckb_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
-                           .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
+        ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
+                               .mc = MC, .nc = NC, .kc = KC, .t = z, .ldt = GGS_LDZ, .t_whole = 1};
         /* one allocation per thread per call, freed below; every thread
          * must still reach the barriers, buffer or not */
-        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
+        const size_t a_n = ckb_kit_gemm8_ap_floats(&g) + 64, b_n = ckb_kit_gemm8_bp_floats(&g);
         float *buf = ckb_kit_alloc64(((a_n + b_n) * sizeof(float) + 63) / 64 * 64);
         for (int64_t s = 0; s < nstep; s++) {
             const int64_t i0 = m0 + s * mc, i1 = i0 + mc < m1 ? i0 + mc : m1;
             if (buf && i0 < i1 && n0 < n1)
-                ckb_gemm8_run(&g, i0, i1, n0, n1, buf, buf + a_n);
+                ckb_kit_gemm8_run(&g, i0, i1, n0, n1, buf, buf + a_n);
             if (tn > 1) {
 #pragma omp barrier
             }
@@ -543,7 +379,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
             for (int64_t i = 0; i < B; i++) {
                 for (int64_t j = 0; j < OUT; j++)
                     acc[j] = ckb_bf16_to_f32(bias[j]);
-                ckb_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
+                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
                 float mx = -INFINITY, s = 0.0f;
                 for (int64_t j = 0; j < OUT; j++) {
                     float v = acc[j];

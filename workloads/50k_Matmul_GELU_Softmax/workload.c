@@ -155,9 +155,9 @@ const ckb_workload ckb_wl_50k_Matmul_GELU_Softmax = {
      * read in longer runs); 36 configurations, not 54. The matmul unit is
      * the host's fastest (not searched). */
     .nparams = 5,
-    .params = {{"MR", 6, 2, {5, 6}},
-               {"MC", 768, 3, {384, 768, 1536}},
-               {"NC", 64, 3, {64, 256, 1024}},
+    .params = {{"MR", CKB_PARAM_HOST_MR, 2, {5, 6}},
+               {"MC", CKB_PARAM_HOST_MC, 3, {384, 768, 1536}},
+               {"NC", CKB_PARAM_HOST_NC, 3, {64, 256, 1024}, .multiple = 64},
                {"TN", 0, 2, {0, 1}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };

@@ -178,7 +178,7 @@ _Static_assert(PA_R == PK_R && PA_DP == PK_DP && PA_DO == PK_DO && PA_DQ == PK_D
                    PA_BK == PK_BKS && PA_NV == PK_NV && PA_DC == PK_DC,
                "the expert's packed layout is the paged kit's");
 
-/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16. */
 #define PA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
@@ -247,7 +247,7 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
         __m512 mv = _mm512_set1_ps(m_new);
         __m512 sum = _mm512_setzero_ps();
         for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = pk__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+            __m512 e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
             if (k + 16 > nk)
                 e = _mm512_maskz_mov_ps(nk > k ? (__mmask16)((1u << (nk - k)) - 1) : 0, e);
             sum = _mm512_add_ps(sum, e);
@@ -285,7 +285,7 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
             const ckb_bf16 *vr = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
             float *vf = (float *)sc->vp + j * PA_DO;
             for (int64_t d = 0; d < PA_DO; d += 16) {
-                __m256i x = vr ? _mm256_maskz_loadu_epi16(pk__mask16(D - d), vr + d)
+                __m256i x = vr ? _mm256_maskz_loadu_epi16(ckb_kit_mask16(D - d), vr + d)
                                : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
@@ -413,7 +413,8 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
     const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_GP; g++) {
-            pk__widen_row(g < PA_G ? q + (kh * PA_G + g) * D : NULL, sc->q + (kh * PA_GP + g) * PK_DO);
+            ckb_kit_widen8(g < PA_G ? q + (kh * PA_G + g) * D : NULL, D, PK_DO,
+                           sc->q + (kh * PA_GP + g) * PK_DO);
             sc->n[kh * PA_GP + g] = len;
         }
     pk__reset(sc, PK_ROWS);

@@ -293,7 +293,7 @@ const ckb_workload ckb_wl_6p_Paged_Attention = {
      * sequences, no KV split), the matmul instructions (0: vdpbf16ps, 1:
      * f32 FMA on widened operands). */
     .nparams = 3,
-    .params = {{"NPB", 2, 3, {1, 2, 4}},
+    .params = {{"NPB", CKB_PARAM_HOST_BK, 3, {1, 2, 4}, .multiple = 1, .per = 16, .head = 256},
                {"SPLIT", 32, 2, {0, 32}},
                {"MMA", CKB_PARAM_HOST_UNIT, 2, {0, 1}}},
 };

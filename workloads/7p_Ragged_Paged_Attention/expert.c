@@ -214,7 +214,7 @@ _Static_assert(RA_R == PK_R && RA_DP == PK_DP && RA_DO == PK_DO && RA_DQ == PK_D
                    RA_BK == PK_BKS && RA_NV == PK_NV && RA_DC == PK_DC,
                "the expert's packed layout is the paged kit's");
 
-/* scale * log2(e): scores go straight to the base-2 domain of pk__exp2. */
+/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16. */
 #define RA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
@@ -298,7 +298,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
         for (int64_t k = 0; k < wp; k += 16) {
             __m512 e = _mm512_setzero_ps();
             if (k < c) {
-                e = pk__exp2(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
+                e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
                 if (k + 16 > c)
                     e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
                 sums[r] = _mm512_add_ps(sums[r], e);
@@ -315,7 +315,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
      * power that underflows) */
     const __mmask16 rm = rows >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rows) - 1);
     const __m512 mo = _mm512_maskz_loadu_ps(rm, m_old), mn = _mm512_maskz_loadu_ps(rm, m_new);
-    __m512 a = pk__exp2(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
+    __m512 a = ckb_kit_exp2_16(_mm512_max_ps(_mm512_sub_ps(mo, mn), _mm512_set1_ps(-256.0f)));
     a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(mo, mn, _CMP_EQ_OQ), _mm512_set1_ps(1.0f));
     _mm512_mask_storeu_ps(alpha, rm, a);
     for (int r = 0; r < rows; r++) {
@@ -345,7 +345,7 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         for (int jj = 0; jj < 16; jj++) {
             float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
             for (int64_t d = 0; d < RA_DO; d += 16) {
-                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(pk__mask16(D - d), kr[jj] + D + d)
+                __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(ckb_kit_mask16(D - d), kr[jj] + D + d)
                                    : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
@@ -521,35 +521,9 @@ static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, con
                                                              float *st, int64_t n)
 {
     const int64_t kg = RA_DP * 16 * 4; /* bytes of a packed key group */
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    for (int64_t kc = 0; kc < D / 32; kc++) {
-        const char *b = kt + kc * 16 * 64;
-        _tile_loadd(4, qt + kc * 64, RA_DP * 4);
-        _tile_loadd(5, b, 64);
-        _tile_dpbf16ps(0, 4, 5);
-        if (n > 1) {
-            _tile_loadd(6, b + kg, 64);
-            _tile_dpbf16ps(1, 4, 6);
-        }
-        if (n > 2) {
-            _tile_loadd(7, b + 2 * kg, 64);
-            _tile_dpbf16ps(2, 4, 7);
-        }
-        if (n > 3) {
-            _tile_loadd(5, b + 3 * kg, 64);
-            _tile_dpbf16ps(3, 4, 5);
-        }
-    }
-    _tile_stored(0, st, BK * 4);
-    if (n > 1)
-        _tile_stored(1, st + 16, BK * 4);
-    if (n > 2)
-        _tile_stored(2, st + 32, BK * 4);
-    if (n > 3)
-        _tile_stored(3, st + 48, BK * 4);
+    ckb_kit_amx_zero4();
+    ckb_kit_amx_1x4(qt, RA_DP * 4, kt, 64, 16 * 64, kg, D / 32, n);
+    ckb_kit_amx_store4(st, BK, n);
 }
 
 /* o[16][16 c0 .. 16 (c0 + n)) += P . V for n <= 4 16-wide d chunks over
@@ -559,38 +533,7 @@ static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, con
 static inline __attribute__((always_inline)) void ra__pv_amx(const char *pt, const char *vt,
                                                              float *oc, int64_t nkt, int64_t n)
 {
-    _tile_loadd(0, oc, RA_DO * 4);
-    if (n > 1)
-        _tile_loadd(1, oc + 16, RA_DO * 4);
-    if (n > 2)
-        _tile_loadd(2, oc + 32, RA_DO * 4);
-    if (n > 3)
-        _tile_loadd(3, oc + 48, RA_DO * 4);
-    for (int64_t kk = 0; kk < nkt; kk++) {
-        const char *b = vt + kk * 16 * RA_DO * 4;
-        _tile_loadd(4, pt + kk * 64, BK * 2);
-        _tile_loadd(5, b, RA_DO * 4);
-        _tile_dpbf16ps(0, 4, 5);
-        if (n > 1) {
-            _tile_loadd(6, b + 64, RA_DO * 4);
-            _tile_dpbf16ps(1, 4, 6);
-        }
-        if (n > 2) {
-            _tile_loadd(7, b + 128, RA_DO * 4);
-            _tile_dpbf16ps(2, 4, 7);
-        }
-        if (n > 3) {
-            _tile_loadd(5, b + 192, RA_DO * 4);
-            _tile_dpbf16ps(3, 4, 5);
-        }
-    }
-    _tile_stored(0, oc, RA_DO * 4);
-    if (n > 1)
-        _tile_stored(1, oc + 16, RA_DO * 4);
-    if (n > 2)
-        _tile_stored(2, oc + 32, RA_DO * 4);
-    if (n > 3)
-        _tile_stored(3, oc + 48, RA_DO * 4);
+    ckb_kit_amx_pv(pt, BK * 2, vt, RA_DO * 4, oc, RA_DO, nkt, n);
 }
 
 /* One work item (see ra__item_setup) on AMX tiles, 16 query rows a tile:
@@ -675,9 +618,9 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
         sc->n[r] = ra__keys(kv_lens, i, q, rr / RA_G);
         kend = sc->n[r] > kend ? sc->n[r] : kend;
-        pk__widen_row(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
-                                : NULL,
-                      sc->q + r * PK_DO);
+        ckb_kit_widen8(r < nrows ? ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G)
+                                 : NULL,
+                       D, PK_DO, sc->q + r * PK_DO);
     }
     pk__reset(sc, padded);
 

@@ -411,7 +411,7 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
      * instructions (0: vdpbf16ps, 1: f32 FMA on widened operands, 2: AMX
      * tiles, the FMA path where the compiler does not target AMX). */
     .nparams = 3,
-    .params = {{"BQ", 256, 3, {64, 128, 256}},
-               {"BK", 64, 2, {64, 128}},
+    .params = {{"BQ", CKB_PARAM_HOST_BQ, 3, {64, 128, 256}, .multiple = 4, .head = 256},
+               {"BK", CKB_PARAM_HOST_BK, 2, {64, 128}, .multiple = 16, .head = 256},
                {"MMA", CKB_PARAM_HOST_UNIT, 3, {0, 1, 2}}},
 };

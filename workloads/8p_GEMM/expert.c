@@ -97,252 +97,26 @@
 #endif
 
 #if GEMM_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_GEMM8_MR MR
-#define CKB_GEMM8_NR NR
+#define CKB_KIT_GEMM8_MR MR
+#define CKB_KIT_GEMM8_NR NR
+#else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
+#define CKB_KIT_GEMM16_MR MR
+#define CKB_KIT_GEMM16_NR NR
+#if AMX && M % 32 == 0 && K % 32 == 0 && N % 32 == 0 && NR % 32 == 0
+#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
+#endif
 #endif
 #include "ckb_kit_gemm.h"
 
-/* ---- fixed choices ------------------------------------------------------ */
-
-#ifndef GEMM_PREFETCH /* pairs of B rows the packer prefetches ahead */
-#define GEMM_PREFETCH 32
-#endif
-#ifndef GEMM_STACK_MAX /* packed blocks up to this size live on the stack */
-#define GEMM_STACK_MAX (4L << 20)
-#endif
-
-#define GEMM_NV (NR / 16)     /* zmm accumulators per row of the tile */
-#define GEMM_KP ((K + 1) / 2) /* k pairs; the last is half zero when K is odd */
-
-#if !GEMM_AVX2 && (NR % 16 != 0 || NR < 16 || NR > 64 || MR < 1 || MR * GEMM_NV + GEMM_NV > 30)
-#error "MR x NR must fit the 32 zmm registers: NR in {16,32,48,64}, MR * (NR/16 + 1) <= 30"
-#endif
-
 #if !GEMM_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
-/* AMX needs whole 16 x 16 tiles in pairs: rows and columns multiples of
- * 32, K of 32 (one A tile is 16 rows x 32 k), panels of whole tile pairs. */
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__) && M % 32 == 0 && K % 32 == 0 &&        \
-    N % 32 == 0 && NR % 32 == 0
-#define GEMM_AMX 1
-#define GEMM_RB 32 /* rows per step of the kernel */
-#else
-#define GEMM_AMX 0
-#define GEMM_RB MR
-#endif
-
-/* Packs panels [q0, q0+np) of B (panel q = columns [q*NR, q*NR+NR)) into
- * bp[q-q0][GEMM_KP][NR] pairs. Row-pair outer, so each B row is read in one
- * contiguous run of np*NR columns. */
-static void gemm__pack_b(const ckb_bf16 *B, int64_t q0, int64_t np, uint32_t *bp)
-{
-    for (int64_t p = 0; p < GEMM_KP; p++) {
-        const ckb_bf16 *r0 = B + 2 * p * N;
-        const int has_odd = 2 * p + 1 < K;
-        /* The rows are N apart: too far for the hardware prefetcher to
-         * follow, and the packer is latency bound without this. */
-        if (2 * (p + GEMM_PREFETCH) + 1 < K) {
-            const char *f = (const char *)(r0 + 2 * GEMM_PREFETCH * N + q0 * NR);
-            for (int64_t o = 0; o < np * NR * 2; o += 64) {
-                _mm_prefetch(f + o, _MM_HINT_T0);
-                _mm_prefetch(f + 2 * N + o, _MM_HINT_T0);
-            }
-        }
-        for (int64_t q = 0; q < np; q++) {
-            uint32_t *out = bp + (q * GEMM_KP + p) * NR;
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++) {
-                int64_t j = (q0 + q) * NR + 16 * v;
-                __mmask16 m = ckb_gemm16_mask(N - j);
-                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
-                __m512i hi = has_odd
-                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + N + j))
-                                 : _mm512_setzero_si512();
-                _mm512_store_si512((void *)(out + 16 * v),
-                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-            }
-        }
-    }
-}
-
-#if GEMM_AMX
-
-/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
- * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. The
- * configuration is per thread: each thread loads it before its share. */
-static void gemm__tiles_on(void) { ckb_amx_tiles_on(); }
-
-static void gemm__tiles_off(void) { ckb_amx_tiles_off(); }
-
-/*
- * C[0:32, 0:nr] = a[0:32, 0:K] @ panel, rounded to bf16; nr a multiple of
- * 32. Per 32 columns a 2 x 2 grid of f32 accumulator tiles runs over all of
- * K, A tiles loaded straight from A (a pair of k is already the layout
- * tdpbf16ps reads), B tiles from the packed panel (rows NR pairs apart);
- * then the tiles go through a small f32 buffer and are rounded to bf16
- * once (vcvtneps2bf16: nearest even), as the f32 accumulator of the
- * reference is.
- */
-static void gemm__amx_block(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
-                            ckb_bf16 *restrict c, int nr)
-{
-    float buf[32][32] __attribute__((aligned(64)));
-    const ckb_bf16 *a1 = a + 16 * K;
-    for (int v = 0; v < nr; v += 32) {
-        const uint32_t *b0 = bp + v, *b1 = b0 + 16;
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-        for (int64_t kk = 0; kk < K; kk += 32) {
-            _tile_loadd(4, a + kk, K * 2);
-            _tile_loadd(6, b0 + kk / 2 * NR, NR * 4);
-            _tile_loadd(7, b1 + kk / 2 * NR, NR * 4);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 4, 7);
-            _tile_loadd(5, a1 + kk, K * 2);
-            _tile_dpbf16ps(2, 5, 6);
-            _tile_dpbf16ps(3, 5, 7);
-        }
-        _tile_stored(0, &buf[0][0], 128);
-        _tile_stored(1, &buf[0][16], 128);
-        _tile_stored(2, &buf[16][0], 128);
-        _tile_stored(3, &buf[16][16], 128);
-        for (int r = 0; r < 32; r++) {
-            /* 32 columns in one: the second argument gives the low half */
-            __m512bh y =
-                _mm512_cvtne2ps_pbh(_mm512_load_ps(&buf[r][16]), _mm512_load_ps(&buf[r][0]));
-            _mm512_storeu_si512((void *)(c + r * N + v), (__m512i)y);
-        }
-    }
-}
-
-#else
-
-static void gemm__tiles_on(void) {}
-static void gemm__tiles_off(void) {}
-
-#endif
-
-/*
- * The micro-kernel: C[0:mr, 0:nr] = a[0:mr, 0:K] @ panel, rounded to bf16.
- * a points at row 0 of the sliver in A (rows K apart), bp at a packed panel.
- */
-static inline void gemm__ukernel(const ckb_bf16 *restrict a, const uint32_t *restrict bp,
-                                 ckb_bf16 *restrict c, int mr, int nr)
-{
-    __m512 acc[MR][GEMM_NV];
-    const ckb_bf16 *row[MR];
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; r++) {
-        /* rows past the edge recompute the last valid row: never stored */
-        row[r] = a + (r < mr ? r : mr - 1) * K;
-#pragma GCC unroll 4
-        for (int v = 0; v < GEMM_NV; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    }
-    for (int64_t p = 0; p < K / 2; p++) {
-        __m512i b[GEMM_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < GEMM_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + p * NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            __m512i x = _mm512_set1_epi32(ckb_gemm16_pair(row[r] + 2 * p));
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
-        }
-    }
-    if (K & 1) { /* the last k alone: A's high half and B's are zero */
-        __m512i b[GEMM_NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < GEMM_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + (K / 2) * NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            __m512i x = _mm512_set1_epi32(row[r][K - 1]);
-#pragma GCC unroll 4
-            for (int v = 0; v < GEMM_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; r++) {
-        if (r >= mr)
-            break;
-#pragma GCC unroll 4
-        for (int v = 0; v < GEMM_NV; v++) /* vcvtneps2bf16 rounds to nearest even */
-            _mm256_mask_storeu_epi16((void *)(c + r * N + 16 * v), ckb_gemm16_mask(nr - 16 * v),
-                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
-    }
-}
-
-/* One thread's share: rows [m0, m1) x panels [q0, q1), packing ncp panels
- * at a time into bp. */
-static void gemm__share(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C, int64_t m0, int64_t m1,
-                        int64_t q0, int64_t q1, int64_t ncp, uint32_t *bp)
-{
-    const int64_t mc = MC < GEMM_RB ? GEMM_RB : MC / GEMM_RB * GEMM_RB; /* whole slivers */
-    for (int64_t jq = q0; jq < q1; jq += ncp) {
-        int64_t np = q1 - jq < ncp ? q1 - jq : ncp;
-        gemm__pack_b(B, jq, np, bp);
-        for (int64_t ic = m0; ic < m1; ic += mc) {
-            int64_t ie = m1 - ic < mc ? m1 : ic + mc;
-            for (int64_t q = 0; q < np; q++) {
-                int64_t j = (jq + q) * NR;
-                int nr = N - j < NR ? (int)(N - j) : NR;
-#if GEMM_AMX
-                for (int64_t i = ic; i < ie; i += 32)
-                    gemm__amx_block(A + i * K, bp + q * GEMM_KP * NR, C + i * N + j, nr);
-#else
-                for (int64_t i = ic; i < ie; i += MR) {
-                    int mr = ie - i < MR ? (int)(ie - i) : MR;
-                    gemm__ukernel(A + i * K, bp + q * GEMM_KP * NR, C + i * N + j, mr, nr);
-                }
-#endif
-            }
-        }
-    }
-}
-
+/* The kit's resident driver with its default epilogues (round to bf16). */
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-    const int64_t npanel = (N + NR - 1) / NR;
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > npanel)
-        tn = (int)npanel;
-    const int tm = nthr / tn;
-
-#pragma omp parallel num_threads(tm * tn)
-    {
-        const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of the kernel's rows so that only
-         * the last is ragged */
-        int64_t m0 = M * ti / tm / GEMM_RB * GEMM_RB;
-        int64_t m1 = ti == tm - 1 ? M : M * (ti + 1) / tm / GEMM_RB * GEMM_RB;
-        int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
-        int64_t ncp = (NC + NR - 1) / NR; /* panels per packed block */
-        if (ncp > q1 - q0)
-            ncp = q1 - q0;
-        const int64_t panel_bytes = GEMM_KP * NR * 4;
-        if (m0 < m1 && ncp > 0) {
-            gemm__tiles_on();
-            if (ncp * panel_bytes <= GEMM_STACK_MAX) {
-                /* the stack's pages stay mapped from one call to the next */
-                uint32_t buf[ncp * panel_bytes / 4 + 16];
-                uint32_t *bp = (uint32_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-                gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
-            } else {
-                uint32_t *bp = ckb_kit_alloc64((size_t)(ncp * panel_bytes));
-                if (bp) /* out of memory: no way to report, C stays unwritten */
-                    gemm__share(A, B, C, m0, m1, q0, q1, ncp, bp);
-                free(bp);
-            }
-            gemm__tiles_off();
-        }
-    }
+    ckb_kit_gemm16_out out = {C, N};
+    const ckb_kit_gemm16_job g = {.a = A, .lda = K, .b = B, .ldb = N, .m = M, .n = N, .k = K,
+                                  .mc = MC, .nc = NC, .tn = TN, .ctx = &out};
+    ckb_kit_gemm16_run(&g);
 }
 
 #elif GEMM_AVX2
@@ -357,8 +131,6 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
  * even, as ckb_f32_to_bf16).
  */
 
-#define GEMM_NCP ((NC + NR - 1) / NR * NR)
-#define GEMM_KCB (KC < K ? KC : K)
 #ifndef GEMM_MB /* rows per f32 partial-sum tile (a multiple of MR) */
 #define GEMM_MB (1024 / MR * MR)
 #endif
@@ -377,37 +149,22 @@ static inline __attribute__((always_inline)) void gemm__store(void *ctx, const f
             break;
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++)
-            ckb_gemm8_store_bf16(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v),
-                                 nr - 8 * v);
+            ckb_kit_store8_n(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v), nr - 8 * v);
     }
 }
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-    const ckb_gemm_grid grid = ckb_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
+    const ckb_kit_gemm_grid grid =
+        ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, (N + NR - 1) / NR);
 
 #pragma omp parallel num_threads(grid.tm * grid.tn)
     {
         int64_t m0, m1, n0, n1; /* rows from multiples of MR, columns on panels */
-        ckb_gemm_grid_share(grid, omp_get_thread_num(), M, MR, N, NR, &m0, &m1, &n0, &n1);
-        const int64_t mrows = m1 - m0 < GEMM_MB ? m1 - m0 : GEMM_MB;
-        const int64_t rows = (mrows + MR - 1) / MR * MR;
-        ckb_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
-                           .nc = NC, .kc = KC, .ldt = GEMM_NCP, .epi = gemm__store, .ctx = C};
-        /* one allocation per thread per call, freed below */
-        const size_t a_n = ckb_gemm8_ap_floats(&g) + 64, b_n = ckb_gemm8_bp_floats(&g);
-        const size_t t_n = K > GEMM_KCB ? (size_t)(rows * GEMM_NCP) : 0;
-        if (m0 < m1 && n0 < n1) {
-            const size_t bytes = ((a_n + b_n + t_n) * sizeof(float) + 63) / 64 * 64;
-            float *buf = ckb_kit_alloc64(bytes);
-            g.t = t_n ? buf + a_n + b_n : NULL;
-            /* GEMM_MB rows at a time, so that the f32 tile stays GEMM_MB x
-             * GEMM_NCP whatever M is (B is packed once per GEMM_MB rows) */
-            for (int64_t mb = m0; buf && mb < m1; mb += GEMM_MB)
-                ckb_gemm8_run(&g, mb, m1 - mb < GEMM_MB ? m1 : mb + GEMM_MB, n0, n1, buf,
-                              buf + a_n);
-            free(buf); /* out of memory: no way to report, C stays unwritten */
-        }
+        ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), M, MR, N, NR, &m0, &m1, &n0, &n1);
+        ckb_kit_gemm8_job g = {.a = A, .lda = K, .b = B, .ldb = N, .k = K, .n = N, .mc = MC,
+                               .nc = NC, .kc = KC, .epi = gemm__store, .ctx = C};
+        ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GEMM_MB);
     }
 }
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
@@ -424,7 +181,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
             for (int64_t i = 0; i < M; i++) {
                 for (int64_t j = 0; j < N; j++)
                     acc[j] = 0.0f;
-                ckb_gemm_row(A + i * K, K, B, N, N, acc);
+                ckb_kit_gemm_row(A + i * K, K, B, N, N, acc);
                 for (int64_t j = 0; j < N; j++)
                     C[i * N + j] = ckb_f32_to_bf16(acc[j]);
             }

@@ -72,9 +72,9 @@ const ckb_workload ckb_wl_8p_GEMM = {
      * threading split (0: all threads along N, 1: along M), and the matmul
      * unit (the host's fastest, not searched). */
     .nparams = 5,
-    .params = {{"MR", 6, 2, {5, 6}},
-               {"MC", 1024, 3, {256, 1024, 4096}},
-               {"NC", 256, 3, {64, 256, 1024}},
+    .params = {{"MR", CKB_PARAM_HOST_MR, 2, {5, 6}},
+               {"MC", CKB_PARAM_HOST_MC, 3, {256, 1024, 4096}, .multiple = 32},
+               {"NC", CKB_PARAM_HOST_NC, 3, {64, 256, 1024}, .multiple = 64},
                {"TN", 0, 2, {0, 1}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };
