@@ -1070,38 +1070,41 @@ CKBT_TEST(gen_shown_reference_is_the_reference, "full")
         CKBT_EXPECT(entry, "%s: cannot load %s: %s", w->id, so, dlerror());
         if (!entry)
             continue;
-        int64_t dims[CKB_MAX_DIMS];
-        void *a[CKB_MAX_TENSORS], *b[CKB_MAX_TENSORS];
-        ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
-        if (ckb_tensors_alloc(w, dims, a) != 0 || ckb_tensors_alloc(w, dims, b) != 0)
-            abort();
-        w->create_inputs(dims, 7, a);
-        w->create_inputs(dims, 7, b);
-        w->reference(dims, a);
-        entry(dims, b);
-        for (int i = 0; i < w->ntensors; i++) {
-            const ckb_tensor *x = &w->tensors[i];
-            if (x->role != CKB_OUT || memcmp(a[i], b[i], ckb_tensor_bytes(x, dims)) == 0)
-                continue;
-            /* Not bit-exact: the same C can still round differently where
-             * the compiler contracts a*b+c into an FMA across what was a
-             * branch in workload.c (-ffp-contract=fast). Allowed only as a
-             * few elements inside the tolerance. */
-            ckb_check k;
-            int64_t n = ckb_tensor_numel(x, dims);
-            ckb_check_allclose(x->dtype, b[i], a[i], n, ckb_workload_atol(w),
-                               ckb_workload_rtol(w), &k);
-            int64_t diff = 0;
-            size_t es = ckb_tensor_bytes(x, dims) / (size_t)n;
-            for (int64_t e = 0; e < n; e++)
-                diff += memcmp((char *)a[i] + e * es, (char *)b[i] + e * es, es) != 0;
-            CKBT_EXPECT(k.ok && diff * 100 <= n,
-                        "%s: the shown reference's %s differs from the reference's in %lld of "
-                        "%lld elements (%s the tolerance)",
-                        w->id, x->name, (long long)diff, (long long)n, k.ok ? "inside" : "outside");
+        for (int cf = 0; cf < ckb_workload_config_count(w); cf++) {
+            int64_t dims[CKB_MAX_DIMS];
+            void *a[CKB_MAX_TENSORS], *b[CKB_MAX_TENSORS];
+            ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, dims);
+            if (ckb_tensors_alloc(w, dims, a) != 0 || ckb_tensors_alloc(w, dims, b) != 0)
+                abort();
+            w->create_inputs(dims, 7, a);
+            w->create_inputs(dims, 7, b);
+            w->reference(dims, a);
+            entry(dims, b);
+            for (int i = 0; i < w->ntensors; i++) {
+                const ckb_tensor *x = &w->tensors[i];
+                if (x->role != CKB_OUT || memcmp(a[i], b[i], ckb_tensor_bytes(x, dims)) == 0)
+                    continue;
+                /* Not bit-exact: the same C can still round differently where
+                 * the compiler contracts a*b+c into an FMA across what was a
+                 * branch in workload.c (-ffp-contract=fast). Allowed only as a
+                 * few elements inside the tolerance. */
+                ckb_check k;
+                int64_t n = ckb_tensor_numel(x, dims);
+                ckb_check_allclose(x->dtype, b[i], a[i], n, ckb_workload_config_atol(w, cf),
+                                   ckb_workload_config_rtol(w, cf), &k);
+                int64_t diff = 0;
+                size_t es = ckb_tensor_bytes(x, dims) / (size_t)n;
+                for (int64_t e = 0; e < n; e++)
+                    diff += memcmp((char *)a[i] + e * es, (char *)b[i] + e * es, es) != 0;
+                CKBT_EXPECT(k.ok && diff * 100 <= n,
+                            "%s%s%s: the shown reference's %s differs from the reference's "
+                            "in %lld of %lld elements (%s the tolerance)",
+                            w->id, cf ? "/" : "", cf ? ckb_workload_config_name(w, cf) : "",
+                            x->name, (long long)diff, (long long)n, k.ok ? "inside" : "outside");
+            }
+            ckb_tensors_free(w, a);
+            ckb_tensors_free(w, b);
         }
-        ckb_tensors_free(w, a);
-        ckb_tensors_free(w, b);
         dlclose(h);
     }
 }
@@ -1140,17 +1143,20 @@ static int gen_is_permutation(const int32_t *v, int64_t n)
 CKBT_TEST(gen_shown_inputs_invariants_hold, "quick")
 {
     /* The invariants the Inputs paragraphs state, on the inputs
-     * create_inputs makes (small size, two seeds): 10p's routing gap, the
+     * create_inputs makes (small size, two seeds, every configuration):
+     * 10p's routing gap, the
      * page tables of 6p/7p, 7p's num_seqs, the group sizes of 11p/14p. */
     static const char *const ids[] = {"10p", "6p", "7p", "11p", "14p"};
     for (size_t k = 0; k < sizeof ids / sizeof *ids; k++) {
         const ckb_workload *w = ckb_workload_find(ids[k]);
         CKBT_EXPECT(ckb_gen_shown(w) && strstr(ckb_gen_shown(w), "\nInputs ("), "%s: Inputs",
                     ids[k]);
-        for (uint64_t seed = 1; seed <= 2; seed++) {
+        for (int cfs = 0; cfs < 2 * ckb_workload_config_count(w); cfs++) {
+            const int cf = cfs / 2;
+            const uint64_t seed = 1 + (uint64_t)(cfs % 2);
             int64_t d[CKB_MAX_DIMS];
             void *t[CKB_MAX_TENSORS];
-            ckb_workload_dims(w, CKB_SIZE_SMALL, d);
+            ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, d);
             if (ckb_tensors_alloc(w, d, t) != 0)
                 abort();
             w->create_inputs(d, seed, t);
@@ -1191,19 +1197,22 @@ CKBT_TEST(gen_shown_inputs_invariants_hold, "quick")
                     for (int64_t s = 0; s < ns; s++)
                         CKBT_EXPECT(kv[s] >= 1 && kv[s] <= len, "6p: kv_lens[%lld] = %d",
                                     (long long)s, kv[s]);
-                if (k == 2) { /* the serving step: 3/4 decodes, 1/8 chunks, packed */
+                if (k == 2) { /* the serving step: NDEC decodes, then chunks, packed */
                     const int32_t nseq = *(const int32_t *)t[gen_tensor(w, "num_seqs")];
                     const int32_t *cu = t[gen_tensor(w, "cu_q_lens")];
+                    const int64_t ndec = gen_dim(w, d, "NDEC"), chunk = gen_dim(w, d, "CHUNK");
+                    const int64_t nt = gen_dim(w, d, "NT");
                     int64_t bad = 0;
                     for (int64_t s = 0; s < ns; s++) {
                         const int64_t ql = cu[s + 1] - cu[s];
-                        bad += s < 3 * ns / 4 ? ql != 1 : s < nseq ? ql <= 1 : ql != 0;
+                        bad += s < ndec ? ql != 1 : s < nseq ? ql < 1 || ql > chunk : ql != 0;
                         bad += s < nseq ? kv[s] < ql || kv[s] > len : kv[s] != 0;
                     }
-                    CKBT_EXPECT(nseq == 7 * ns / 8 && cu[0] == 0 &&
-                                    cu[ns] == gen_dim(w, d, "NT") && bad == 0,
-                                "7p: num_seqs %d for NS %lld, %lld slots off the scenario",
-                                nseq, (long long)ns, (long long)bad);
+                    CKBT_EXPECT(nseq == ndec + (nt - ndec + chunk - 1) / chunk && nseq <= ns &&
+                                    cu[0] == 0 && cu[ns] == nt && bad == 0,
+                                "7p/%s: num_seqs %d for NS %lld, %lld slots off the scenario",
+                                ckb_workload_config_name(w, cf), nseq, (long long)ns,
+                                (long long)bad);
                 }
             } else { /* 11p: one empty group; 14p: none; all <= CAP, summing to M */
                 const int32_t *g = t[gen_tensor(w, "group_sizes")];

@@ -13,7 +13,9 @@
  *     its answer in the packed rows from cu_q_lens[i], the rest zero
  *     (c736bd8, 92c0c5f), not TPS rows per sequence at rows i * TPS.
  * Each test also shows that the earlier definition's answer fails the
- * check, so the test fails on it.
+ * check, so the test fails on it. And the serving workloads' two
+ * configurations (issue 33): 7p's prefill step at paper is upstream's,
+ * and both mixes of 6p and 7p are valid steps of the same operator.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -317,11 +319,13 @@ CKBT_TEST(workload_7p_each_sequence_has_its_own_q_len, "quick")
      * [attend(0.5, [1 0], [3 6]), attend(1, [1 0 -1], [3 6 9]), -2,
      * attend(2, [1 2], [-2 4])]: every row off. */
     const ckb_workload *w = ckb_workload_find("7p");
-    CKBT_EXPECT(w && w->ndims == 10 && strcmp(w->dims[1].name, "NT") == 0,
-                "7p's dims are NS, NT, ... (no TPS)");
-    if (!w || w->ndims != 10)
+    CKBT_EXPECT(w && w->ndims == 12 && strcmp(w->dims[1].name, "NT") == 0,
+                "7p's dims are NS, NT, ... (no TPS), NDEC, CHUNK");
+    if (!w || w->ndims != 12)
         return;
-    const int64_t dims[10] = {2, 4, 1, 1, 2, 1, 2, 2, 4, 3};
+    /* NDEC and CHUNK only shape the generated step; the tables below are
+     * set by hand */
+    const int64_t dims[12] = {2, 4, 1, 1, 2, 1, 2, 2, 4, 3, 1, 2};
     const double q[4] = {0.5, 1, 2, 7};
     const double k0[4] = {1, 0, -1, 3}, v0[4] = {3, 6, 9, 100};
     const double k1[4] = {1, 2, 5, 5}, v1[4] = {-2, 4, 50, 50};
@@ -365,4 +369,168 @@ CKBT_TEST(workload_7p_each_sequence_has_its_own_q_len, "quick")
                     (long long)c.nbad);
         ckb_tensors_free(w, t);
     }
+}
+
+/* ---- the serving configurations of 6p and 7p ------------------------------- */
+
+/* w's dim called name in dims; -1 when none. */
+static int64_t jd_dim(const ckb_workload *w, const int64_t *dims, const char *name)
+{
+    for (int i = 0; i < w->ndims; i++)
+        if (strcmp(w->dims[i].name, name) == 0)
+            return dims[i];
+    return -1;
+}
+
+static void jd_set_dim(const ckb_workload *w, int64_t *dims, const char *name, int64_t v)
+{
+    for (int i = 0; i < w->ndims; i++)
+        if (strcmp(w->dims[i].name, name) == 0)
+            dims[i] = v;
+}
+
+/* The tables create_inputs makes for configuration cf at size s, with the
+ * head dims shrunk to 1 (the lengths, the page table and cu_q_lens depend
+ * on none of them), so that even paper size costs little. The caller frees
+ * t; dims get the configuration's true dims. */
+static int jd_serving_tables(const ckb_workload *w, ckb_size s, int cf, int64_t *dims, void **t)
+{
+    int64_t small[CKB_MAX_DIMS];
+    ckb_workload_config_dims(w, s, cf, dims);
+    memcpy(small, dims, sizeof small);
+    jd_set_dim(w, small, "HQ", 1);
+    jd_set_dim(w, small, "HKV", 1);
+    jd_set_dim(w, small, "HKV2", 2);
+    jd_set_dim(w, small, "D", 1);
+    if (ckb_tensors_alloc(w, small, t) != 0)
+        return -1;
+    w->create_inputs(small, 1, t);
+    return 0;
+}
+
+static int jd_tensor(const ckb_workload *w, const char *name)
+{
+    for (int i = 0; i < w->ntensors; i++)
+        if (strcmp(w->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Both serving workloads are judged on a decode-heavy and a prefill-heavy
+ * step: the same operator (no head dim, head size or page size differs
+ * between them), each step valid at every size, the flops those of its own
+ * tables, and the mixes what their names say. */
+CKBT_TEST(workload_serving_configurations_are_the_mixes_they_name, "quick")
+{
+    static const char *const model_dims[] = {"HQ", "HKV", "HKV2", "D", "PS"};
+    static const char *const ids[] = {"6p", "7p"};
+    for (int k = 0; k < 2; k++) {
+        const ckb_workload *w = ckb_workload_find(ids[k]);
+        CKBT_EXPECT(w && w->nconfigs == 2, "%s: two configurations", ids[k]);
+        if (!w || w->nconfigs != 2)
+            continue;
+        int has[2] = {0, 0};
+        for (int cf = 0; cf < 2; cf++) {
+            const ckb_config *c = &w->configs[cf];
+            has[strcmp(c->name, "decode") == 0 ? 0 : strcmp(c->name, "prefill") == 0 ? 1 : 0]++;
+            for (int j = 0; j < c->nset; j++)
+                for (size_t m = 0; m < sizeof model_dims / sizeof *model_dims; m++)
+                    CKBT_EXPECT(strcmp(c->set[j].dim, model_dims[m]) != 0,
+                                "%s/%s sets %s: the model's shape is the same in both mixes",
+                                w->id, c->name, model_dims[m]);
+        }
+        CKBT_EXPECT(has[0] == 1 && has[1] == 1, "%s: one decode, one prefill configuration",
+                    w->id);
+        for (int s = CKB_SIZE_SMALL; s < CKB_SIZE_COUNT; s++)
+            for (int cf = 0; cf < 2; cf++) {
+                const char *name = ckb_workload_config_name(w, cf), *size = ckb_size_name(s);
+                const int decode = strcmp(name, "decode") == 0;
+                int64_t d[CKB_MAX_DIMS];
+                void *t[CKB_MAX_TENSORS];
+                if (jd_serving_tables(w, (ckb_size)s, cf, d, t) != 0)
+                    abort();
+                const int64_t ns = jd_dim(w, d, "NS"), nt = jd_dim(w, d, "NT");
+                const int64_t len = jd_dim(w, d, "PPS") * jd_dim(w, d, "PS");
+                const int32_t *kv = t[jd_tensor(w, "kv_lens")];
+                const int32_t *cu = t[jd_tensor(w, "cu_q_lens")];
+                CKBT_EXPECT(jd_dim(w, d, "NS1") == ns + 1 &&
+                                jd_dim(w, d, "NP") == ns * jd_dim(w, d, "PPS"),
+                            "%s/%s at %s: NS1 = NS + 1 and NP = NS * PPS", w->id, name, size);
+                double pairs = 0, decode_rows = 0;
+                int64_t bad = 0, nseq = ns;
+                if (k == 0) { /* one query row per sequence, lengths NS * L / 2 in all */
+                    CKBT_EXPECT(nt == 2 * ns, "%s/%s at %s: NT = 2 NS", w->id, name, size);
+                    for (int64_t i = 0; i < ns; i++)
+                        pairs += kv[i], bad += kv[i] < 1 || kv[i] > len;
+                    bad += pairs != (double)(ns * len / 2);
+                    decode_rows = (double)ns;
+                } else {
+                    nseq = *(const int32_t *)t[jd_tensor(w, "num_seqs")];
+                    bad += cu[0] != 0 || cu[ns] != nt || nseq > ns;
+                    for (int64_t i = 0; i < ns; i++) {
+                        const int64_t q = cu[i + 1] - cu[i];
+                        bad += i < nseq ? q < 1 || q > kv[i] || kv[i] > len : q != 0 || kv[i];
+                        pairs += (double)q * kv[i];
+                        decode_rows += q == 1;
+                    }
+                }
+                /* QK^T and PV: 2 D each per (query row, valid key, query head) */
+                const double want = 4.0 * (double)jd_dim(w, d, "HQ") * jd_dim(w, d, "D") * pairs;
+                CKBT_EXPECT(bad == 0, "%s/%s at %s: %lld entries off a valid step", w->id, name,
+                            size, (long long)bad);
+                CKBT_EXPECT(fabs(w->flops(d) - want) <= 1e-9 * want,
+                            "%s/%s at %s: flops %g, its tables give %g", w->id, name, size,
+                            w->flops(d), want);
+                if (k == 1) /* decode-heavy: most rows decodes; prefill-heavy: most in chunks */
+                    CKBT_EXPECT(decode ? decode_rows >= 0.85 * nt : decode_rows <= 0.1 * nt,
+                                "7p/%s at %s: %g of %lld rows are decodes", name, size,
+                                decode_rows, (long long)nt);
+                ckb_tensors_free(w, t);
+            }
+        /* 6p: the prefill-heavy step leaves fewer decodes over longer contexts */
+        for (int s = CKB_SIZE_SMALL; k == 0 && s < CKB_SIZE_COUNT; s++) {
+            int64_t dd[CKB_MAX_DIMS], dp[CKB_MAX_DIMS];
+            const int dec = strcmp(w->configs[0].name, "decode") == 0 ? 0 : 1;
+            ckb_workload_config_dims(w, (ckb_size)s, dec, dd);
+            ckb_workload_config_dims(w, (ckb_size)s, 1 - dec, dp);
+            CKBT_EXPECT(jd_dim(w, dp, "NS") * 2 <= jd_dim(w, dd, "NS") &&
+                            jd_dim(w, dp, "PPS") >= 2 * jd_dim(w, dd, "PPS"),
+                        "6p at %s: prefill NS %lld, PPS %lld against decode NS %lld, PPS %lld",
+                        ckb_size_name((ckb_size)s), (long long)jd_dim(w, dp, "NS"),
+                        (long long)jd_dim(w, dp, "PPS"), (long long)jd_dim(w, dd, "NS"),
+                        (long long)jd_dim(w, dd, "PPS"));
+        }
+    }
+}
+
+/* 7p's prefill configuration at paper size is upstream's step exactly
+ * (c736bd8): ACTIVE_Q_LENS = 48 x 1 + 7 x 512 + 464, ACTIVE_KV_LENS = 257 +
+ * ((73 i) mod 240) 16 for the decodes and 1023, 1535, ..., 4095, 4095 for
+ * the chunks, 56 of 64 slots active, the rest zero. */
+CKBT_TEST(workload_7p_prefill_at_paper_is_upstreams_step, "quick")
+{
+    const ckb_workload *w = ckb_workload_find("7p");
+    int cf = -1;
+    for (int c = 0; w && c < w->nconfigs; c++)
+        if (strcmp(w->configs[c].name, "prefill") == 0)
+            cf = c;
+    CKBT_EXPECT(cf == 0, "7p's first configuration is prefill, upstream's step (%d)", cf);
+    if (cf < 0)
+        return;
+    int64_t d[CKB_MAX_DIMS];
+    void *t[CKB_MAX_TENSORS];
+    if (jd_serving_tables(w, CKB_SIZE_PAPER, cf, d, t) != 0)
+        abort();
+    int32_t q[64] = {0}, kv[64] = {0};
+    for (int i = 0; i < 48; i++)
+        q[i] = 1, kv[i] = 257 + ((i * 73) % 240) * 16;
+    for (int i = 48; i < 56; i++)
+        q[i] = i < 55 ? 512 : 464, kv[i] = i < 55 ? 1023 + 512 * (i - 48) : 4095;
+    const int32_t *kvl = t[jd_tensor(w, "kv_lens")], *cu = t[jd_tensor(w, "cu_q_lens")];
+    int bad = *(const int32_t *)t[jd_tensor(w, "num_seqs")] != 56 || cu[0] != 0 ||
+              jd_dim(w, d, "NS") != 64 || jd_dim(w, d, "NT") != 4096;
+    for (int i = 0; !bad && i < 64; i++)
+        bad += cu[i + 1] - cu[i] != q[i] || kvl[i] != kv[i];
+    CKBT_EXPECT(!bad, "7p/prefill at paper differs from upstream's ACTIVE_Q_LENS/ACTIVE_KV_LENS");
+    ckb_tensors_free(w, t);
 }

@@ -43,11 +43,20 @@ static int oracle_close(double got, double want, double atol, double rtol)
 
 /* Holds one output of one kernel (which: "reference" or "baseline") to the
  * fixture's entry o; returns the number of sampled elements that failed. */
-static int oracle_check_output(const ckb_workload *w, const char *which, uint64_t seed,
+/* "id" for a workload of one configuration or its first, "id/name" for the
+ * others: the fixture a message is about. */
+static void oracle_label(const ckb_workload *w, int cf, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s", w->id, cf > 0 ? "/" : "", cf > 0 ? ckb_workload_config_name(w, cf) : "");
+}
+
+static int oracle_check_output(const ckb_workload *w, int cf, const char *which, uint64_t seed,
                                const ckb_tensor *ts, const void *data, const int64_t *dims,
                                json_object *o)
 {
-    double atol = ckb_workload_atol(w), rtol = ckb_workload_rtol(w);
+    double atol = ckb_workload_config_atol(w, cf), rtol = ckb_workload_config_rtol(w, cf);
+    char id[160];
+    oracle_label(w, cf, id, sizeof id);
     int64_t n = ckb_tensor_numel(ts, dims);
     json_object *shape = NULL, *idx = NULL, *val = NULL;
     json_object_object_get_ex(o, "shape", &shape);
@@ -58,7 +67,7 @@ static int oracle_check_output(const ckb_workload *w, const char *which, uint64_
     for (int r = 0; same && r < rank; r++)
         same = json_object_get_int64(json_object_array_get_idx(shape, r)) == dims[ts->shape[r]];
     CKBT_EXPECT(same, "%s: %s's shape differs from the fixture's: regenerate with "
-                "scripts/oracle/oracle.py %s", w->id, ts->name, w->id);
+                "scripts/oracle/oracle.py %s", id, ts->name, w->id);
     if (!same || !idx || !val || json_object_array_length(idx) != json_object_array_length(val))
         return 1;
     int nbad = 0;
@@ -66,7 +75,7 @@ static int oracle_check_output(const ckb_workload *w, const char *which, uint64_
     for (size_t k = 0; k < ns; k++) {
         int64_t i = json_object_get_int64(json_object_array_get_idx(idx, k));
         double want = json_object_get_double(json_object_array_get_idx(val, k));
-        CKBT_EXPECT(i >= 0 && i < n, "%s: index %lld out of range", w->id, (long long)i);
+        CKBT_EXPECT(i >= 0 && i < n, "%s: index %lld out of range", id, (long long)i);
         if (i < 0 || i >= n)
             return 1;
         double got = oracle_elem(ts->dtype, data, i);
@@ -74,7 +83,7 @@ static int oracle_check_output(const ckb_workload *w, const char *which, uint64_
             if (nbad < 3)
                 ckbt_fail(__FILE__, __LINE__,
                           "%s seed %llu: %s's %s[%lld] = %.6g, the JAX oracle says %.6g "
-                          "(atol %g, rtol %g)", w->id, (unsigned long long)seed, which,
+                          "(atol %g, rtol %g)", id, (unsigned long long)seed, which,
                           ts->name, (long long)i, got, want, atol, rtol);
             nbad++;
         }
@@ -93,13 +102,13 @@ static int oracle_check_output(const ckb_workload *w, const char *which, uint64_
            jmax = ckb_json_num(o, "max_abs");
     int sum_ok = fabs(sum - jsum) <= (double)n * atol + rtol * jabs;
     int max_ok = oracle_close(max_abs, jmax, atol, rtol);
-    CKBT_EXPECT(sum_ok, "%s seed %llu: %s's sum of %s is %.6g, the JAX oracle's %.6g", w->id,
+    CKBT_EXPECT(sum_ok, "%s seed %llu: %s's sum of %s is %.6g, the JAX oracle's %.6g", id,
                 (unsigned long long)seed, which, ts->name, sum, jsum);
-    CKBT_EXPECT(max_ok, "%s seed %llu: %s's max |%s| is %.6g, the JAX oracle's %.6g", w->id,
+    CKBT_EXPECT(max_ok, "%s seed %llu: %s's max |%s| is %.6g, the JAX oracle's %.6g", id,
                 (unsigned long long)seed, which, ts->name, max_abs, jmax);
     if (nbad)
         ckbt_fail(__FILE__, __LINE__, "%s seed %llu: %s: %d of %zu sampled elements of %s "
-                  "differ from the JAX oracle", w->id, (unsigned long long)seed, which, nbad,
+                  "differ from the JAX oracle", id, (unsigned long long)seed, which, nbad,
                   ns, ts->name);
     return nbad + !sum_ok + !max_ok;
 }
@@ -115,16 +124,26 @@ static int oracle_check_fixture(const char *path)
     const char *id = ckb_json_str(root, "workload");
     const ckb_workload *w = id ? ckb_workload_find(id) : NULL;
     CKBT_EXPECT(w != NULL, "%s: unknown workload %s", path, id ? id : "(none)");
+    /* a workload's first configuration when the fixture names none */
+    const char *cname = ckb_json_str(root, "config");
+    int cf = cname && *cname ? -1 : 0;
+    for (int c = 0; w && cf < 0 && c < ckb_workload_config_count(w); c++)
+        if (strcmp(ckb_workload_config_name(w, c), cname) == 0)
+            cf = c;
+    CKBT_EXPECT(!w || cf >= 0, "%s: %s has no configuration %s", path, w ? w->id : "", cname);
     json_object *seeds = NULL;
     json_object_object_get_ex(root, "seeds", &seeds);
     CKBT_EXPECT(w && seeds && json_object_array_length(seeds) > 0, "%s: no seeds", path);
-    int bad = !w || !seeds;
+    int bad = !w || !seeds || cf < 0;
+    char id_buf[160];
+    if (w && cf >= 0)
+        oracle_label(w, cf, id_buf, sizeof id_buf);
     int64_t dims[CKB_MAX_DIMS];
     for (size_t si = 0; !bad && si < json_object_array_length(seeds); si++) {
         json_object *e = json_object_array_get_idx(seeds, si), *outs = NULL;
         uint64_t seed = (uint64_t)ckb_json_long(e, "seed");
         void *ref[CKB_MAX_TENSORS], *base[CKB_MAX_TENSORS];
-        ckb_workload_dims(w, CKB_SIZE_SMALL, dims);
+        ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, dims);
         if (ckb_tensors_alloc(w, dims, ref) != 0) {
             bad++;
             break;
@@ -143,7 +162,7 @@ static int oracle_check_fixture(const char *path)
         int same = want && strcmp(want, digest) == 0;
         CKBT_EXPECT(same, "%s seed %llu: the inputs changed (digest %s, the fixture's %s): "
                     "the input generator or the dims differ from those the fixture was made "
-                    "from; regenerate it with scripts/oracle/oracle.py %s", w->id,
+                    "from; regenerate it with scripts/oracle/oracle.py %s", id_buf,
                     (unsigned long long)seed, digest, want ? want : "none", w->id);
         if (same) {
             w->reference(dims, ref);
@@ -161,16 +180,16 @@ static int oracle_check_fixture(const char *path)
                     if (nm && strcmp(nm, ts->name) == 0)
                         o = c;
                 }
-                CKBT_EXPECT(o != NULL, "%s: the fixture lacks output %s", w->id, ts->name);
+                CKBT_EXPECT(o != NULL, "%s: the fixture lacks output %s", id_buf, ts->name);
                 if (!o) {
                     bad++;
                     continue;
                 }
                 seen++;
-                bad += oracle_check_output(w, "the reference", seed, ts, ref[i], dims, o);
-                bad += oracle_check_output(w, "the baseline", seed, ts, base[i], dims, o);
+                bad += oracle_check_output(w, cf, "the reference", seed, ts, ref[i], dims, o);
+                bad += oracle_check_output(w, cf, "the baseline", seed, ts, base[i], dims, o);
             }
-            CKBT_EXPECT(seen > 0, "%s: no outputs checked", w->id);
+            CKBT_EXPECT(seen > 0, "%s: no outputs checked", id_buf);
         } else {
             bad++;
         }
@@ -211,17 +230,26 @@ CKBT_TEST(oracle_fixtures_match_reference_and_baseline, "quick")
     closedir(dp);
     qsort(names, (size_t)n, sizeof *names, oracle_name_cmp);
     CKBT_EXPECT(n >= 1, "%s holds no fixtures", dir);
+    /* one fixture per configuration: <id>.json for the first, <id>.<name>.json
+     * for each other */
     for (int wi = 0; wi < ckb_workload_count(); wi++) {
         const ckb_workload *w = ckb_workload_at(wi);
-        char want[256];
-        snprintf(want, sizeof want, "%s.json", w->id);
-        int have = 0, pending = 0;
-        for (int i = 0; i < n; i++)
-            have |= strcmp(names[i], want) == 0;
+        int pending = 0;
         for (size_t k = 0; k < sizeof oracle_pending / sizeof *oracle_pending; k++)
             pending |= oracle_pending[k] && strcmp(oracle_pending[k], w->id) == 0;
-        CKBT_EXPECT(have || pending, "%s has no oracle fixture: write its JAX implementation in "
-                    "scripts/oracle/impls.py and run scripts/oracle/oracle.py %s", w->id, w->id);
+        for (int c = 0; c < ckb_workload_config_count(w); c++) {
+            char want[256];
+            if (c == 0)
+                snprintf(want, sizeof want, "%s.json", w->id);
+            else
+                snprintf(want, sizeof want, "%s.%s.json", w->id, ckb_workload_config_name(w, c));
+            int have = 0;
+            for (int i = 0; i < n; i++)
+                have |= strcmp(names[i], want) == 0;
+            CKBT_EXPECT(have || pending, "%s has no oracle fixture %s: write its JAX "
+                        "implementation in scripts/oracle/impls.py and run "
+                        "scripts/oracle/oracle.py %s", w->id, want, w->id);
+        }
     }
     for (int i = 0; i < n; i++) {
         char path[8192];
@@ -298,4 +326,52 @@ CKBT_TEST(oracle_dump_writes_inputs_outputs_and_manifest, "quick")
         json_object_put(m);
     }
     ckb_tensors_free(w, t);
+}
+
+/* `__oracle-dump ... SIZE CONFIG` dumps that configuration: its dims, its
+ * name and the names of all in the manifest; an unknown name is refused. */
+CKBT_TEST(oracle_dump_takes_a_configuration, "quick")
+{
+    const ckb_workload *w = ckb_workload_find("7p");
+    int cf = w ? ckb_workload_config_count(w) - 1 : 0;
+    CKBT_EXPECT(w && cf > 0, "7p has several configurations");
+    if (!w || cf == 0)
+        return;
+    const char *name = ckb_workload_config_name(w, cf);
+    char dir[4096], path[8192];
+    snprintf(dir, sizeof dir, "%s/dump-config", ckbt_tmpdir());
+    char *argv[] = {(char *)ckbt_bin(), "__oracle-dump", "7p", "1", dir, "small",
+                    (char *)name, NULL};
+    ckb_proc_result r;
+    CKBT_EXPECT(ckb_proc_run(argv, 60, 1 << 16, &r) == 0 && r.exited && r.exit_code == 0,
+                "exit %d: %s", r.exit_code, r.output);
+    ckb_proc_result_free(&r);
+    int64_t dims[CKB_MAX_DIMS];
+    void *t[CKB_MAX_TENSORS];
+    ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, dims);
+    if (ckb_tensors_alloc(w, dims, t) != 0)
+        abort();
+    w->create_inputs(dims, 1, t);
+    char digest[24];
+    snprintf(digest, sizeof digest, "%016llx",
+             (unsigned long long)ckb_oracle_inputs_digest(w, dims, t));
+    ckb_tensors_free(w, t);
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_object *m = json_object_from_file(path), *jd = NULL, *jn = NULL;
+    CKBT_EXPECT(m != NULL, "%s parses", path);
+    if (m) {
+        const char *c = ckb_json_str(m, "config"), *dg = ckb_json_str(m, "input_digest");
+        CKBT_EXPECT(c && strcmp(c, name) == 0, "config %s, want %s", c ? c : "none", name);
+        CKBT_EXPECT(dg && strcmp(dg, digest) == 0, "digest %s vs %s", dg ? dg : "none", digest);
+        CKBT_EXPECT(json_object_object_get_ex(m, "dims", &jd) &&
+                        ckb_json_long(jd, "NT") == dims[1], "the configuration's NT");
+        CKBT_EXPECT(json_object_object_get_ex(m, "configs", &jn) &&
+                        (int)json_object_array_length(jn) == ckb_workload_config_count(w),
+                    "every configuration named");
+        json_object_put(m);
+    }
+    char *bad[] = {(char *)ckbt_bin(), "__oracle-dump", "7p", "1", dir, "small", "nosuch", NULL};
+    CKBT_EXPECT(ckb_proc_run(bad, 60, 1 << 16, &r) == 0 && r.exited && r.exit_code == 2,
+                "an unknown configuration: exit %d", r.exit_code);
+    ckb_proc_result_free(&r);
 }

@@ -9,7 +9,9 @@ from the workload's README, not from the C reference), this script
      src/workloads/oracle.h), with the C reference's outputs for comparison;
   2. computes the outputs with JAX and compares them, every element, with the C
      reference's under the workload's tolerance (printed: the agreement found);
-  3. writes tests/fixtures/oracle/<workload>.json: the input digest, the output
+  3. writes tests/fixtures/oracle/<workload>.json (a workload with several input
+     configurations: that for its first, <workload>.<config>.json for each other,
+     each dumped with `__oracle-dump ... small CONFIG`): the input digest, the output
      shapes, about 72 sampled elements (first, last, the 8 largest |x|, evenly
      spaced and pseudo-random indices) with the JAX values, and sum / sum |x| /
      max |x|.
@@ -98,14 +100,29 @@ def allclose_report(got, want, atol, rtol):
 
 
 def run_one(wid, impl, bin_path, check_only, write_disagreeing, seeds=SEEDS):
+    """Every configuration of wid (the first dump names them all): one fixture each."""
+    with tempfile.TemporaryDirectory(prefix="ckb-oracle-") as d:
+        subprocess.check_call([bin_path, "__oracle-dump", wid, str(seeds[0]), d])
+        with open(os.path.join(d, "manifest.json")) as f:
+            configs = json.load(f).get("configs") or [""]
+    agree = True
+    for k, config in enumerate(configs):
+        agree &= run_config(wid, impl, bin_path, check_only, write_disagreeing, seeds, config,
+                            k == 0)
+    return agree
+
+
+def run_config(wid, impl, bin_path, check_only, write_disagreeing, seeds, config, first):
     import numpy as np
     import jax
     seeds_out, agree, full_id = [], True, None
     for seed in seeds:
         with tempfile.TemporaryDirectory(prefix="ckb-oracle-") as d:
-            subprocess.check_call([bin_path, "__oracle-dump", wid, str(seed), d])
+            subprocess.check_call([bin_path, "__oracle-dump", wid, str(seed), d] +
+                                  (["small", config] if config else []))
             m, arrs = load_dump(d)
-        full_id = m["workload"]
+        # the first configuration keeps the id (and so its sampled indices)
+        full_id = m["workload"] + ("" if first else "/" + config)
         ins = {t["name"]: arrs[t["name"]] for t in m["tensors"] if t["role"] == "in"}
         outs = impl(ins, m["dims"], m["consts"])
         entry = {"seed": seed, "input_digest": m["input_digest"], "outputs": []}
@@ -145,7 +162,8 @@ def run_one(wid, impl, bin_path, check_only, write_disagreeing, seeds=SEEDS):
         print(f"  {full_id}: NO fixture written (JAX and the C reference disagree: investigate)")
         return agree
     fx = {
-        "workload": full_id,
+        "workload": m["workload"],
+        **({"config": config} if config else {}),
         "size": "small",
         "generator": "scripts/oracle/oracle.py (JAX " + jax.__version__ + ", CPU)",
         "note": "golden outputs from an independent JAX implementation; regenerate with "
@@ -154,7 +172,8 @@ def run_one(wid, impl, bin_path, check_only, write_disagreeing, seeds=SEEDS):
         "seeds": seeds_out,
     }
     os.makedirs(FIXTURES, exist_ok=True)
-    path = os.path.join(FIXTURES, full_id + ".json")
+    # the first configuration keeps the workload's own file name
+    path = os.path.join(FIXTURES, m["workload"] + ("" if first else "." + config) + ".json")
     text = json.dumps(fx, indent=1)
     # lists of numbers on one line each: compact, and a diff still shows what moved
     text = re.sub(r"\[\s*([-0-9.eE+,\s]+?)\s*\]",

@@ -9,27 +9,36 @@
 #include "exec/executor.h"
 #include "workloads/oracle.h"
 
-/* `ckbench __oracle-dump WORKLOAD SEED DIR [SIZE]`: writes the workload's
- * inputs for SEED and its reference's outputs at SIZE (small) into DIR, for
- * the independent oracle (scripts/oracle/oracle.py; workloads/oracle.h).
+/* `ckbench __oracle-dump WORKLOAD SEED DIR [SIZE [CONFIG]]`: writes the
+ * workload's inputs for SEED and its reference's outputs at SIZE (small) in
+ * configuration CONFIG (by name; the first by default) into DIR, for the
+ * independent oracle (scripts/oracle/oracle.py; workloads/oracle.h).
  * Internal: not listed among the commands. */
 static int oracle_dump_main(int argc, char **argv)
 {
-    if (argc < 5 || argc > 6) {
-        fputs("usage: ckbench __oracle-dump WORKLOAD SEED DIR [SIZE]\n", stderr);
+    if (argc < 5 || argc > 7) {
+        fputs("usage: ckbench __oracle-dump WORKLOAD SEED DIR [SIZE [CONFIG]]\n", stderr);
         return 2;
     }
     const ckb_workload *w = ckb_workload_find(argv[2]);
     char *end;
     unsigned long long seed = strtoull(argv[3], &end, 10);
     ckb_size s = CKB_SIZE_SMALL;
-    if (!w || *end || end == argv[3] || (argc == 6 && ckb_size_parse(argv[5], &s) != 0) ||
-        s == CKB_SIZE_HOST) {
-        fputs("ckbench __oracle-dump: unknown workload, bad seed or bad size\n", stderr);
+    int config = 0;
+    if (w && argc == 7) {
+        config = -1;
+        for (int c = 0; c < ckb_workload_config_count(w); c++)
+            if (strcmp(ckb_workload_config_name(w, c), argv[6]) == 0)
+                config = c;
+    }
+    if (!w || *end || end == argv[3] || (argc >= 6 && ckb_size_parse(argv[5], &s) != 0) ||
+        s == CKB_SIZE_HOST || config < 0) {
+        fputs("ckbench __oracle-dump: unknown workload, bad seed, bad size or unknown "
+              "configuration\n", stderr);
         return 2;
     }
     ckb_err err;
-    if (ckb_oracle_dump(w, s, seed, argv[4], &err) != CKB_OK) {
+    if (ckb_oracle_dump(w, s, config, seed, argv[4], &err) != CKB_OK) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }

@@ -37,12 +37,12 @@ static int oracle__write(const char *path, const void *p, size_t n, ckb_err *err
     return ok ? CKB_OK : ckb_err_set(err, CKB_E_IO, "%s: write failed", path);
 }
 
-int ckb_oracle_dump(const ckb_workload *w, ckb_size s, uint64_t seed, const char *dir,
-                    ckb_err *err)
+int ckb_oracle_dump(const ckb_workload *w, ckb_size s, int config, uint64_t seed,
+                    const char *dir, ckb_err *err)
 {
     int64_t dims[CKB_MAX_DIMS];
     void *t[CKB_MAX_TENSORS];
-    ckb_workload_dims(w, s, dims);
+    ckb_workload_config_dims(w, s, config, dims);
     if (ckb_mkdirs(dir) != 0)
         return ckb_err_set(err, CKB_E_IO, "%s: %s", dir, strerror(errno));
     if (ckb_tensors_alloc(w, dims, t) != 0)
@@ -58,8 +58,14 @@ int ckb_oracle_dump(const ckb_workload *w, ckb_size s, uint64_t seed, const char
     json_object_object_add(m, "size", json_object_new_string(ckb_size_name(s)));
     json_object_object_add(m, "seed", json_object_new_int64((int64_t)seed));
     json_object_object_add(m, "input_digest", json_object_new_string(digest));
-    json_object_object_add(m, "atol", json_object_new_double(ckb_workload_atol(w)));
-    json_object_object_add(m, "rtol", json_object_new_double(ckb_workload_rtol(w)));
+    json_object_object_add(m, "config",
+                           json_object_new_string(ckb_workload_config_name(w, config)));
+    json_object *jn = json_object_new_array();
+    for (int c = 0; c < w->nconfigs; c++)
+        json_object_array_add(jn, json_object_new_string(w->configs[c].name));
+    json_object_object_add(m, "configs", jn);
+    json_object_object_add(m, "atol", json_object_new_double(ckb_workload_config_atol(w, config)));
+    json_object_object_add(m, "rtol", json_object_new_double(ckb_workload_config_rtol(w, config)));
     json_object *jd = json_object_new_object(), *jc = json_object_new_object();
     for (int i = 0; i < w->ndims; i++)
         json_object_object_add(jd, w->dims[i].name, json_object_new_int64(dims[i]));

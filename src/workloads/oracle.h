@@ -16,12 +16,13 @@
  * changes when an input generator, a dim or a tensor's shape does. */
 uint64_t ckb_oracle_inputs_digest(const ckb_workload *w, const int64_t *dims, void *const *t);
 
-/* Makes w's inputs at size s for seed, runs its reference, and writes into
- * dir (created) one raw little-endian file per tensor, <name>.bin (bf16 as
- * its 16-bit pattern), and manifest.json naming each file's dtype and shape
- * with the dims, consts, tolerance and input digest. CKB_OK, or a code with
- * err filled (core/error.h). */
-int ckb_oracle_dump(const ckb_workload *w, ckb_size s, uint64_t seed, const char *dir,
-                    ckb_err *err);
+/* Makes w's inputs at size s in configuration config for seed, runs its
+ * reference, and writes into dir (created) one raw little-endian file per
+ * tensor, <name>.bin (bf16 as its 16-bit pattern), and manifest.json naming
+ * each file's dtype and shape with the dims, consts, tolerance, input
+ * digest and the configuration (with the names of all of w's). CKB_OK, or
+ * a code with err filled (core/error.h). */
+int ckb_oracle_dump(const ckb_workload *w, ckb_size s, int config, uint64_t seed,
+                    const char *dir, ckb_err *err);
 
 #endif /* CKB_ORACLE_H */

@@ -262,6 +262,20 @@ const ckb_workload ckb_wl_6p_Paged_Attention = {
              {"PPS", {8, 128, 256}},
              {"NP", {32, 8192, 16384}},
              {"NS1", {5, 65, 65}}},
+    /* The decode kernel's share of two serving steps. decode: upstream's
+     * batch (the dims above), many sequences at once. prefill: a step
+     * whose budget goes to long prompts' chunks leaves few decodes, each
+     * over a long context (a prompt just prefilled), so the work is in few
+     * long rows and only a split of the keys occupies every thread. */
+    .nconfigs = 2,
+    .configs = {{.name = "decode"},
+                {.name = "prefill",
+                 .nset = 5,
+                 .set = {{"NS", {2, 8, 8}},
+                         {"NT", {4, 16, 16}},
+                         {"PPS", {32, 512, 1024}},
+                         {"NP", {64, 4096, 8192}},
+                         {"NS1", {3, 9, 9}}}}},
     .ntensors = 7,
     .tensors = {{"queries", CKB_BF16, CKB_IN, 3, {NT, HQ, D}},
                 {"k_pages", CKB_BF16, CKB_IN, 4, {NP, PS, HKV, D}},

@@ -11,7 +11,8 @@
  * (odd). Query head h reads kv head h / G (G = HQ / HKV). Masked scores are
  * -0.7 * FLT_MAX. The answer goes to the same packed rows of out; every
  * other row (past the packed total, or of sequences >= num_seqs) is zero.
- * bf16 queries/pages/out, int32 tables.
+ * bf16 queries/pages/out, int32 tables. Two configurations, two mixes of
+ * the step (ragged_scenario): prefill (upstream's) and decode.
  */
 #include <float.h>
 #include <math.h>
@@ -24,7 +25,7 @@
 #include "workloads/scratch.h"
 #include "workloads/workload.h"
 
-enum { NS, NT, HQ, HKV, HKV2, D, PS, PPS, NP, NS1 };
+enum { NS, NT, HQ, HKV, HKV2, D, PS, PPS, NP, NS1, NDEC, CHUNK };
 enum { T_QUERIES, T_KV_PAGES, T_KV_LENS, T_PAGE_INDICES, T_CU_Q_LENS, T_NUM_SEQS, T_OUT };
 
 /* JAX's DEFAULT_MASK_VALUE: finite, so a row with every key masked is a
@@ -33,23 +34,30 @@ enum { T_QUERIES, T_KV_PAGES, T_KV_LENS, T_PAGE_INDICES, T_CU_Q_LENS, T_NUM_SEQS
 
 /* ---- the scenario ---------------------------------------------------------- */
 
+/* The prefill chunks of a step: what the NDEC decodes leave of the NT-row
+ * budget, CHUNK rows each, the last one the remainder. */
+static int64_t ragged_nchunks(const int64_t *d)
+{
+    return (d[NT] - d[NDEC] + d[CHUNK] - 1) / d[CHUNK];
+}
+
 /*
- * Upstream's one serving step, scaled by the dims (at paper exactly
- * upstream's ACTIVE_Q_LENS / ACTIVE_KV_LENS): of the NS slots, the first
- * 3 NS / 4 are one-token decodes, the next NS / 8 prefill chunks of C = NT /
- * (NS / 8) tokens filling the rest of the NT-token budget (the last of them
- * the remainder, C - 3 NS / 4), the last NS / 8 inactive (num_seqs = 7 NS /
- * 8). Decode d has kv_len B PS + 1 + ((73 d) mod (PPS - B)) PS with B =
- * max(1, PPS / 16) pages (spanning the cache, ending on a partial page:
- * upstream's 257 + ((73 d) mod 240) 16 at paper); full chunk k has kv_len
- * (k + 2) L / (NS / 8) - 1 (the context after that chunk: 1023, 1535, ...
- * at paper), the remainder L - 1. Writes q_len and kv_len of every slot
- * (zero for the inactive ones) and returns the active count.
+ * One serving step as a function of the dims (at paper, configuration
+ * prefill, exactly upstream's ACTIVE_Q_LENS / ACTIVE_KV_LENS): slots 0 ..
+ * NDEC - 1 are one-token decodes, the next ragged_nchunks(d) prefill chunks
+ * of CHUNK rows filling the rest of the NT-row budget (the last the
+ * remainder), the others inactive. Decode i has kv_len B PS + 1 + ((73 i)
+ * mod (PPS - B)) PS with B = max(1, PPS / 16) pages (spanning the cache,
+ * ending on a partial page: upstream's 257 + ((73 i) mod 240) 16 at
+ * paper); full chunk k of n has kv_len (k + 2) L / n - 1 (the context
+ * after that chunk: 1023, 1535, ... at paper), the remainder L - 1. Writes
+ * q_len and kv_len of every slot (zero for the inactive ones) and returns
+ * the active count.
  */
 static int64_t ragged_scenario(const int64_t *d, int32_t *q_len, int32_t *kv_len)
 {
-    const int64_t ns = d[NS], len = d[PPS] * d[PS], ndec = 3 * ns / 4;
-    const int64_t npre = ns / 8 > 1 ? ns / 8 : 1, chunk = d[NT] / npre;
+    const int64_t ns = d[NS], len = d[PPS] * d[PS], ndec = d[NDEC];
+    const int64_t npre = ragged_nchunks(d), chunk = d[CHUNK];
     const int64_t base = d[PPS] / 16 > 1 ? d[PPS] / 16 : 1, steps = d[PPS] - base;
     for (int64_t i = 0; i < ns; i++) {
         q_len[i] = kv_len[i] = 0;
@@ -131,7 +139,7 @@ static int64_t ragged_nvalid(const int64_t *d, const void *num_seqs)
  * As XLA materialises upstream's program, whose Python loop over the slots
  * is unrolled into one einsum pair per sequence: here the consecutive valid
  * sequences of equal q_len are one batch (the decodes one, the full chunks
- * another, the remainder a third at every size). Per batch: the gather of
+ * another, the remainder a third). Per batch: the gather of
  * its query rows (to [seq, HKV, G * q_len, D]), the gather of every one of a
  * sequence's PPS pages into contiguous [HKV, L, D] copies of K and V (all L
  * positions, the masked ones too), one batched matmul writing every score
@@ -360,7 +368,7 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
                "cu_q_lens[i], causal at offset kv_lens[i] - q_len, keys gathered through "
                "page_indices[i] from interleaved K/V pages; bf16 in/out, int32 tables, f32 "
                "scores, bf16 P",
-    .ndims = 10,
+    .ndims = 12,
     .dims = {{"NS", {16, 32, 64}},
              {"NT", {128, 1024, 4096}},
              {"HQ", {4, 32, 64}},
@@ -370,7 +378,22 @@ const ckb_workload ckb_wl_7p_Ragged_Paged_Attention = {
              {"PS", {16, 16, 16}},
              {"PPS", {8, 64, 256}},
              {"NP", {128, 2048, 16384}},
-             {"NS1", {17, 33, 65}}},
+             {"NS1", {17, 33, 65}},
+             {"NDEC", {12, 24, 48}},
+             {"CHUNK", {64, 256, 512}}},
+    /* prefill: upstream's step (the dims above), the NT-row budget mostly
+     * in long chunks. decode: the same slots on a step of decodes over
+     * twice the cache, with a few prompt rows left over; NT is that step's
+     * own row count, as a step's query buffer holds its own tokens. */
+    .nconfigs = 2,
+    .configs = {{.name = "prefill"},
+                {.name = "decode",
+                 .nset = 5,
+                 .set = {{"NT", {16, 32, 64}},
+                         {"PPS", {16, 128, 512}},
+                         {"NP", {256, 4096, 32768}},
+                         {"NDEC", {14, 30, 60}},
+                         {"CHUNK", {2, 2, 4}}}}},
     .ntensors = 7,
     .tensors = {{"queries", CKB_BF16, CKB_IN, 3, {NT, HQ, D}},
                 {"kv_pages", CKB_BF16, CKB_IN, 4, {NP, PS, HKV2, D}},
