@@ -102,7 +102,8 @@ static inline void ckb_kit_store8_n(ckb_bf16 *p, __m256 v, int64_t left)
     memcpy(p, h, (size_t)(left > 0 ? left : 0) * sizeof *p);
 }
 
-/* dst[0:npad) = src[0:n) widened, zero past n (a zero row: src NULL). */
+/* dst[0:npad) = src[0:n) widened, zero past n (a zero row: src NULL); dst
+ * 32-byte aligned (the experts' scratch rows are). */
 static inline void ckb_kit_widen8(const ckb_bf16 *src, int64_t n, int64_t npad, float *dst)
 {
     int64_t d = 0;

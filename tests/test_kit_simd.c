@@ -130,7 +130,8 @@ CKBT_TEST(kit_simd_bf16_forms_match_the_scalar_helpers, "quick")
     CKBT_EXPECT(bad == 0, "%d of %d values rounded wrongly", bad, n);
 
     ckb_bf16 src[40], back[48];
-    float wide[48];
+    /* widen8 stores aligned vectors, as the experts' scratch rows are */
+    float wide[48] __attribute__((aligned(32)));
     for (int64_t len = 1; len <= 40; len++) {
         for (int i = 0; i < 40; i++)
             src[i] = ckb_f32_to_bf16((float)(i + 1) * 0.75f);
