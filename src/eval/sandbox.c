@@ -55,6 +55,27 @@ typedef struct {
     char **argv, **envp;
 } sandbox__boot;
 
+/* "what" and the number on stderr (the parent puts it in the verdict's
+ * message): only write(2), as after clone nothing else is safe. */
+static void sandbox__say_errno(const char *what, int e)
+{
+    char buf[160];
+    size_t n = 0;
+    for (const char *p = what; *p && n < sizeof buf - 16; p++)
+        buf[n++] = *p;
+    char digits[12];
+    int k = 0;
+    unsigned v = e > 0 ? (unsigned)e : 0;
+    do
+        digits[k++] = (char)('0' + v % 10);
+    while ((v /= 10) && k < (int)sizeof digits);
+    while (k > 0)
+        buf[n++] = digits[--k];
+    buf[n++] = '\n';
+    ssize_t w = write(2, buf, n);
+    (void)w;
+}
+
 static int sandbox__child(void *arg)
 {
     sandbox__boot *b = arg;
@@ -92,6 +113,7 @@ static int sandbox__child(void *arg)
         _exit(125);
     /* Through the descriptor: no path on the host needs to be reachable. */
     syscall(SYS_execveat, b->exe_fd, "", b->argv, b->envp, AT_EMPTY_PATH);
+    sandbox__say_errno("cannot start the sandbox's program: execveat failed, errno ", errno);
     _exit(127);
 }
 
