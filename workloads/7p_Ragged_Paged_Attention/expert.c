@@ -498,21 +498,6 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 
 #else /* MMA == 2 */
 
-/* Every tile 16 rows of 64 bytes: 0-3 f32 accumulators, 4 A (16 rows of 32
- * bf16), 5-7 B (16 pairs x 16 columns, VNNI). Per thread, per call. */
-static void ra__tiles_on(void)
-{
-    struct {
-        uint8_t palette, start_row, reserved[14];
-        uint16_t colsb[16];
-        uint8_t rows[16];
-    } cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
 
 /* s[16][16 v0 .. 16 (v0 + n)) = q . K for the 16 query rows at qt (bf16,
  * stride RA_DP pairs: row-major bf16 is A's layout) and n <= 4 packed key
@@ -585,7 +570,9 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
     }
     ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc);
 }
-#define RA_TILES_ON() ra__tiles_on()
+/* the kit's tiles at kch 32 are all 16 rows of 64 bytes, the shapes 7p uses:
+ * 0-3 f32 accumulators, 4 A, 5-7 B (16 pairs x 16 columns, VNNI) */
+#define RA_TILES_ON() ckb_kit_amx_on()
 #define RA_TILES_OFF() _tile_release()
 
 #endif /* MMA == 2 */
