@@ -47,8 +47,7 @@ int ckb_isa_parse(const char *s, ckb_isa *out)
     return -1;
 }
 
-/* Whether the space-separated list `flags` holds `word` as a whole word. */
-static int isa__has_word(const char *flags, const char *word)
+int ckb_isa_flags_have(const char *flags, const char *word)
 {
     size_t w = strlen(word);
     for (const char *p = flags; (p = strstr(p, word)) != NULL; p += w) {
@@ -65,7 +64,7 @@ ckb_isa ckb_isa_of_flags(const char *flags)
     ckb_isa level = CKB_ISA_PORTABLE;
     for (int l = CKB_ISA_AVX2; flags && l < CKB_ISA_COUNT; l++) {
         for (int k = 0; isa__needs[l][k]; k++)
-            if (!isa__has_word(flags, isa__needs[l][k]))
+            if (!ckb_isa_flags_have(flags, isa__needs[l][k]))
                 return level;
         level = (ckb_isa)l;
     }

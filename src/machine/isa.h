@@ -28,6 +28,10 @@ int ckb_isa_parse(const char *s, ckb_isa *out);
  * (each level needs every level below it). */
 ckb_isa ckb_isa_of_flags(const char *flags);
 
+/* Whether the space-separated /proc/cpuinfo list `flags` holds `word` as a
+ * whole word ("avx512f" is not "avx512fp16"). */
+int ckb_isa_flags_have(const char *flags, const char *word);
+
 /* The highest level this CPU supports, whatever CKBENCH_ISA says (read
  * once from /proc/cpuinfo). */
 ckb_isa ckb_isa_host(void);

@@ -46,19 +46,6 @@ static void profile__trim(char *s)
     memmove(s, s + i, n - i + 1);
 }
 
-/* Whether the space-separated list `flags` holds `word` as a whole word. */
-static int profile__has_word(const char *flags, const char *word)
-{
-    size_t w = strlen(word);
-    for (const char *p = flags; (p = strstr(p, word)) != NULL; p += w) {
-        int start = p == flags || p[-1] == ' ' || p[-1] == '\t';
-        int end = p[w] == '\0' || p[w] == ' ' || p[w] == '\n' || p[w] == '\t';
-        if (start && end)
-            return 1;
-    }
-    return 0;
-}
-
 /* Model name and ISA features of the first processor in /proc/cpuinfo,
  * the features above `level` left out. */
 static void profile__cpuinfo(ckb_machine *m, ckb_isa level)
@@ -84,7 +71,7 @@ static void profile__cpuinfo(ckb_machine *m, ckb_isa level)
         } else if (!got_flags && strcmp(key, "flags") == 0) {
             size_t len = 0;
             for (size_t i = 0; i < sizeof profile__features / sizeof *profile__features; i++) {
-                if (!profile__has_word(val, profile__features[i]) ||
+                if (!ckb_isa_flags_have(val, profile__features[i]) ||
                     !ckb_isa_feature_allowed(profile__features[i], level))
                     continue;
                 int w = snprintf(m->isa + len, sizeof m->isa - len, "%s%s", len ? " " : "",

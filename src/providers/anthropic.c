@@ -74,17 +74,8 @@ static void anthropic__parse(json_object *root, ckb_reply *out)
         if (type && strcmp(type, "text") == 0 && t)
             ckb_strbuf_append(&text, t, strlen(t));
     }
-    if (text.len == 0) {
-        const char *why = ckb_json_str(root, "stop_reason");
-        char msg[200];
-        snprintf(msg, sizeof msg, "empty reply (stop_reason %s)", why ? why : "unknown");
-        out->status = CKB_REPLY_EMPTY;
-        ckb_provider_set_error(out->error, sizeof out->error, ANTHROPIC_NAME, msg);
-        ckb_strbuf_free(&text);
-        return;
-    }
-    out->status = CKB_REPLY_OK;
-    out->text = ckb_strbuf_take(&text);
+    ckb_provider_take_text(out, &text, ANTHROPIC_NAME, "stop_reason",
+                           ckb_json_str(root, "stop_reason"), NULL);
 }
 
 static void anthropic__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,

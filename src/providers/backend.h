@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "core/strbuf.h"
 #include "providers/provider.h"
 
 typedef struct {
@@ -27,6 +28,14 @@ int ckb_replay_open(const ckb_provider_config *c, ckb_backend *b, ckb_err *err);
 /* Writes "<prefix>: <text>" into dst with whitespace runs collapsed to one
  * space and the end cut (marked "...") to fit dstlen. */
 void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const char *text);
+
+/* Ends a reply's parse, the same for every API: the text gathered becomes
+ * the reply (CKB_REPLY_OK, text taken); none is CKB_REPLY_EMPTY with "empty
+ * reply (<reason_key> <reason>)<detail>" (text freed), the reason being why
+ * the API says the model stopped ("unknown" when NULL), the detail anything
+ * the API adds (a refusal: ": <text>"; NULL for none). */
+void ckb_provider_take_text(ckb_reply *out, ckb_strbuf *text, const char *name,
+                            const char *reason_key, const char *reason, const char *detail);
 
 /* Price table (docs/FORMATS.md): NULL path gives an empty table. */
 typedef struct ckb_price_table ckb_price_table;

@@ -112,17 +112,8 @@ static void gemini__parse(json_object *root, ckb_reply *out)
                 ckb_strbuf_append(&text, t, strlen(t));
         }
     }
-    if (text.len == 0) {
-        const char *why = ckb_json_str(cand, "finishReason");
-        char msg[200];
-        snprintf(msg, sizeof msg, "empty reply (finishReason %s)", why ? why : "unknown");
-        out->status = CKB_REPLY_EMPTY;
-        ckb_provider_set_error(out->error, sizeof out->error, GEMINI_NAME, msg);
-        ckb_strbuf_free(&text);
-        return;
-    }
-    out->status = CKB_REPLY_OK;
-    out->text = ckb_strbuf_take(&text);
+    ckb_provider_take_text(out, &text, GEMINI_NAME, "finishReason", ckb_json_str(cand, "finishReason"),
+                           NULL);
 }
 
 static void gemini__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,

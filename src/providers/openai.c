@@ -89,19 +89,8 @@ static void openai__parse(json_object *root, ckb_reply *out)
             }
         }
     }
-    if (text.len == 0) {
-        const char *why = ckb_json_str(choice, "finish_reason");
-        const char *refusal = ckb_json_str(msg, "refusal");
-        char msgbuf[300];
-        snprintf(msgbuf, sizeof msgbuf, "empty reply (finish_reason %s)%s%s", why ? why : "unknown",
-                 refusal ? ": " : "", refusal ? refusal : "");
-        out->status = CKB_REPLY_EMPTY;
-        ckb_provider_set_error(out->error, sizeof out->error, OPENAI_NAME, msgbuf);
-        ckb_strbuf_free(&text);
-        return;
-    }
-    out->status = CKB_REPLY_OK;
-    out->text = ckb_strbuf_take(&text);
+    ckb_provider_take_text(out, &text, OPENAI_NAME, "finish_reason",
+                           ckb_json_str(choice, "finish_reason"), ckb_json_str(msg, "refusal"));
 }
 
 static void openai__complete(void *state, const ckb_chat_msg *msgs, int nmsgs, const char *key,

@@ -84,6 +84,22 @@ void ckb_provider_set_error(char *dst, size_t dstlen, const char *prefix, const 
     }
 }
 
+void ckb_provider_take_text(ckb_reply *out, ckb_strbuf *text, const char *name,
+                            const char *reason_key, const char *reason, const char *detail)
+{
+    if (text->len == 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "empty reply (%s %s)%s%s", reason_key, reason ? reason : "unknown",
+                 detail ? ": " : "", detail ? detail : "");
+        out->status = CKB_REPLY_EMPTY;
+        ckb_provider_set_error(out->error, sizeof out->error, name, msg);
+        ckb_strbuf_free(text);
+        return;
+    }
+    out->status = CKB_REPLY_OK;
+    out->text = ckb_strbuf_take(text);
+}
+
 typedef int (*provider__open_fn)(const ckb_provider_config *, ckb_backend *, ckb_err *);
 static const struct {
     const char *name;
