@@ -142,6 +142,26 @@ ckb_kit_attn__scaled16(const float *o, int64_t ldo, const float *alpha, __m512 a
     }
 }
 
+/* The micro-kernel of both matmuls: acc[r][v] += a[r][t] b[t][v] over n
+ * steps t, a's rows lda apart, b's vector (t, v) at b + t bt + v bv. q k^T:
+ * a = q, t a depth, v a key group (bt 16, bv a group's size); P v: a = P,
+ * t a key, v a 16-wide d chunk (bt a V row, bv 16). */
+static inline __attribute__((always_inline)) void
+ckb_kit_attn__fma16(const float *a, int64_t lda, const float *b, int64_t bt, int64_t bv, int64_t n,
+                    const int nv, __m512 acc[][4])
+{
+    for (int64_t t = 0; t < n; t++) {
+        __m512 bb[4];
+        for (int v = 0; v < nv; v++)
+            bb[v] = _mm512_load_ps(b + t * bt + v * bv);
+        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
+            __m512 x = _mm512_set1_ps(a[r * lda + t]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm512_fmadd_ps(x, bb[v], acc[r][v]);
+        }
+    }
+}
+
 /* q rows ldq floats apart, K groups ldk x 16 floats apart, depth d steps;
  * scores rows lds apart. */
 static inline __attribute__((always_inline)) void
@@ -149,16 +169,7 @@ ckb_kit_attn_qk16_f(const float *q, int64_t ldq, const float *kf, int64_t ldk, i
                     float *s, int64_t lds, const int nv, __m512 acc[][4])
 {
     ckb_kit_attn__zero16(acc, nv);
-    for (int64_t d = 0; d < depth; d++) {
-        __m512 b[4];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_ps(kf + (v * ldk + d) * 16);
-        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m512 a = _mm512_set1_ps(q[r * ldq + d]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
+    ckb_kit_attn__fma16(q, ldq, kf, 16, ldk * 16, depth, nv, acc);
     ckb_kit_attn__store16(s, lds, acc, nv);
 }
 
@@ -170,16 +181,7 @@ ckb_kit_attn_pv16_f(const float *p, int64_t ldp, const float *vf, int64_t ldv, f
 {
     __m512 acc[CKB_KIT_ATTN_R][4];
     ckb_kit_attn__scaled16(o, ldo, alpha, acc, dc);
-    for (int64_t t = 0; t < nk; t++) {
-        __m512 b[4];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_ps(vf + t * ldv + 16 * c);
-        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m512 a = _mm512_set1_ps(p[r * ldp + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
+    ckb_kit_attn__fma16(p, ldp, vf, ldv, 16, nk, dc, acc);
     ckb_kit_attn__store16(o, ldo, acc, dc);
 }
 
@@ -349,33 +351,35 @@ static inline void ckb_kit_attn_softmax16(const float *s, int64_t lds, ckb_bf16 
     }
 }
 
-/* The dot: q k^T over two key parts (3p: per-head and shared RoPE keys),
- * q's first depth pairs against kp (groups ldk x 16 pairs apart), its
- * next depth2 against kp2 (ldk2); q rows ldq pairs apart. */
+/* The dot's micro-kernel, as ckb_kit_attn__fma16 on bf16 pairs: a's
+ * pairs, b's pair vectors (t, v) at b + t bt + v bv (in pairs). */
 static inline __attribute__((always_inline)) void
-ckb_kit_attn__dot16(const uint32_t *q, int64_t ldq, const uint32_t *kp, int64_t ldk, int64_t depth,
-                    const int nv, __m512 acc[][4])
+ckb_kit_attn__dot16(const uint32_t *a, int64_t lda, const uint32_t *b, int64_t bt, int64_t bv,
+                    int64_t n, const int nv, __m512 acc[][4])
 {
-    for (int64_t p = 0; p < depth; p++) {
-        __m512i b[4];
+    for (int64_t t = 0; t < n; t++) {
+        __m512i bb[4];
         for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kp + (v * ldk + p) * 16);
+            bb[v] = _mm512_load_si512(b + t * bt + v * bv);
         for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * ldq + p]);
+            __m512i x = _mm512_set1_epi32((int)a[r * lda + t]);
             for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)bb[v]);
         }
     }
 }
 
+/* The dot: q k^T over two key parts (3p: per-head and shared RoPE keys),
+ * q's first depth pairs against kp (groups ldk x 16 pairs apart), its
+ * next depth2 against kp2 (ldk2); q rows ldq pairs apart. */
 static inline __attribute__((always_inline)) void
 ckb_kit_attn_qk16_bf2(const uint32_t *q, int64_t ldq, const uint32_t *kp, int64_t ldk,
                       int64_t depth, const uint32_t *kp2, int64_t ldk2, int64_t depth2, float *s,
                       int64_t lds, const int nv, __m512 acc[][4])
 {
     ckb_kit_attn__zero16(acc, nv);
-    ckb_kit_attn__dot16(q, ldq, kp, ldk, depth, nv, acc);
-    ckb_kit_attn__dot16(q + depth, ldq, kp2, ldk2, depth2, nv, acc);
+    ckb_kit_attn__dot16(q, ldq, kp, 16, ldk * 16, depth, nv, acc);
+    ckb_kit_attn__dot16(q + depth, ldq, kp2, 16, ldk2 * 16, depth2, nv, acc);
     ckb_kit_attn__store16(s, lds, acc, nv);
 }
 
@@ -396,22 +400,39 @@ ckb_kit_attn_pv16_bf(const uint32_t *p, int64_t ldp, const ckb_bf16 *vp, int64_t
 {
     __m512 acc[CKB_KIT_ATTN_R][4];
     ckb_kit_attn__scaled16(o, ldo, alpha, acc, dc);
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[4];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * ldv + 32 * c);
-        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * ldp + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
+    ckb_kit_attn__dot16(p, ldp, (const uint32_t *)vp, ldv, 16, np, dc, acc);
     ckb_kit_attn__store16(o, ldo, acc, dc);
 }
 
 #endif /* AVX-512 BF16 */
 
 #elif defined(__AVX2__) && defined(__FMA__)
+
+/* 8 lanes: the micro-kernel of both matmuls, as ckb_kit_attn__fma16;
+ * and the accumulators stored to rows ld floats apart. */
+static inline __attribute__((always_inline)) void
+ckb_kit_attn__fma8(const float *a, int64_t lda, const float *b, int64_t bt, int64_t bv, int64_t n,
+                   const int nv, __m256 acc[][3])
+{
+    for (int64_t t = 0; t < n; t++) {
+        __m256 bb[3];
+        for (int v = 0; v < nv; v++)
+            bb[v] = _mm256_load_ps(b + t * bt + v * bv);
+        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
+            __m256 x = _mm256_broadcast_ss(a + r * lda + t);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = _mm256_fmadd_ps(x, bb[v], acc[r][v]);
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void
+ckb_kit_attn__store8(float *s, int64_t ld, __m256 acc[][3], const int nv)
+{
+    for (int r = 0; r < CKB_KIT_ATTN_R; r++)
+        for (int v = 0; v < nv; v++)
+            _mm256_store_ps(s + r * ld + 8 * v, acc[r][v]);
+}
 
 /* 8 lanes: q rows ldq floats apart, K groups ldk x 8 floats apart, depth
  * d steps; scores rows lds apart. */
@@ -422,19 +443,8 @@ ckb_kit_attn_qk8(const float *q, int64_t ldq, const float *kf, int64_t ldk, int6
     for (int r = 0; r < CKB_KIT_ATTN_R; r++)
         for (int v = 0; v < nv; v++)
             acc[r][v] = _mm256_setzero_ps();
-    for (int64_t d = 0; d < depth; d++) {
-        __m256 b[3];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm256_load_ps(kf + (v * ldk + d) * 8);
-        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m256 a = _mm256_broadcast_ss(q + r * ldq + d);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm256_fmadd_ps(a, b[v], acc[r][v]);
-        }
-    }
-    for (int r = 0; r < CKB_KIT_ATTN_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm256_store_ps(s + r * lds + 8 * v, acc[r][v]);
+    ckb_kit_attn__fma8(q, ldq, kf, 8, ldk * 8, depth, nv, acc);
+    ckb_kit_attn__store8(s, lds, acc, nv);
 }
 
 /* 8 lanes: P rows ldp floats apart over nk keys, V rows ldv floats apart,
@@ -449,19 +459,8 @@ ckb_kit_attn_pv8(const float *p, int64_t ldp, const float *vf, int64_t ldv, floa
         for (int c = 0; c < dc; c++)
             acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * ldo + 8 * c));
     }
-    for (int64_t t = 0; t < nk; t++) {
-        __m256 b[3];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm256_load_ps(vf + t * ldv + 8 * c);
-        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m256 a = _mm256_broadcast_ss(p + r * ldp + t);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm256_fmadd_ps(a, b[c], acc[r][c]);
-        }
-    }
-    for (int r = 0; r < CKB_KIT_ATTN_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm256_store_ps(o + r * ldo + 8 * c, acc[r][c]);
+    ckb_kit_attn__fma8(p, ldp, vf, ldv, 8, nk, dc, acc);
+    ckb_kit_attn__store8(o, ldo, acc, dc);
 }
 
 /* 8 lanes: the largest of a row's first c >= 1 scores. */

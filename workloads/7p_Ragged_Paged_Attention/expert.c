@@ -396,99 +396,61 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
 
 #if MMA != 2
 
-/* One work item (see ra__item_setup) in 4-row register tiles. */
-static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
-                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
+#define RA_TR PK_R /* query rows a tile */
+
+/* A row tile (item rows rt .. rt + 3) against the first w keys of the
+ * packed block at j0, in 4-row register tiles. */
+static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int64_t rt,
+                                                           int64_t j0, int64_t w)
 {
-    int64_t nrows, kend;
-    const int64_t padded =
-        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, PK_R, sc, &nrows, &kend);
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
-        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
-        if (j0 + BK < kend)
-            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
-                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
-        for (int64_t rt = 0; rt < padded; rt += PK_R) {
-            const int64_t tend = ckb_kit_attn_tile_end(sc->n + rt, PK_R);
-            if (tend <= j0)
-                continue;
-            const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 15) / 16;
-            /* a 16-key group of K, a 16-wide d chunk of V: 64 bytes a row
-             * in both units' layouts */
+    const int64_t nv = (w + 15) / 16;
+    /* a 16-key group of K, a 16-wide d chunk of V: 64 bytes a row in both
+     * units' layouts */
 #define RA_QK(n) pk__qk((const char *)sc->q + rt * PK_DQ * RA_PE, (const char *)sc->kp + v * PK_DQ * 16 * RA_PE, sc->s + 16 * v, n)
 #define RA_PV(n) pk__pv(sc->p, (const char *)sc->vp + 64 * c, ot + 16 * c, alpha, nv * 16, n)
-            int64_t v = 0;
-            CKB_KIT_ATTN_TILES(v, nv, 4, RA_QK);
-            float alpha[PK_R];
-            ra__softmax(sc, PK_R, rt, j0, nv * 16, nv * 16, alpha);
-            float *ot = sc->o + rt * PK_DO;
-            int c = 0;
-            CKB_KIT_ATTN_TILES(c, PK_DV, 4, RA_PV);
+    int64_t v = 0;
+    CKB_KIT_ATTN_TILES(v, nv, 4, RA_QK);
+    float alpha[PK_R];
+    ra__softmax(sc, PK_R, rt, j0, nv * 16, nv * 16, alpha);
+    float *ot = sc->o + rt * PK_DO;
+    int c = 0;
+    CKB_KIT_ATTN_TILES(c, PK_DV, 4, RA_PV);
 #undef RA_QK
 #undef RA_PV
-        }
-    }
-    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc->o, sc->l, sc->n);
 }
 #define RA_TILES_ON() ((void)0)
 #define RA_TILES_OFF() ((void)0)
 
 #else /* MMA == 2 */
 
+#define RA_TR 16 /* query rows a tile */
 
-/* s[16][16 v0 .. 16 (v0 + n)) = q . K for the 16 query rows at qt (bf16,
- * stride PK_DP pairs: row-major bf16 is A's layout) and n <= 4 packed key
- * groups from kt (pk__pack_k16's [d pair][16 keys] is B's layout). */
-static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, const char *kt,
-                                                             float *st, int64_t n)
+/* A row tile (item rows rt .. rt + 15) against the first w keys of the
+ * packed block at j0 on AMX tiles. With rows token-major a tile spans 16 /
+ * G tokens (G >= 16: part of one), whose causal limits differ, so
+ * ra__softmax masks each row to its own limit (its P is zero past it) and
+ * a row past its limit in a whole block keeps its state. q k^T: A = the
+ * 16 query rows (bf16, PK_DP pairs apart: row-major bf16 is A's layout),
+ * B = up to 4 packed key groups a pass (pk__pack_k16's [d pair][16 keys]
+ * is B's layout). P v: P bf16 [16][BK] (A) against V packed [key
+ * pair][PK_DO][2] (ckb_kit_attn_pack_v2's layout is B's); rows whose max
+ * stayed keep their output as it is. */
+static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int64_t rt,
+                                                           int64_t j0, int64_t w)
 {
+    const int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
     const int64_t kg = PK_DP * 16 * 4; /* bytes of a packed key group */
-    ckb_kit_amx_zero4();
-    ckb_kit_amx_1x4(qt, PK_DP * 4, kt, 64, 16 * 64, kg, D / 32, n);
-    ckb_kit_amx_store4(st, BK, n);
-}
-
-/* One work item (see ra__item_setup) on AMX tiles, 16 query rows a tile:
- * with rows token-major a tile spans 16 / G tokens (G >= 16: part of one),
- * whose causal limits differ, so ra__softmax masks each row to its own
- * limit (its P is zero past it) and a row past its limit in a whole block
- * keeps its state. Pad rows (past the item's rows) are zero queries with
- * the last row's limit: computed, never stored. */
-static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
-                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
-{
-    int64_t nrows, kend;
-    const int64_t padded =
-        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, 16, sc, &nrows, &kend);
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
-        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
-        if (j0 + BK < kend)
-            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
-                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
-        for (int64_t rt = 0; rt < padded; rt += 16) {
-            const int64_t tend = ckb_kit_attn_tile_end(sc->n + rt, 16);
-            if (tend <= j0)
-                continue;
-            const int64_t w = tend - j0 < nk ? tend - j0 : nk;
-            const int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
-            const char *qt = (const char *)(sc->q + rt * PK_DP);
-            for (int64_t v = 0; v < nv; v += 4)
-                ra__qk_amx(qt, (const char *)(sc->kp + v * PK_DP * 16), sc->s + 16 * v,
-                           nv - v < 4 ? nv - v : 4);
-            float alpha[16];
-            ra__softmax(sc, 16, rt, j0, nv * 16, w32, alpha);
-            /* P v: P bf16 [16][BK] (A) against V packed [key pair][PK_DO][2]
-             * (ckb_kit_attn_pack_v2's layout is B's); rows whose max stayed keep
-             * their output as it is */
-            ckb_kit_amx_rescale_pv(sc->o + rt * PK_DO, PK_DV, alpha, 1, (const char *)sc->p, BK * 2,
-                                   (const char *)sc->vp, w32 / 32);
-        }
+    const char *qt = (const char *)(sc->q + rt * PK_DP);
+    for (int64_t v = 0; v < nv; v += 4) {
+        const int64_t n = nv - v < 4 ? nv - v : 4;
+        ckb_kit_amx_zero4();
+        ckb_kit_amx_1x4(qt, PK_DP * 4, (const char *)sc->kp + v * kg, 64, 16 * 64, kg, D / 32, n);
+        ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
     }
-    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc->o, sc->l, sc->n);
+    float alpha[16];
+    ra__softmax(sc, 16, rt, j0, nv * 16, w32, alpha);
+    ckb_kit_amx_rescale_pv(sc->o + rt * PK_DO, PK_DV, alpha, 1, (const char *)sc->p, BK * 2,
+                           (const char *)sc->vp, w32 / 32);
 }
 /* the kit's tiles at kch 32 are all 16 rows of 64 bytes, the shapes 7p uses:
  * 0-3 f32 accumulators, 4 A, 5-7 B (16 pairs x 16 columns, VNNI) */
@@ -496,6 +458,32 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 #define RA_TILES_OFF() _tile_release()
 
 #endif /* MMA == 2 */
+
+/* One work item (see ra__item_setup), RA_TR rows a tile: each block of
+ * keys packed once (the next one's rows asked for meanwhile) and walked by
+ * the tiles that reach it. Pad rows (past the item's rows) are zero
+ * queries with the last row's limit: computed, never stored. */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    int64_t nrows, kend;
+    const int64_t padded =
+        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, RA_TR, sc, &nrows, &kend);
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
+        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
+        for (int64_t rt = 0; rt < padded; rt += RA_TR) {
+            const int64_t tend = ckb_kit_attn_tile_end(sc->n + rt, RA_TR);
+            if (tend > j0)
+                ra__tile(sc, rt, j0, tend - j0 < nk ? tend - j0 : nk);
+        }
+    }
+    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc->o, sc->l, sc->n);
+}
 
 #elif defined(PK_AVX2)
 
