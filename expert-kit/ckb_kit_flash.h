@@ -58,10 +58,6 @@
  */
 #pragma once
 
-#include "ckb_kit_alloc.h"
-#include "ckb_kit_attn.h"
-#include "ckb_kit_simd.h"
-
 #ifndef FA_G
 #define FA_G 1
 #endif
@@ -82,27 +78,12 @@
 #define MMA 1
 #endif
 #endif
-/* The tile path needs whole 32-deep tiles (D and BK multiples of 32) and
- * 16-row query tiles (BQ a multiple of 16); otherwise the FMA path runs. */
-#if MMA == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__) && D % 32 == 0 &&         \
-                  BK % 32 == 0 && BQ % 16 == 0)
-#undef MMA
-#define MMA 1
-#endif
-
-/* vdpbf16ps needs AVX-512 BF16; without it (an AVX-512 CPU that lacks or
- * hides the extension) MMA=0 runs the f32 FMA path, still in zmm. */
-#if MMA == 0 && !defined(__AVX512BF16__)
-#undef MMA
-#define MMA 1
-#endif
-
-#if BQ < 4 || BQ % 4 != 0
-#error "BQ must be a positive multiple of 4"
-#endif
-#if BK < 16 || BK % 16 != 0
-#error "BK must be a positive multiple of 16"
-#endif
+/* After the tunables: the attention kit checks BQ and BK and takes MMA to
+ * 1 where the target lacks the unit (AMX, AVX-512 BF16) or the blocks do
+ * not fit its tiles. */
+#include "ckb_kit_alloc.h"
+#include "ckb_kit_attn.h"
+#include "ckb_kit_simd.h"
 
 #define FA_NQB ((S + BQ - 1) / BQ) /* query blocks per head */
 
@@ -141,7 +122,6 @@ static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w
 #define FA_R 4                      /* query rows per register tile */
 #define FA_RS (MMA == 2 ? 16 : FA_R)  /* rows of scores and P: a tile's */
 #define FA_NV 4                     /* 16-key vectors per q k^T tile */
-#define FA_DC 4                     /* 16-wide d vectors per P v tile */
 /* Bytes of packed K and V of one head: bf16 (MMA=0) or f32 (MMA=1). */
 #define FA_EB (MMA == 1 ? 4 : 2)
 #define FA_KP_BYTES ((int64_t)FA_SP * FA_DQ * FA_EB)
@@ -172,25 +152,10 @@ static __attribute__((unused)) void fa__pack_k(const ckb_bf16 *k, uint32_t *kp, 
  * vp[t][d][2] = v[2t + e][d], zero past S and past D. */
 static __attribute__((unused)) void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
 {
-    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
-                                        32, 0);
-    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-    for (int64_t t = 8 * g; t < 8 * g + 8; t++) {
-        int64_t j = 2 * t;
-        ckb_bf16 *dst = vp + t * 2 * FA_DO;
-        for (int64_t d = 0; d < FA_DO; d += 32) {
-            __mmask32 m = d + 32 <= D ? ~(__mmask32)0
-                          : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
-                                      : 0;
-            __m512i a = j < S ? _mm512_maskz_loadu_epi16(m, v + j * FA_KS + d) : _mm512_setzero_si512();
-            __m512i b = j + 1 < S ? _mm512_maskz_loadu_epi16(m, v + (j + 1) * FA_KS + d)
-                                  : _mm512_setzero_si512();
-            _mm512_store_si512(dst + 2 * d, _mm512_permutex2var_epi16(a, lo, b));
-            if (d + 16 < FA_DO)
-                _mm512_store_si512(dst + 2 * d + 32, _mm512_permutex2var_epi16(a, hi, b));
-        }
-    }
+    for (int64_t t = 8 * g; t < 8 * g + 8; t++)
+        ckb_kit_attn_pack_v2(2 * t < S ? v + 2 * t * FA_KS : NULL,
+                             2 * t + 1 < S ? v + (2 * t + 1) * FA_KS : NULL, D, FA_DO,
+                             vp + t * 2 * FA_DO);
 }
 
 /* MMA=1: packs K of one kv head (positions FA_KS apart), key group g,
@@ -245,22 +210,7 @@ static inline __attribute__((always_inline)) void fa__qk(const void *qv, const v
 #else
     ckb_kit_attn_qk16_bf(qv, FA_DP, kpv, FA_DP, FA_DP, s, BK, nv, acc);
 #endif
-    if (!diag) {
-        for (int r = 0; r < FA_R; r++)
-            for (int v = 0; v < nv; v++)
-                mx[r] = _mm512_max_ps(mx[r], acc[r][v]);
-        return;
-    }
-    /* Row i keeps keys j <= min(i, S - 1): pad rows (i >= S) keep all keys. */
-    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    for (int r = 0; r < FA_R; r++) {
-        int64_t lim = qi0 + r < S ? qi0 + r : S - 1;
-        __m512i l = _mm512_set1_epi32((int)(lim - key0));
-        for (int v = 0; v < nv; v++) {
-            __mmask16 m = _mm512_cmple_epi32_mask(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * v)), l);
-            mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], acc[r][v]);
-        }
-    }
+    ckb_kit_attn_rowmax16(acc, nv, mx, diag, key0, qi0, S);
 }
 
 /* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
@@ -304,46 +254,6 @@ static void fa__scratch_carve(char *base, fa__scratch *sc)
     sc->l = (float *)base;
 }
 
-/* Online softmax of one row tile against key block j0, width w16 (a
- * multiple of 16), given each row's lane-wise max mx. Row qi0 + r keeps keys
- * j <= its index (and < S); writes P (bf16, zero where masked), updates m
- * and l, and returns in alpha how much the row's old output shrinks. */
-static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
-                                                              int64_t rt, int64_t j0,
-                                                              int64_t w16, const __m512 *mx,
-                                                              float *alpha)
-{
-    const __m512 c2 = _mm512_set1_ps(FA_C2);
-    for (int r = 0; r < FA_R; r++) {
-        int64_t row = rt + r, qi = qi0 + r;
-        int64_t kend = qi + 1 < S ? qi + 1 : S;
-        int64_t c = kend - j0 < w16 ? kend - j0 : w16; /* >= 1: see fa__block */
-        const float *s = sc->s + r * BK;
-        char *pr = (char *)sc->p + r * BK * FA_EB;
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx[r]) * FA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-            if (k + 16 > c)
-                e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
-            sum = _mm512_add_ps(sum, e);
-#if MMA == 1
-            _mm512_store_ps((float *)pr + k, ckb_kit_bf16x16_f32(e));
-#else
-            _mm256_store_si256((__m256i *)((ckb_bf16 *)pr + k), ckb_kit_bf16x16(e));
-#endif
-        }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
-    }
-}
-
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
  * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
 static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
@@ -362,10 +272,7 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
         memcpy((uint32_t *)sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)D * 2);
 #endif
     }
-    memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
-    memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
-    for (int64_t r = 0; r < ntiles * FA_R; r++)
-        sc->m[r] = -INFINITY;
+    ckb_kit_attn_reset(sc->o, FA_DO, sc->l, 16, sc->m, ntiles * FA_R);
 
     int64_t kend = i0 + nrows; /* keys past the last row are all masked */
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
@@ -390,44 +297,24 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
                 mx[r] = _mm512_set1_ps(-INFINITY);
             int64_t v = 0;
 #define FA_QK(n) fa__qk(qt, kt + v * kg, sc->s + 16 * v, n, mx, diag, j0 + 16 * v, qi0)
-            for (; v + FA_NV <= nv; v += FA_NV)
-                FA_QK(FA_NV);
-            switch (nv - v) {
-            case 1: FA_QK(1); break;
-            case 2: FA_QK(2); break;
-            case 3: FA_QK(3); break;
-            default: break;
-            }
+            CKB_KIT_ATTN_TILES(v, nv, 4, FA_QK);
 #undef FA_QK
             float alpha[FA_R];
-            fa__softmax(sc, qi0, rt, j0, nv * 16, mx, alpha);
+            ckb_kit_attn_softmax4(sc->s, BK, sc->p, BK, MMA == 1, sc->m + rt, sc->l + 16 * rt, qi0,
+                                  S, j0, nv * 16, mx, FA_C2, alpha);
             /* key j0's V row; a 16-wide d chunk is 64 bytes in both layouts
              * (16 f32, or 16 bf16 pairs) */
             const char *vt = vp + j0 * FA_DO * FA_EB;
             float *ot = sc->o + rt * FA_DO;
             int c = 0;
 #define FA_PV(n) fa__pv(sc->p, vt + 64 * c, ot + 16 * c, alpha, nv * 8, n)
-            for (; c + FA_DC <= FA_DV; c += FA_DC)
-                FA_PV(FA_DC);
-            switch (FA_DV - c) {
-            case 1: FA_PV(1); break;
-            case 2: FA_PV(2); break;
-            case 3: FA_PV(3); break;
-            default: break;
-            }
+            CKB_KIT_ATTN_TILES(c, FA_DV, 4, FA_PV);
 #undef FA_PV
         }
     }
-
-    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
-    for (int64_t r = 0; r < nrows; r++) {
-        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
-        for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = ckb_kit_bf16x16(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
-            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
-        }
-    }
+    for (int64_t r = 0; r < nrows; r++)
+        ckb_kit_attn_out16(sc->o + r * FA_DO, ckb_kit_attn_sum16(sc->l + 16 * r), D,
+                           out + (i0 + r) * FA_QS);
 }
 
 #if MMA == 2
@@ -441,65 +328,11 @@ static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb
                           int64_t i0, fa__scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
-    int64_t ntiles = (nrows + 15) / 16;
-    memset(sc->q, 0, (size_t)ntiles * 16 * FA_DQ * 2);
+    memset(sc->q, 0, (size_t)(nrows + 15) / 16 * 16 * FA_DQ * 2);
     for (int64_t r = 0; r < nrows; r++)
         memcpy((ckb_bf16 *)sc->q + r * FA_DQ, q + (i0 + r) * FA_QS, (size_t)D * 2);
-    memset(sc->o, 0, (size_t)ntiles * 16 * FA_DO * 4);
-    memset(sc->l, 0, (size_t)ntiles * 16 * 16 * 4);
-    for (int64_t r = 0; r < ntiles * 16; r++)
-        sc->m[r] = -INFINITY;
-
-    const int64_t kg = FA_DQ * 16 * 2; /* bytes of a packed key group */
-    int64_t kend = i0 + nrows;
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        for (int64_t rt = 0; rt < ntiles * 16; rt += 16) {
-            /* Tiles and j0 start at multiples of 16, so a tile that reaches
-             * j0 has every row reaching it. */
-            int64_t qi0 = i0 + rt;
-            int64_t tend = qi0 + 16 < S ? qi0 + 16 : S;
-            if (tend <= j0)
-                continue;
-            int64_t w = tend - j0 < BK ? tend - j0 : BK;
-            int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
-            const char *qt = (const char *)sc->q + rt * FA_DQ * 2;
-            const char *kt = kp + (j0 / 16) * kg;
-            for (int64_t v = 0; v < nv; v += 4) {
-                int64_t n = nv - v < 4 ? nv - v : 4;
-                ckb_kit_amx_zero4();
-                ckb_kit_amx_1x4(qt, FA_DQ * 2, kt + v * kg, 64, 16 * 64, kg, D / 32, n);
-                ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
-            }
-            float alpha[16];
-            ckb_kit_attn_softmax16(sc->s, BK, (ckb_bf16 *)sc->p, BK, sc->m + rt, sc->l + 16 * rt,
-                                   qi0, S, j0, nv * 16, w32, FA_C2, alpha);
-            float *ot = sc->o + rt * FA_DO;
-            for (int r = 0; r < 16; r++) {
-                __m512 al = _mm512_set1_ps(alpha[r]);
-                for (int64_t d = 0; d < FA_DO; d += 16)
-                    _mm512_store_ps(ot + r * FA_DO + d,
-                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * FA_DO + d)));
-            }
-            /* key j0's pair row of V; 32 keys are 16 pair rows of FA_DO * 4 bytes */
-            const char *vt = vp + j0 * FA_DO * 2;
-            const char *pt = (const char *)sc->p;
-            for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
-                int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
-                ckb_kit_amx_pv(pt, BK * 2, vt + c0 * 64, FA_DO * 4, ot + 16 * c0, FA_DO, w32 / 32,
-                               n);
-            }
-        }
-    }
-
-    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
-    for (int64_t r = 0; r < nrows; r++) {
-        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
-        for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
-            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
-        }
-    }
+    ckb_kit_amx_flash(sc->q, FA_DQ * 2, kp, FA_DQ * 16 * 2, D / 32, kp, 0, 0, vp, FA_DV, sc->s,
+                      sc->p, BK, sc->o, sc->m, sc->l, S, i0, nrows, FA_C2, out, FA_QS, D);
 }
 #define FA_BLOCK fa__block_amx
 #define FA_TILES_ON() ckb_kit_amx_on()
@@ -540,7 +373,6 @@ static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64
 #define FA_SP ((S + 15) / 16 * 16)  /* keys padded to a pack group of 16 */
 #define FA_R 4                      /* query rows per register tile */
 #define FA_NV 3                     /* 8-key vectors per q k^T tile */
-#define FA_DC 3                     /* 8-wide d vectors per P v tile */
 #define FA_KP_BYTES ((int64_t)FA_SP * FA_DO * 4)
 #define FA_VP_BYTES ((int64_t)FA_SP * FA_DO * 4)
 
@@ -550,34 +382,10 @@ static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64
 static void fa__pack_kf8(const ckb_bf16 *k, float *kf, int64_t g)
 {
     for (int64_t g8 = 2 * g; g8 < 2 * g + 2; g8++) {
-        float *dst = kf + g8 * FA_DO * 8;
-        const int64_t j0 = 8 * g8;
-        const int whole = j0 + 8 <= S ? D / 8 * 8 : 0; /* d covered by 8 x 8 blocks */
-        for (int d = 0; d < whole; d += 8) {
-            __m256 r[8], t[8];
-            for (int jj = 0; jj < 8; jj++)
-                r[jj] = ckb_kit_load8(k + (j0 + jj) * FA_KS + d);
-            for (int jj = 0; jj < 8; jj += 2) {
-                t[jj] = _mm256_unpacklo_ps(r[jj], r[jj + 1]);
-                t[jj + 1] = _mm256_unpackhi_ps(r[jj], r[jj + 1]);
-            }
-            for (int a = 0; a < 8; a += 4)
-                for (int b = 0; b < 2; b++) {
-                    r[a + b] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0x44);
-                    r[a + b + 2] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0xee);
-                }
-            /* r[0..3]: rows 0-3 of d pairs (0,4) (2,6) (1,5) (3,7) by
-             * lane half; r[4..7] the same for rows 4-7 */
-            static const int dd[4] = {0, 2, 1, 3};
-            for (int i = 0; i < 4; i++) {
-                _mm256_store_ps(dst + (d + dd[i]) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-                _mm256_store_ps(dst + (d + dd[i] + 4) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
-            }
-        }
-        for (int64_t t = whole * 8; t < FA_DO * 8; t++) {
-            int64_t d = t / 8, j = j0 + t % 8;
-            dst[t] = j < S && d < D ? ckb_bf16_to_f32(k[j * FA_KS + d]) : 0.0f;
-        }
+        const ckb_bf16 *rows[8];
+        for (int jj = 0; jj < 8; jj++)
+            rows[jj] = k + (8 * g8 + jj < S ? 8 * g8 + jj : 0) * FA_KS; /* past S: not read */
+        ckb_kit_attn_pack_k8(rows, S - 8 * g8, D, FA_DO, kf + g8 * FA_DO * 8);
     }
 }
 
@@ -657,45 +465,18 @@ static void fa__scratch_carve(char *base, fa__scratch *sc)
 }
 
 /* Online softmax of one row tile against key block j0, width w8 (a
- * multiple of 8), given each row's lane-wise max mx. Row qi0 + r keeps keys
- * j <= its index (and < S); writes P (bf16 values, zero where masked),
- * updates m and l, and returns in alpha how much the row's old output
- * shrinks. */
+ * multiple of 8), given each row's lane-wise max mx: row qi0 + r keeps its
+ * causal keys (at least one: see fa__block). */
 static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
                                                               int64_t rt, int64_t j0,
                                                               int64_t w8, const __m256 *mx,
                                                               float *alpha)
 {
-    const __m256 c2 = _mm256_set1_ps(FA_C2);
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int r = 0; r < FA_R; r++) {
-        int64_t row = rt + r, qi = qi0 + r;
-        int64_t kend = qi + 1 < S ? qi + 1 : S;
-        int64_t c = kend - j0 < w8 ? kend - j0 : w8; /* >= 1: see fa__block */
-        const float *s = sc->s + r * BK;
-        float *pr = sc->p + r * BK;
-        __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx[r]), _mm256_extractf128_ps(mx[r], 1));
-        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-        float m_old = sc->m[row];
-        float m_new = _mm_cvtss_f32(h) * FA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m256 mv = _mm256_set1_ps(m_new);
-        __m256 sum = _mm256_setzero_ps();
-        for (int64_t k = 0; k < w8; k += 8) {
-            __m256 e = ckb_kit_exp2_8(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
-            if (k + 8 > c)
-                e = _mm256_and_ps(e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                                         _mm256_set1_epi32((int)(c - k)), iota)));
-            sum = _mm256_add_ps(sum, e);
-            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x8_top(e));
-        }
-        sc->m[row] = m_new;
-        __m256 *l = (__m256 *)(sc->l + 8 * row);
-        *l = _mm256_fmadd_ps(*l, _mm256_set1_ps(alpha[r]), sum);
-    }
+    for (int r = 0; r < FA_R; r++)
+        alpha[r] = ckb_kit_attn_row8(sc->s + r * BK, sc->p + r * BK,
+                                     ckb_kit_attn_causal_c(qi0 + r, S, j0, w8), w8,
+                                     ckb_kit_hmax8(mx[r]), FA_C2, sc->m + rt + r,
+                                     sc->l + 8 * (rt + r), 0);
 }
 
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
@@ -707,10 +488,7 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     for (int64_t r = 0; r < ntiles * FA_R; r++)
         ckb_kit_widen8(r < nrows ? q + (i0 + r) * FA_QS : NULL, D, FA_DO, sc->q + r * FA_DO);
-    memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
-    memset(sc->l, 0, (size_t)ntiles * FA_R * 8 * 4);
-    for (int64_t r = 0; r < ntiles * FA_R; r++)
-        sc->m[r] = -INFINITY;
+    ckb_kit_attn_reset(sc->o, FA_DO, sc->l, 8, sc->m, ntiles * FA_R);
 
     int64_t kend = i0 + nrows; /* keys past the last row are all masked */
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
@@ -731,13 +509,7 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
                 mx[r] = _mm256_set1_ps(-INFINITY);
             int64_t v = 0;
 #define FA_QK(n) fa__qk(qt, kt + v * 8 * FA_DO, sc->s + 8 * v, n, mx, diag, j0 + 8 * v, qi0)
-            for (; v + FA_NV <= nv; v += FA_NV)
-                FA_QK(FA_NV);
-            switch (nv - v) {
-            case 1: FA_QK(1); break;
-            case 2: FA_QK(2); break;
-            default: break;
-            }
+            CKB_KIT_ATTN_TILES(v, nv, 3, FA_QK);
 #undef FA_QK
             float alpha[FA_R];
             fa__softmax(sc, qi0, rt, j0, nv * 8, mx, alpha);
@@ -745,37 +517,13 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
             float *ot = sc->o + rt * FA_DO;
             int c = 0;
 #define FA_PV(n) fa__pv(sc->p, vt + 8 * c, ot + 8 * c, alpha, nv * 8, n)
-            /* 3-wide tiles, the last four vectors as two 2-wide ones */
-            for (; FA_DV - c > 4; c += FA_DC)
-                FA_PV(FA_DC);
-            switch (FA_DV - c) {
-            case 1: FA_PV(1); break;
-            case 2: FA_PV(2); break;
-            case 3: FA_PV(3); break;
-            case 4: FA_PV(2); c += 2; FA_PV(2); break;
-            default: break;
-            }
+            CKB_KIT_ATTN_BY3_PV(c, FA_DV, FA_PV);
 #undef FA_PV
         }
     }
-
-    for (int64_t r = 0; r < nrows; r++) {
-        const float *l = sc->l + 8 * r;
-        float sum = 0.0f;
-        for (int e = 0; e < 8; e++)
-            sum += l[e];
-        __m256 inv = _mm256_set1_ps(1.0f / sum);
-        ckb_bf16 *dst = out + (i0 + r) * FA_QS;
-        int64_t d = 0;
-        for (; d + 8 <= D; d += 8) {
-            __m256i u = _mm256_srli_epi32(
-                ckb_kit_bf16x8_top(_mm256_mul_ps(inv, _mm256_load_ps(sc->o + r * FA_DO + d))), 16);
-            __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
-            _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
-        }
-        for (; d < D; d++)
-            dst[d] = ckb_f32_to_bf16(sc->o[r * FA_DO + d] / sum);
-    }
+    for (int64_t r = 0; r < nrows; r++)
+        ckb_kit_attn_out8(sc->o + r * FA_DO, ckb_kit_attn_sum8(sc->l + 8 * r), D,
+                          out + (i0 + r) * FA_QS);
 }
 
 #define FA_BLOCK fa__block

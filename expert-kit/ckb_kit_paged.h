@@ -32,6 +32,10 @@
 #include "ckb_kit_attn.h"
 #include "ckb_kit_simd.h"
 
+/* scale * log2(e): scores go straight to the base-2 domain of
+ * ckb_kit_exp2_16 / _8. */
+#define PK_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
+
 /* Index clamping as JAX does it (dynamic_slice, gather), so any table is
  * read in bounds. */
 static inline int64_t pk__clamp(int64_t x, int64_t hi) { return x < 0 ? 0 : x > hi ? hi : x; }
@@ -43,19 +47,12 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
     return pk__clamp(pages[i * PPS + j / PS], NP - 1) * PS + j % PS;
 }
 
-/* vdpbf16ps needs AVX-512 BF16; without it (an AVX-512 CPU that lacks or
- * hides the extension) MMA=0 runs the f32 FMA path, still in zmm. */
-#if defined(MMA) && MMA == 0 && !defined(__AVX512BF16__)
-#undef MMA
-#define MMA 1
-#endif
-
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define PK_AVX512 1
 
 /* AVX-512: the packers and register-tile kernels both experts run on, 4
- * query rows a tile (their blocks, softmax and AMX tiles stay in the
- * experts). MMA=0 operands (AVX-512 BF16): q and K as d pairs, K packed per
+ * query rows a tile (their blocks stay in the experts, on the attention
+ * kit's softmax rows and AMX loops). MMA=0 operands (AVX-512 BF16): q and K as d pairs, K packed per
  * block as [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of
  * the page rows), V as [key pair][d][2]; MMA=1: the same widened to f32,
  * which needs only AVX-512 F/BW/VL. Scores and P rows are PK_BKS apart. */
@@ -70,7 +67,6 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
 #define PK_DQ (2 * PK_DP)           /* d rows of f32 K (MMA=1), D padded to even */
 #define PK_BKS ((PK_BK + 15) / 16 * 16) /* block keys padded to a group of 16 */
 #define PK_NV 4                     /* 16-key vectors per q k^T tile */
-#define PK_DC 4                     /* 16-wide d vectors per P v tile */
 
 /* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
  * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
@@ -96,62 +92,34 @@ static void pk__pack_k16(const ckb_bf16 *const *rows, uint32_t *kp)
 #endif
 }
 
-/* Packs V for one key pair (a, b; NULL = zero): vp[d][2] = {a[d], b[d]},
- * zero past D. */
-static inline void pk__pack_v2(const ckb_bf16 *a, const ckb_bf16 *b, ckb_bf16 *vp)
-{
-    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
-                                        32, 0);
-    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-    for (int64_t d = 0; d < PK_DO; d += 32) {
-        __mmask32 m = d + 32 <= D ? ~(__mmask32)0
-                      : d < D     ? (__mmask32)((1ull << (D - d)) - 1)
-                                  : 0;
-        __m512i x = a ? _mm512_maskz_loadu_epi16(m, a + d) : _mm512_setzero_si512();
-        __m512i y = b ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
-        _mm512_store_si512(vp + 2 * d, _mm512_permutex2var_epi16(x, lo, y));
-        if (d + 16 < PK_DO)
-            _mm512_store_si512(vp + 2 * d + 32, _mm512_permutex2var_epi16(x, hi, y));
-    }
-}
-
-#ifdef __AVX512BF16__
-/* s[r][0 .. 16nv) = q[r] . K for PK_R rows and nv 16-key vectors; q holds
- * the rows as d pairs (stride PK_DP), kp the first key group. */
-static inline __attribute__((always_inline)) void pk__qk_bf(const uint32_t *q, const uint32_t *kp,
-                                                         float *s, const int nv)
+/* s[r][0 .. 16nv) = q[r] . K for PK_R rows and nv 16-key vectors, kp the
+ * first key group. MMA=0: q rows as d pairs (stride PK_DP), K groups
+ * [d pair][16 keys] (vdpbf16ps); else q rows f32 (stride PK_DQ), K groups
+ * [d][16 keys] f32 (f32 FMA). */
+static inline __attribute__((always_inline)) void pk__qk(const void *q, const void *kp, float *s,
+                                                         const int nv)
 {
     __m512 acc[PK_R][PK_NV];
+#if defined(MMA) && MMA == 0
     ckb_kit_attn_qk16_bf(q, PK_DP, kp, PK_DP, PK_DP, s, PK_BKS, nv, acc);
+#else
+    ckb_kit_attn_qk16_f(q, PK_DQ, kp, PK_DQ, PK_DQ, s, PK_BKS, nv, acc);
+#endif
 }
 
-/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
- * the rows as key pairs (stride PK_BKS/2), vp the first pair at this d chunk. */
-static inline __attribute__((always_inline)) void pk__pv_bf(const uint32_t *p, const ckb_bf16 *vp,
-                                                         float *o, const float *alpha,
-                                                         int64_t np, const int dc)
+/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys (a multiple
+ * of 2), v the first key at this d chunk. MMA=0: P rows as key pairs
+ * (stride PK_BKS/2), V [key pair][PK_DO][2]; else P rows f32 (stride
+ * PK_BKS), V [key][PK_DO] f32. */
+static inline __attribute__((always_inline)) void pk__pv(const void *p, const void *v, float *o,
+                                                         const float *alpha, int64_t nk,
+                                                         const int dc)
 {
-    ckb_kit_attn_pv16_bf(p, PK_BKS / 2, vp, PK_DO, o, PK_DO, alpha, np, dc);
-}
-#endif /* __AVX512BF16__ */
-
-/* MMA=1: s[r][0 .. 16nv) = q[r] . K in f32 FMA; q rows f32 (stride PK_DQ),
- * kf the first key group as [d][16 keys] f32. */
-static inline __attribute__((always_inline)) void pk__qk_f(const float *q, const float *kf,
-                                                           float *s, const int nv)
-{
-    __m512 acc[PK_R][PK_NV];
-    ckb_kit_attn_qk16_f(q, PK_DQ, kf, PK_DQ, PK_DQ, s, PK_BKS, nv, acc);
-}
-
-/* MMA=1: o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over nk keys in f32
- * FMA; p rows f32 (stride PK_BKS), vf the first key at this d chunk, [key][PK_DO]. */
-static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const float *vf,
-                                                           float *o, const float *alpha,
-                                                           int64_t nk, const int dc)
-{
-    ckb_kit_attn_pv16_f(p, PK_BKS, vf, PK_DO, o, PK_DO, alpha, nk, dc);
+#if defined(MMA) && MMA == 0
+    ckb_kit_attn_pv16_bf(p, PK_BKS / 2, v, PK_DO, o, PK_DO, alpha, nk / 2, dc);
+#else
+    ckb_kit_attn_pv16_f(p, PK_BKS, v, PK_DO, o, PK_DO, alpha, nk, dc);
+#endif
 }
 
 #endif /* AVX-512 */
@@ -166,9 +134,6 @@ static inline __attribute__((always_inline)) void pk__pv_f(const float *p, const
 #define PK_BKP ((PK_BK + 7) / 8 * 8)    /* block keys padded to a group of 8 */
 #define PK_R 4                          /* query rows per register tile */
 #define PK_NV 3                         /* 8-key vectors per q k^T tile */
-#define PK_DC 3                         /* 8-wide d vectors per P v tile */
-/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_8. */
-#define PK_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 #if PK_ROWS % PK_R != 0
 #error "PK_ROWS must be a multiple of 4"
@@ -210,10 +175,7 @@ static void pk__state_carve(char *base, pk__state *st)
  * fills q (ckb_kit_widen8) and n. */
 static void pk__reset(pk__state *st, int64_t rows)
 {
-    memset(st->o, 0, (size_t)rows * PK_DO * 4);
-    memset(st->l, 0, (size_t)rows * 8 * 4);
-    for (int64_t r = 0; r < rows; r++)
-        st->m[r] = -INFINITY;
+    ckb_kit_attn_reset(st->o, PK_DO, st->l, 8, st->m, rows);
 }
 
 /* Packs one block of nk <= PK_BK keys: krows[j], vrows[j] the K and V rows
@@ -224,34 +186,8 @@ static void pk__pack(const ckb_bf16 *const *krows, const ckb_bf16 *const *vrows,
 {
     const int64_t ng = (nk + 7) / 8;
     for (int64_t g = 0; g < ng; g++) {
-        float *dst = st->kf + g * PK_DO * 8;
         const int64_t j0 = 8 * g;
-        const int whole = j0 + 8 <= nk ? D / 8 * 8 : 0; /* d covered by 8 x 8 blocks */
-        for (int d = 0; d < whole; d += 8) {
-            __m256 r[8], t[8];
-            for (int jj = 0; jj < 8; jj++)
-                r[jj] = ckb_kit_load8(krows[j0 + jj] + d);
-            for (int jj = 0; jj < 8; jj += 2) {
-                t[jj] = _mm256_unpacklo_ps(r[jj], r[jj + 1]);
-                t[jj + 1] = _mm256_unpackhi_ps(r[jj], r[jj + 1]);
-            }
-            for (int a = 0; a < 8; a += 4)
-                for (int b = 0; b < 2; b++) {
-                    r[a + b] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0x44);
-                    r[a + b + 2] = _mm256_shuffle_ps(t[a + b], t[a + b + 2], 0xee);
-                }
-            /* r[0..3]: rows 0-3 of d pairs (0,4) (2,6) (1,5) (3,7) by lane
-             * half; r[4..7] the same for rows 4-7 */
-            static const int dd[4] = {0, 2, 1, 3};
-            for (int i = 0; i < 4; i++) {
-                _mm256_store_ps(dst + (d + dd[i]) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-                _mm256_store_ps(dst + (d + dd[i] + 4) * 8, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
-            }
-        }
-        for (int64_t t = whole * 8; t < PK_DO * 8; t++) {
-            int64_t d = t / 8, j = j0 + t % 8;
-            dst[t] = j < nk && d < D ? ckb_bf16_to_f32(krows[j][d]) : 0.0f;
-        }
+        ckb_kit_attn_pack_k8(krows + j0, nk - j0, D, PK_DO, st->kf + g * PK_DO * 8);
         for (int64_t j = j0; j < j0 + 8; j++)
             ckb_kit_widen8(j < nk ? vrows[j] : NULL, D, PK_DO, st->vf + j * PK_DO);
     }
@@ -281,8 +217,6 @@ static inline __attribute__((always_inline)) void pk__softmax(pk__state *st, int
                                                               int64_t j0, int64_t w8,
                                                               float *alpha)
 {
-    const __m256 c2 = _mm256_set1_ps(PK_C2), ninf = _mm256_set1_ps(-INFINITY);
-    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int r = 0; r < PK_R; r++) {
         const int64_t row = rt + r;
         int64_t c = st->n[row] - j0;
@@ -294,35 +228,8 @@ static inline __attribute__((always_inline)) void pk__softmax(pk__state *st, int
             memset(pr, 0, (size_t)w8 * 4);
             continue;
         }
-        __m256 mx = ninf;
-        for (int64_t k = 0; k < c; k += 8) {
-            __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(c - k)), iota);
-            mx = _mm256_max_ps(mx, _mm256_blendv_ps(ninf, _mm256_load_ps(s + k), _mm256_castsi256_ps(keep)));
-        }
-        __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
-        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
-        float m_old = st->m[row];
-        float m_new = _mm_cvtss_f32(h) * PK_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the row's first block: m_old = -inf */
-        __m256 mv = _mm256_set1_ps(m_new);
-        __m256 sum = _mm256_setzero_ps();
-        for (int64_t k = 0; k < w8; k += 8) {
-            __m256 e = _mm256_setzero_ps();
-            if (k < c) {
-                e = ckb_kit_exp2_8(_mm256_fmsub_ps(_mm256_load_ps(s + k), c2, mv));
-                if (k + 8 > c)
-                    e = _mm256_and_ps(e, _mm256_castsi256_ps(_mm256_cmpgt_epi32(
-                                             _mm256_set1_epi32((int)(c - k)), iota)));
-                sum = _mm256_add_ps(sum, e);
-            }
-            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x8_top(e));
-        }
-        st->m[row] = m_new;
-        __m256 *l = (__m256 *)(st->l + 8 * row);
-        *l = _mm256_fmadd_ps(*l, _mm256_set1_ps(alpha[r]), sum);
+        alpha[r] = ckb_kit_attn_row8(s, pr, c, w8, ckb_kit_attn_max8(s, c), PK_C2, st->m + row,
+                                     st->l + 8 * row, 1);
     }
 }
 
@@ -331,38 +238,21 @@ static inline __attribute__((always_inline)) void pk__softmax(pk__state *st, int
 static void pk__attend(pk__state *st, int64_t row0, int64_t rows, int64_t j0, int64_t nk)
 {
     for (int64_t rt = row0; rt < row0 + rows; rt += PK_R) {
-        int64_t tend = 0; /* keys the tile needs in this block */
-        for (int r = 0; r < PK_R; r++)
-            tend = st->n[rt + r] > tend ? st->n[rt + r] : tend;
+        const int64_t tend = ckb_kit_attn_tile_end(st->n + rt, PK_R);
         if (tend <= j0)
             continue;
         const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 7) / 8;
         const float *qt = st->q + rt * PK_DO;
         int64_t v = 0;
 #define PK_QK(k) pk__qk(qt, st->kf + v * 8 * PK_DO, st->s + 8 * v, k)
-        for (; v + PK_NV <= nv; v += PK_NV)
-            PK_QK(PK_NV);
-        switch (nv - v) {
-        case 1: PK_QK(1); break;
-        case 2: PK_QK(2); break;
-        default: break;
-        }
+        CKB_KIT_ATTN_TILES(v, nv, 3, PK_QK);
 #undef PK_QK
         float alpha[PK_R];
         pk__softmax(st, rt, j0, nv * 8, alpha);
         float *ot = st->o + rt * PK_DO;
         int c = 0;
 #define PK_PV(k) pk__pv(st->p, st->vf + 8 * c, ot + 8 * c, alpha, nv * 8, k)
-        /* 3-wide tiles, the last four vectors as two 2-wide ones */
-        for (; PK_DV - c > 4; c += PK_DC)
-            PK_PV(PK_DC);
-        switch (PK_DV - c) {
-        case 1: PK_PV(1); break;
-        case 2: PK_PV(2); break;
-        case 3: PK_PV(3); break;
-        case 4: PK_PV(2); c += 2; PK_PV(2); break;
-        default: break;
-        }
+        CKB_KIT_ATTN_BY3_PV(c, PK_DV, PK_PV);
 #undef PK_PV
     }
 }
@@ -370,28 +260,13 @@ static void pk__attend(pk__state *st, int64_t row0, int64_t rows, int64_t j0, in
 /* The sum of row r (its softmax denominator). */
 static inline float pk__row_sum(const pk__state *st, int64_t r)
 {
-    float sum = 0.0f;
-    for (int e = 0; e < 8; e++)
-        sum += st->l[8 * r + e];
-    return sum;
+    return ckb_kit_attn_sum8(st->l + 8 * r);
 }
 
 /* dst[0 .. D) = bf16(o[r] / sum of row r). */
 static void pk__row_out(const pk__state *st, int64_t r, ckb_bf16 *dst)
 {
-    const float sum = pk__row_sum(st, r);
-    const __m256 inv = _mm256_set1_ps(1.0f / sum);
-    int64_t d = 0;
-    for (; d + 8 <= D; d += 8) {
-        __m256i u = _mm256_srli_epi32(
-            ckb_kit_bf16x8_top(_mm256_mul_ps(inv, _mm256_load_ps(st->o + r * PK_DO + d))), 16);
-        __m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(u, u), 0x08);
-        _mm_storeu_si128((__m128i *)(dst + d), _mm256_castsi256_si128(pk));
-    }
-#if D % 8 != 0
-    for (; d < D; d++)
-        dst[d] = ckb_f32_to_bf16(st->o[r * PK_DO + d] / sum);
-#endif
+    ckb_kit_attn_out8(st->o + r * PK_DO, pk__row_sum(st, r), D, dst);
 }
 
 #endif /* AVX2 */

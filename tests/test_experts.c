@@ -482,6 +482,36 @@ CKBT_TEST(experts_pass_every_configuration, "quick")
                 checked);
 }
 
+CKBT_TEST(experts_flash_tile_paths_pass_emulated, "quick")
+{
+    /* The AMX walk of a causal query block (ckb_kit_amx_flash in
+     * expert-kit/ckb_kit_attn.h) serves 1p, 2p and 4p through the flash kit
+     * and 3p with its two key parts and its own value width; the tests
+     * above never run it (one configuration each, and no AMX here). Each
+     * runs it here on emulated tiles, with its untuned blocks and with
+     * small ones (more query tiles and key blocks a head). */
+    const char *level = getenv("CKBENCH_ISA");
+    if (!__builtin_cpu_supports("avx512bf16") || (level && *level)) {
+        ckbt_skip("no AVX-512 BF16 at the ISA level in force: the flash tile path needs it");
+        return;
+    }
+    static const char *const ids[] = {"1p", "2p", "3p", "4p"};
+    static const char *const blocks[] = {"-DMMA=2", "-DMMA=2 -DBQ=32 -DBK=32"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        const ckb_workload *w = ckb_workload_find(ids[i]);
+        char path[512];
+        CKBT_EXPECT(w && ckb_expert_path(w, path, sizeof path), "%s has an expert", ids[i]);
+        if (!w || !ckb_expert_path(w, path, sizeof path))
+            continue;
+        for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+            const experts_run run = {ckb_isa_level(), blocks[b], 2, 1};
+            long products = experts__check_config(w, path, 0, &run);
+            CKBT_EXPECT(products > 0, "%s (%s): the emulated tile path did not run (%ld tile "
+                        "products)", ids[i], blocks[b], products);
+        }
+    }
+}
+
 CKBT_TEST(experts_pass_every_configuration_on_every_lower_isa_level, "full")
 {
     /* Untuned, on each level below this host's and on each matmul unit at

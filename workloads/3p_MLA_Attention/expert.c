@@ -82,9 +82,6 @@
 #include <omp.h>
 
 #include "ckbench.h"
-#include "ckb_kit_attn.h"
-#include "ckb_kit_simd.h"
-#include "ckb_kit_alloc.h"
 #include "ckb_kit_unit.h"
 
 #ifndef BQ
@@ -124,16 +121,13 @@
 #if GKC < 32 || GKC % 32 != 0
 #error "GKC must be a positive multiple of 32"
 #endif
-
-#if BQ < 4 || BQ % 4 != 0
-#error "BQ must be a positive multiple of 4"
-#endif
-#if BK < 16 || BK % 16 != 0
-#error "BK must be a positive multiple of 16"
-#endif
 #if GNC < 64 || GNC % 64 != 0
 #error "GNC must be a positive multiple of 64"
 #endif
+/* After the tunables: the attention kit checks BQ and BK. */
+#include "ckb_kit_alloc.h"
+#include "ckb_kit_attn.h"
+#include "ckb_kit_simd.h"
 #if NOPE % 2 != 0 || ROPE % 2 != 0 || KVR < KVL + ROPE || QKD != NOPE + ROPE
 #error "MLA expert: NOPE and ROPE even, QKD = NOPE + ROPE, KVR >= KVL + ROPE"
 #endif
@@ -396,7 +390,6 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #define FA_R 4                     /* query rows per register tile */
 #define FA_RS (FA_AMX ? 16 : FA_R) /* rows of scores and P: a tile's */
 #define FA_NV 4                    /* 16-key vectors per q k^T tile */
-#define FA_DC 4                    /* 16-wide d vectors per P v tile */
 #define FA_KN_SIZE ((int64_t)FA_SP * NOPE) /* bf16 elements of a packed k_nope */
 #define FA_KR_SIZE ((int64_t)FA_SP * ROPE) /* bf16 elements of a packed k_rope */
 #define FA_VP_SIZE ((int64_t)FA_SP * FA_DO) /* bf16 elements of a packed v */
@@ -427,26 +420,10 @@ static void fa__pack_k(const ckb_bf16 *k, int64_t stride, int64_t ndp, uint32_t 
  * zero past S and past VD. */
 static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
 {
-    const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-                                        40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
-                                        32, 0);
-    const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
-    for (int64_t t = 8 * g; t < 8 * g + 8; t++) {
-        int64_t j = 2 * t;
-        ckb_bf16 *dst = vp + t * 2 * FA_DO;
-        for (int64_t d = 0; d < FA_DO; d += 32) {
-            __mmask32 m = d + 32 <= VD ? ~(__mmask32)0
-                          : d < VD     ? (__mmask32)((1ull << (VD - d)) - 1)
-                                       : 0;
-            __m512i a = j < S ? _mm512_maskz_loadu_epi16(m, v + j * VD + d)
-                              : _mm512_setzero_si512();
-            __m512i b = j + 1 < S ? _mm512_maskz_loadu_epi16(m, v + (j + 1) * VD + d)
-                                  : _mm512_setzero_si512();
-            _mm512_store_si512(dst + 2 * d, _mm512_permutex2var_epi16(a, lo, b));
-            if (d + 16 < FA_DO)
-                _mm512_store_si512(dst + 2 * d + 32, _mm512_permutex2var_epi16(a, hi, b));
-        }
-    }
+    for (int64_t t = 8 * g; t < 8 * g + 8; t++)
+        ckb_kit_attn_pack_v2(2 * t < S ? v + 2 * t * VD : NULL,
+                             2 * t + 1 < S ? v + (2 * t + 1) * VD : NULL, VD, FA_DO,
+                             vp + t * 2 * FA_DO);
 }
 
 /* s[r][0 .. 16nv) = q[r] . K for FA_R rows and nv 16-key vectors: the
@@ -460,48 +437,8 @@ static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, cons
                                                          int64_t key0, int64_t qi0)
 {
     __m512 acc[FA_R][FA_NV];
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < FA_DPN; p++) {
-        __m512i b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kn + (v * FA_DPN + p) * 16);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * FA_DP + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
-    for (int64_t p = 0; p < FA_DPR; p++) {
-        __m512i b[FA_NV];
-        for (int v = 0; v < nv; v++)
-            b[v] = _mm512_load_si512(kr + (v * FA_DPR + p) * 16);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)q[r * FA_DP + FA_DPN + p]);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-        }
-    }
-    for (int r = 0; r < FA_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * BK + 16 * v, acc[r][v]);
-    if (!diag) {
-        for (int r = 0; r < FA_R; r++)
-            for (int v = 0; v < nv; v++)
-                mx[r] = _mm512_max_ps(mx[r], acc[r][v]);
-        return;
-    }
-    /* Row i keeps keys j <= min(i, S - 1): pad rows (i >= S) keep all keys. */
-    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    for (int r = 0; r < FA_R; r++) {
-        int64_t lim = qi0 + r < S ? qi0 + r : S - 1;
-        __m512i l = _mm512_set1_epi32((int)(lim - key0));
-        for (int v = 0; v < nv; v++) {
-            __mmask16 m = _mm512_cmple_epi32_mask(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * v)), l);
-            mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], acc[r][v]);
-        }
-    }
+    ckb_kit_attn_qk16_bf2(q, FA_DP, kn, FA_DPN, FA_DPN, kr, FA_DPR, FA_DPR, s, BK, nv, acc);
+    ckb_kit_attn_rowmax16(acc, nv, mx, diag, key0, qi0, S);
 }
 
 /* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs. */
@@ -509,25 +446,7 @@ static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, cons
                                                          float *o, const float *alpha,
                                                          int64_t np, const int dc)
 {
-    __m512 acc[FA_R][FA_DC];
-    for (int r = 0; r < FA_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * FA_DO + 16 * c));
-    }
-    for (int64_t t = 0; t < np; t++) {
-        __m512i b[FA_DC];
-        for (int c = 0; c < dc; c++)
-            b[c] = _mm512_load_si512(vp + t * 2 * FA_DO + 32 * c);
-        for (int r = 0; r < FA_R; r++) {
-            __m512i a = _mm512_set1_epi32((int)p[r * (BK / 2) + t]);
-            for (int c = 0; c < dc; c++)
-                acc[r][c] = _mm512_dpbf16_ps(acc[r][c], (__m512bh)a, (__m512bh)b[c]);
-        }
-    }
-    for (int r = 0; r < FA_R; r++)
-        for (int c = 0; c < dc; c++)
-            _mm512_store_ps(o + r * FA_DO + 16 * c, acc[r][c]);
+    ckb_kit_attn_pv16_bf(p, BK / 2, vp, FA_DO, o, FA_DO, alpha, np, dc);
 }
 
 /* Per-thread attention scratch, 64-byte aligned. */
@@ -554,36 +473,16 @@ static void fa__scratch_carve(char *base, fa__scratch *sc)
     sc->l = (float *)base;
 }
 
-/* Online softmax of one row tile against key block j0 (1p's fa__softmax). */
-static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
-                                                              int64_t rt, int64_t j0,
-                                                              int64_t w16, const __m512 *mx,
-                                                              float *alpha)
+/* The query rows i0 .. i0 + nrows of one head (q at its position 0, rows
+ * QKD apart) into the scratch as d pairs: each query row is gathered
+ * exactly once, so its RoPE is applied here. */
+static void fa__gather_q(const ckb_bf16 *q, int64_t i0, int64_t nrows, const float *cs,
+                         fa__scratch *sc)
 {
-    const __m512 c2 = _mm512_set1_ps(FA_C2);
-    for (int r = 0; r < FA_R; r++) {
-        int64_t row = rt + r, qi = qi0 + r;
-        int64_t kend = qi + 1 < S ? qi + 1 : S;
-        int64_t c = kend - j0 < w16 ? kend - j0 : w16; /* >= 1: see fa__block */
-        const float *s = sc->s + r * BK;
-        ckb_bf16 *pr = sc->p + r * BK;
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx[r]) * FA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-            if (k + 16 > c)
-                e = _mm512_maskz_mov_ps(c > k ? (__mmask16)((1u << (c - k)) - 1) : 0, e);
-            sum = _mm512_add_ps(sum, e);
-            _mm256_store_si256((__m256i *)(pr + k), (__m256i)_mm512_cvtneps_pbh(e));
-        }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+    for (int64_t r = 0; r < nrows; r++) {
+        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
+        memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
+        ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
     }
 }
 
@@ -598,16 +497,8 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t 
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DP * 4);
-    /* Each query row is gathered exactly once: its RoPE is applied here. */
-    for (int64_t r = 0; r < nrows; r++) {
-        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
-        memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
-        ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
-    }
-    memset(sc->o, 0, (size_t)ntiles * FA_R * FA_DO * 4);
-    memset(sc->l, 0, (size_t)ntiles * FA_R * 16 * 4);
-    for (int64_t r = 0; r < ntiles * FA_R; r++)
-        sc->m[r] = -INFINITY;
+    fa__gather_q(q, i0, nrows, cs, sc);
+    ckb_kit_attn_reset(sc->o, FA_DO, sc->l, 16, sc->m, ntiles * FA_R);
 
     int64_t kend = i0 + nrows; /* keys past the last row are all masked */
     for (int64_t j0 = 0; j0 < kend; j0 += BK) {
@@ -631,41 +522,23 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t 
 #define FA_QK(n)                                                                               \
     fa__qk(qt, knt + v * FA_DPN * 16, krt + v * FA_DPR * 16, sc->s + 16 * v, n, mx, diag,      \
            j0 + 16 * v, qi0)
-            for (; v + FA_NV <= nv; v += FA_NV)
-                FA_QK(FA_NV);
-            switch (nv - v) {
-            case 1: FA_QK(1); break;
-            case 2: FA_QK(2); break;
-            case 3: FA_QK(3); break;
-            default: break;
-            }
+            CKB_KIT_ATTN_TILES(v, nv, 4, FA_QK);
 #undef FA_QK
             float alpha[FA_R];
-            fa__softmax(sc, qi0, rt, j0, nv * 16, mx, alpha);
+            ckb_kit_attn_softmax4(sc->s, BK, sc->p, BK, 0, sc->m + rt, sc->l + 16 * rt, qi0, S, j0,
+                                  nv * 16, mx, FA_C2, alpha);
             const uint32_t *pt = (const uint32_t *)sc->p;
             const ckb_bf16 *vt = vp + j0 * FA_DO;
             float *ot = sc->o + rt * FA_DO;
             int c = 0;
-            for (; c + FA_DC <= FA_DV; c += FA_DC)
-                fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, FA_DC);
-            switch (FA_DV - c) {
-            case 1: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 1); break;
-            case 2: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 2); break;
-            case 3: fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, 3); break;
-            default: break;
-            }
+#define FA_PV(n) fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, n)
+            CKB_KIT_ATTN_TILES(c, FA_DV, 4, FA_PV);
+#undef FA_PV
         }
     }
-
-    __mmask16 tail = VD % 16 ? (__mmask16)((1u << (VD % 16)) - 1) : (__mmask16)0xffff;
-    for (int64_t r = 0; r < nrows; r++) {
-        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        ckb_bf16 *dst = out + (i0 + r) * FA_OS;
-        for (int64_t d = 0; d < VD; d += 16) {
-            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
-            _mm256_mask_storeu_epi16(dst + d, d + 16 <= VD ? (__mmask16)0xffff : tail, y);
-        }
-    }
+    for (int64_t r = 0; r < nrows; r++)
+        ckb_kit_attn_out16(sc->o + r * FA_DO, ckb_kit_attn_sum16(sc->l + 16 * r), VD,
+                           out + (i0 + r) * FA_OS);
 }
 
 #if FA_AMX
@@ -682,70 +555,11 @@ static void fa__block_amx(const ckb_bf16 *q, const uint32_t *kn, const uint32_t 
                           fa__scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
-    int64_t ntiles = (nrows + 15) / 16;
-    memset(sc->q, 0, (size_t)ntiles * 16 * FA_DP * 4);
-    for (int64_t r = 0; r < nrows; r++) {
-        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
-        memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
-        ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
-    }
-    memset(sc->o, 0, (size_t)ntiles * 16 * FA_DO * 4);
-    memset(sc->l, 0, (size_t)ntiles * 16 * 16 * 4);
-    for (int64_t r = 0; r < ntiles * 16; r++)
-        sc->m[r] = -INFINITY;
-
-    const int64_t gn = FA_DPN * 16 * 4, gr = FA_DPR * 16 * 4; /* bytes of a key group */
-    int64_t kend = i0 + nrows;
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        for (int64_t rt = 0; rt < ntiles * 16; rt += 16) {
-            /* Tiles and j0 start at multiples of 16, so a tile that reaches
-             * j0 has every row reaching it. */
-            int64_t qi0 = i0 + rt;
-            int64_t tend = qi0 + 16 < S ? qi0 + 16 : S;
-            if (tend <= j0)
-                continue;
-            int64_t w = tend - j0 < BK ? tend - j0 : BK;
-            int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
-            const char *qt = (const char *)(sc->q + rt * FA_DP);
-            for (int64_t v = 0; v < nv; v += 4) {
-                int64_t n = nv - v < 4 ? nv - v : 4, g = j0 / 16 + v;
-                ckb_kit_amx_zero4();
-                ckb_kit_amx_1x4(qt, QKD * 2, (const char *)kn + g * gn, 64, 16 * 64, gn, NOPE / 32,
-                                n);
-                ckb_kit_amx_1x4(qt + NOPE * 2, QKD * 2, (const char *)kr + g * gr, 64, 16 * 64, gr,
-                                ROPE / 32, n);
-                ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
-            }
-            float alpha[16];
-            ckb_kit_attn_softmax16(sc->s, BK, sc->p, BK, sc->m + rt, sc->l + 16 * rt, qi0, S, j0,
-                                   nv * 16, w32, FA_C2, alpha);
-            float *ot = sc->o + rt * FA_DO;
-            for (int r = 0; r < 16; r++) {
-                __m512 al = _mm512_set1_ps(alpha[r]);
-                for (int64_t d = 0; d < FA_DO; d += 16)
-                    _mm512_store_ps(ot + r * FA_DO + d,
-                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * FA_DO + d)));
-            }
-            /* key j0's pair row of v; 32 keys are 16 pair rows of FA_DO * 4 bytes */
-            const char *vt = (const char *)(vp + j0 * FA_DO);
-            const char *pt = (const char *)sc->p;
-            for (int64_t c0 = 0; c0 < FA_DV; c0 += 4) {
-                int64_t n = FA_DV - c0 < 4 ? FA_DV - c0 : 4;
-                ckb_kit_amx_pv(pt, BK * 2, vt + c0 * 64, FA_DO * 4, ot + 16 * c0, FA_DO, w32 / 32,
-                               n);
-            }
-        }
-    }
-
-    __mmask16 tail = VD % 16 ? (__mmask16)((1u << (VD % 16)) - 1) : (__mmask16)0xffff;
-    for (int64_t r = 0; r < nrows; r++) {
-        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        ckb_bf16 *dst = out + (i0 + r) * FA_OS;
-        for (int64_t d = 0; d < VD; d += 16) {
-            __m256i y = (__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * FA_DO + d)));
-            _mm256_mask_storeu_epi16(dst + d, d + 16 <= VD ? (__mmask16)0xffff : tail, y);
-        }
-    }
+    memset(sc->q, 0, (size_t)(nrows + 15) / 16 * 16 * FA_DP * 4);
+    fa__gather_q(q, i0, nrows, cs, sc);
+    ckb_kit_amx_flash((const char *)sc->q, QKD * 2, (const char *)kn, FA_DPN * 16 * 4, NOPE / 32,
+                      (const char *)kr, FA_DPR * 16 * 4, ROPE / 32, (const char *)vp, FA_DV,
+                      sc->s, sc->p, BK, sc->o, sc->m, sc->l, S, i0, nrows, FA_C2, out, FA_OS, VD);
 }
 #define FA_BLOCK fa__block_amx
 #else
@@ -981,6 +795,8 @@ static int ml__gemm(int64_t m, int64_t n, int64_t k, const ckb_bf16 *a, int64_t 
 #if VD > QKD
 #error "MLA expert, AVX2 path: v is padded to QKD columns, so VD <= QKD"
 #endif
+#undef MMA /* this path's unit, whatever was asked for */
+#define MMA 1
 #define D QKD
 #define FA_BKV (B * H)
 #define FA_GQ 1

@@ -162,49 +162,39 @@ __attribute__((unused)) static void pa__merge(const float *part, int64_t i, int6
 
 #include <immintrin.h>
 
-#define PA_R 4                        /* query rows per register tile */
-#define PA_GP ((PA_G + PA_R - 1) / PA_R * PA_R) /* rows per kv head, padded */
-#define PA_DP ((D + 1) / 2)           /* d pairs: q and K rows padded to even */
-#define PA_DV ((D + 15) / 16)         /* 16-wide d vectors */
-#define PA_DO (16 * PA_DV)
-#define PA_DQ (2 * PA_DP)             /* d rows of f32 K (MMA=1), D padded to even */
+/* The packed layout is the paged kit's (expert-kit/ckb_kit_paged.h: PK_R
+ * rows a tile, q and K rows PK_DP d pairs or PK_DQ f32, output rows PK_DO,
+ * blocks of PK_BKS keys). */
+#define PA_GP ((PA_G + PK_R - 1) / PK_R * PK_R) /* rows per kv head, padded */
 #define PA_BKEYS (NPB * PS)           /* keys per block */
-#define PA_BK ((PA_BKEYS + 15) / 16 * 16)
-#define PA_NV 4                       /* 16-key vectors per q k^T tile */
-#define PA_DC 4                       /* 16-wide d vectors per P v tile */
+#define PA_BK PK_BKS
+#define PA_EB (MMA ? 4 : 2)           /* bytes of a packed q, K, V or P value */
 #define PA_ROWS (HKV * PA_GP)         /* state rows of an item */
-/* The kit's kernels (expert-kit/ckb_kit_paged.h) read this layout. */
-_Static_assert(PA_R == PK_R && PA_DP == PK_DP && PA_DO == PK_DO && PA_DQ == PK_DQ &&
-                   PA_BK == PK_BKS && PA_NV == PK_NV && PA_DC == PK_DC,
-               "the expert's packed layout is the paged kit's");
-
-/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16. */
-#define PA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
-    /* MMA=0: q [PA_ROWS][PA_DP] as d pairs, kp [PA_BK/16][PA_DP][16]
-     * pairs, vp [PA_BK/2][PA_DO][2], p [PA_R][PA_BK] bf16. MMA=1: q
-     * [PA_ROWS][PA_DQ] f32, kp [PA_BK/16][PA_DQ][16] f32, vp [PA_BK][PA_DO]
-     * f32, p [PA_R][PA_BK] f32 (holding bf16-rounded values, as the
+    /* MMA=0: q [PA_ROWS][PK_DP] as d pairs, kp [PA_BK/16][PK_DP][16]
+     * pairs, vp [PA_BK/2][PK_DO][2], p [PK_R][PA_BK] bf16. MMA=1: q
+     * [PA_ROWS][PK_DQ] f32, kp [PA_BK/16][PK_DQ][16] f32, vp [PA_BK][PK_DO]
+     * f32, p [PK_R][PA_BK] f32 (holding bf16-rounded values, as the
      * baseline's P). */
     uint32_t *q;  /* the sequence's query heads */
     uint32_t *kp; /* packed K of one block, one kv head */
     ckb_bf16 *vp; /* packed V of one block, one kv head */
-    float *s;     /* [PA_R][PA_BK] scores of one row tile */
+    float *s;     /* [PK_R][PA_BK] scores of one row tile */
     ckb_bf16 *p;  /* probabilities of one row tile */
-    float *o;     /* [PA_ROWS][PA_DO] unnormalised output rows */
+    float *o;     /* [PA_ROWS][PK_DO] unnormalised output rows */
     float *m;     /* [PA_ROWS] running max (base-2 domain) */
     float *l;     /* [PA_ROWS][16] running sum, lane-wise */
 } pa__scratch;
 
 #define PA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define PA_SZ_Q PA_ROUND64(PA_ROWS * PA_DQ * 4)
-#define PA_SZ_KP PA_ROUND64(PA_BK * PA_DQ * 4)
-#define PA_SZ_VP PA_ROUND64(PA_BK * PA_DO * 4)
-#define PA_SZ_S PA_ROUND64(PA_R * PA_BK * 4)
-#define PA_SZ_P PA_ROUND64(PA_R * PA_BK * 4)
-#define PA_SZ_O PA_ROUND64(PA_ROWS * PA_DO * 4)
+#define PA_SZ_Q PA_ROUND64(PA_ROWS * PK_DQ * 4)
+#define PA_SZ_KP PA_ROUND64(PA_BK * PK_DQ * 4)
+#define PA_SZ_VP PA_ROUND64(PA_BK * PK_DO * 4)
+#define PA_SZ_S PA_ROUND64(PK_R * PA_BK * 4)
+#define PA_SZ_P PA_ROUND64(PK_R * PA_BK * 4)
+#define PA_SZ_O PA_ROUND64(PA_ROWS * PK_DO * 4)
 #define PA_SZ_M PA_ROUND64(PA_ROWS * 4)
 #define PA_SZ_L PA_ROUND64(PA_ROWS * 16 * 4)
 #define PA_SCRATCH_BYTES                                                                        \
@@ -223,43 +213,18 @@ static void pa__scratch_carve(char *base, pa__scratch *sc)
 }
 
 /* Online softmax of one row tile (state rows row0..row0+3) over nk valid
- * keys of a block of width w16: writes P (bf16, zero past nk), updates m and
- * l, returns in alpha how much each row's old output shrinks. */
+ * keys of a block of width w16: writes P (bf16, or its value in f32 where
+ * MMA, zero past nk), updates m and l, returns in alpha how much each
+ * row's old output shrinks. */
 static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, int64_t row0,
                                                               int64_t nk, int64_t w16,
                                                               float *alpha)
 {
-    const __m512 c2 = _mm512_set1_ps(PA_C2);
-    for (int r = 0; r < PA_R; r++) {
+    for (int r = 0; r < PK_R; r++) {
         const float *s = sc->s + r * PA_BK;
-        ckb_bf16 *pr = (ckb_bf16 *)((char *)sc->p + r * PA_BK * (MMA ? 4 : 2));
-        __m512 mx = _mm512_set1_ps(-INFINITY);
-        for (int64_t k = 0; k < w16; k += 16) {
-            __mmask16 m = nk - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nk - k)) - 1);
-            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
-        }
-        const int64_t row = row0 + r;
-        float m_old = sc->m[row];
-        float m_new = _mm512_reduce_max_ps(mx) * PA_C2;
-        if (m_new < m_old)
-            m_new = m_old;
-        alpha[r] = exp2f(m_old - m_new); /* 0 on the first block: m_old = -inf */
-        __m512 mv = _mm512_set1_ps(m_new);
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t k = 0; k < w16; k += 16) {
-            __m512 e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-            if (k + 16 > nk)
-                e = _mm512_maskz_mov_ps(nk > k ? (__mmask16)((1u << (nk - k)) - 1) : 0, e);
-            sum = _mm512_add_ps(sum, e);
-#if MMA
-            _mm512_store_ps((float *)pr + k, ckb_kit_bf16x16_f32(e));
-#else
-            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x16(e));
-#endif
-        }
-        sc->m[row] = m_new;
-        __m512 *l = (__m512 *)(sc->l + 16 * row);
-        *l = _mm512_fmadd_ps(*l, _mm512_set1_ps(alpha[r]), sum);
+        alpha[r] = ckb_kit_attn_row16(s, (char *)sc->p + r * PA_BK * PA_EB, nk, w16,
+                                      ckb_kit_attn_max16(s, nk), PK_C2, sc->m + row0 + r,
+                                      sc->l + 16 * (row0 + r), MMA != 0, 0);
     }
 }
 
@@ -277,60 +242,43 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
         }
 #if MMA
         /* pairs first, then each pair split into its two f32 */
-        uint32_t pairs[PA_DP * 16] __attribute__((aligned(64)));
+        uint32_t pairs[PK_DP * 16] __attribute__((aligned(64)));
         pk__pack_k16(kr, pairs);
-        ckb_kit_pairs_f32(pairs, PA_DP, (float *)sc->kp + g * PA_DQ * 16);
+        ckb_kit_pairs_f32(pairs, PK_DP, (float *)sc->kp + g * PK_DQ * 16);
         for (int jj = 0; jj < 16; jj++) {
             const int64_t j = 16 * g + jj;
             const ckb_bf16 *vr = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
-            float *vf = (float *)sc->vp + j * PA_DO;
-            for (int64_t d = 0; d < PA_DO; d += 16) {
+            float *vf = (float *)sc->vp + j * PK_DO;
+            for (int64_t d = 0; d < PK_DO; d += 16) {
                 __m256i x = vr ? _mm256_maskz_loadu_epi16(ckb_kit_mask16(D - d), vr + d)
                                : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
         }
 #else
-        pk__pack_k16(kr, sc->kp + g * PA_DP * 16);
+        pk__pack_k16(kr, sc->kp + g * PK_DP * 16);
         for (int t = 0; t < 8; t++) {
             int64_t j = 16 * g + 2 * t;
             const ckb_bf16 *a = j < nk ? v_pages + (pk__slot(pages, i, j0 + j) * HKV + kh) * D : NULL;
             const ckb_bf16 *b =
                 j + 1 < nk ? v_pages + (pk__slot(pages, i, j0 + j + 1) * HKV + kh) * D : NULL;
-            pk__pack_v2(a, b, sc->vp + (8 * g + t) * 2 * PA_DO);
+            ckb_kit_attn_pack_v2(a, b, D, PK_DO, sc->vp + (8 * g + t) * 2 * PK_DO);
         }
 #endif
     }
-    for (int64_t rt = 0; rt < PA_GP; rt += PA_R) {
+    for (int64_t rt = 0; rt < PA_GP; rt += PK_R) {
         const int64_t row0 = kh * PA_GP + rt;
-#if MMA
-#define PA_QK(n) pk__qk_f((const float *)sc->q + row0 * PA_DQ, (const float *)sc->kp + v * PA_DQ * 16, sc->s + 16 * v, n)
-#define PA_PV(n) pk__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
-#else
-#define PA_QK(n) pk__qk_bf(sc->q + row0 * PA_DP, sc->kp + v * PA_DP * 16, sc->s + 16 * v, n)
-#define PA_PV(n) pk__pv_bf((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
-#endif
+        /* a 16-key group of K, a 16-wide d chunk of V: 64 bytes a row in
+         * both units' layouts */
+#define PA_QK(n) pk__qk((const char *)sc->q + row0 * PK_DQ * PA_EB, (const char *)sc->kp + v * PK_DQ * 16 * PA_EB, sc->s + 16 * v, n)
+#define PA_PV(n) pk__pv(sc->p, (const char *)sc->vp + 64 * c, ot + 16 * c, alpha, nv * 16, n)
         int64_t v = 0;
-        for (; v + PA_NV <= nv; v += PA_NV)
-            PA_QK(PA_NV);
-        switch (nv - v) {
-        case 1: PA_QK(1); break;
-        case 2: PA_QK(2); break;
-        case 3: PA_QK(3); break;
-        default: break;
-        }
-        float alpha[PA_R];
+        CKB_KIT_ATTN_TILES(v, nv, 4, PA_QK);
+        float alpha[PK_R];
         pa__softmax(sc, row0, nk, w16, alpha);
-        float *ot = sc->o + row0 * PA_DO;
+        float *ot = sc->o + row0 * PK_DO;
         int c = 0;
-        for (; c + PA_DC <= PA_DV; c += PA_DC)
-            PA_PV(PA_DC);
-        switch (PA_DV - c) {
-        case 1: PA_PV(1); break;
-        case 2: PA_PV(2); break;
-        case 3: PA_PV(3); break;
-        default: break;
-        }
+        CKB_KIT_ATTN_TILES(c, PK_DV, 4, PA_PV);
 #undef PA_QK
 #undef PA_PV
     }
@@ -351,15 +299,12 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
             const ckb_bf16 *src = q + (kh * PA_G + g) * D;
 #if MMA
             for (int64_t d = 0; d < D; d++)
-                ((float *)sc->q)[(kh * PA_GP + g) * PA_DQ + d] = ckb_bf16_to_f32(src[d]);
+                ((float *)sc->q)[(kh * PA_GP + g) * PK_DQ + d] = ckb_bf16_to_f32(src[d]);
 #else
-            memcpy(sc->q + (kh * PA_GP + g) * PA_DP, src, (size_t)D * 2);
+            memcpy(sc->q + (kh * PA_GP + g) * PK_DP, src, (size_t)D * 2);
 #endif
         }
-    memset(sc->o, 0, PA_SZ_O);
-    memset(sc->l, 0, PA_SZ_L);
-    for (int64_t r = 0; r < PA_ROWS; r++)
-        sc->m[r] = -INFINITY;
+    ckb_kit_attn_reset(sc->o, PK_DO, sc->l, 16, sc->m, PA_ROWS);
 
     const int64_t jend = (int64_t)it->pg1 * PS < len ? (int64_t)it->pg1 * PS : len;
     for (int64_t j0 = (int64_t)it->pg0 * PS; j0 < jend; j0 += PA_BKEYS) {
@@ -368,25 +313,18 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
             pa__block(k_pages, v_pages, pages, i, kh, j0, nk, sc);
     }
 
-    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_G; g++) {
             const int64_t row = kh * PA_GP + g, h = kh * PA_G + g;
-            const float sum = _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * row));
+            const float sum = ckb_kit_attn_sum16(sc->l + 16 * row);
             if (it->nparts > 1) {
                 float *dst = part + ((i * PA_NCH + it->part) * HQ + h) * PA_PART;
                 dst[0] = sc->m[row];
                 dst[1] = sum;
-                memcpy(dst + 16, sc->o + row * PA_DO, (size_t)PA_DO * 4);
+                memcpy(dst + 16, sc->o + row * PK_DO, (size_t)PK_DO * 4);
                 continue;
             }
-            __m512 inv = _mm512_set1_ps(1.0f / sum);
-            ckb_bf16 *dst = out + (i * HQ + h) * D;
-            for (int64_t d = 0; d < D; d += 16) {
-                __m256i y = ckb_kit_bf16x16(
-                    _mm512_mul_ps(inv, _mm512_load_ps(sc->o + row * PA_DO + d)));
-                _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
-            }
+            ckb_kit_attn_out16(sc->o + row * PK_DO, sum, D, out + (i * HQ + h) * D);
         }
 }
 

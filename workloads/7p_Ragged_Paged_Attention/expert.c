@@ -93,26 +93,14 @@
 #define MMA 1
 #endif
 #endif
-/* The tile path needs whole 32-deep tiles (D and BK multiples of 32) and
- * 16-row query tiles (BQ a multiple of 16); otherwise the FMA path runs. */
-#if MMA == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__) && D % 32 == 0 &&         \
-                  BK % 32 == 0 && BQ % 16 == 0)
-#undef MMA
-#define MMA 1
-#endif
-
-#if BQ < 4 || BQ % 4 != 0
-#error "BQ must be a positive multiple of 4"
-#endif
-#if BK < 16 || BK % 16 != 0
-#error "BK must be a positive multiple of 16"
-#endif
 
 #define RA_G (HQ / HKV)     /* query heads per kv head */
 #define RA_L (PPS * PS)     /* cache positions of a sequence */
 #define RA_RMAX ((int64_t)RA_G * NT) /* item rows of one (sequence, kv head), at most */
 
-/* Keys per block, and the rows of one work item's state. */
+/* Keys per block, and the rows of one work item's state. The kit checks BQ
+ * and BK, and takes MMA to 1 where the target or the blocks do not fit the
+ * tile path (D and BK multiples of 32, BQ of 16). */
 #define PK_BK BK
 #define PK_ROWS BQ
 #include "ckb_kit_paged.h"
@@ -195,52 +183,82 @@ static void ra__zero_rest(int64_t lo, int64_t hi, ckb_bf16 *out)
             memset(out + r * HQ * D, 0, (size_t)(HQ * D) * sizeof *out);
 }
 
+#if defined(PK_AVX512) || defined(PK_AVX2)
+/* Asks for the K and V rows (adjacent: 2 kh and 2 kh + 1) of keys [j0, j0 +
+ * nk) of sequence i into L2 while the block before is computed: the pages
+ * are scattered and a key's rows sit HKV2 * D apart, which the hardware
+ * prefetchers do not follow, so the pack would wait on memory. Always
+ * inlined: GCC takes a function whose only effect is prefetching for one
+ * without side effects and drops the call. */
+static inline __attribute__((always_inline)) void
+ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh, int64_t j0,
+             int64_t nk)
+{
+    for (int64_t j = j0; j < j0 + nk; j++) {
+        const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
+        for (int64_t b = 0; b < 2 * D * 2; b += 64)
+            _mm_prefetch(kv + b, _MM_HINT_T1);
+    }
+}
+
+/* Writes a work item's rows [0, nrows) (item rows r0 .. of sequence i, kv
+ * head kh): each row's output o over its sum (lane-wise in l), or the
+ * uniform row where it attends no key (n[r] <= 0). */
+static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages,
+                            const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i, int64_t kh,
+                            int64_t r0, int64_t nrows, const float *o, const float *l,
+                            const int64_t *n)
+{
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
+        ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
+        if (n[r] <= 0)
+            ra__uniform(kv_pages, pages, i, kh, dst);
+#ifdef PK_AVX512
+        else
+            ckb_kit_attn_out16(o + r * PK_DO, ckb_kit_attn_sum16(l + 16 * r), D, dst);
+#else
+        else
+            ckb_kit_attn_out8(o + r * PK_DO, ckb_kit_attn_sum8(l + 8 * r), D, dst);
+#endif
+    }
+}
+#endif
+
 #ifdef PK_AVX512 /* AVX-512 F/BW/VL; vdpbf16ps only where MMA=0 */
 
 #include <immintrin.h>
 
-#define RA_R 4                   /* query rows per register tile */
-#define RA_DP ((D + 1) / 2)      /* d pairs: q and K rows padded to even */
-#define RA_DV ((D + 15) / 16)    /* 16-wide d vectors */
-#define RA_DO (16 * RA_DV)
-#define RA_DQ (2 * RA_DP)        /* d rows of f32 K (MMA=1), D padded to even */
-#define RA_BK BK
-#define RA_NV 4                  /* 16-key vectors per q k^T tile */
-#define RA_DC 4                  /* 16-wide d vectors per P v tile */
-#define RA_RS (MMA == 2 ? 16 : RA_R) /* rows of scores and P: a tile's */
+/* The packed layout is the paged kit's (expert-kit/ckb_kit_paged.h: PK_R
+ * rows a register tile, q and K rows PK_DP d pairs or PK_DQ f32, output
+ * rows PK_DO; BK is a multiple of 16, so blocks are PK_BKS = BK keys). */
+#define RA_RS (MMA == 2 ? 16 : PK_R) /* rows of scores and P: a tile's */
 #define RA_PE (MMA == 1 ? 4 : 2)     /* bytes of one P (and packed K/V) value */
-/* The kit's kernels (expert-kit/ckb_kit_paged.h) read this layout. */
-_Static_assert(RA_R == PK_R && RA_DP == PK_DP && RA_DO == PK_DO && RA_DQ == PK_DQ &&
-                   RA_BK == PK_BKS && RA_NV == PK_NV && RA_DC == PK_DC,
-               "the expert's packed layout is the paged kit's");
-
-/* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16. */
-#define RA_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
 
 /* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
 typedef struct {
-    /* MMA=0: q [BQ][RA_DP] as d pairs, kp [BK/16][RA_DP][16] pairs, vp
-     * [BK/2][RA_DO][2], p [RA_R][BK] bf16. MMA=1: q [BQ][RA_DQ] f32, kp
-     * [BK/16][RA_DQ][16] f32, vp [BK][RA_DO] f32, p [RA_R][BK] f32 (holding
+    /* MMA=0: q [BQ][PK_DP] as d pairs, kp [BK/16][PK_DP][16] pairs, vp
+     * [BK/2][PK_DO][2], p [PK_R][BK] bf16. MMA=1: q [BQ][PK_DQ] f32, kp
+     * [BK/16][PK_DQ][16] f32, vp [BK][PK_DO] f32, p [PK_R][BK] f32 (holding
      * bf16-rounded values, as the baseline's P). */
     uint32_t *q;  /* the item's query rows */
     uint32_t *kp; /* packed K of one block */
     ckb_bf16 *vp; /* packed V of one block */
-    float *s;     /* [RA_R][BK] scores of one row tile */
+    float *s;     /* [PK_R][BK] scores of one row tile */
     ckb_bf16 *p;  /* probabilities of one row tile */
-    float *o;     /* [BQ][RA_DO] unnormalised output rows */
+    float *o;     /* [BQ][PK_DO] unnormalised output rows */
     float *m;     /* [BQ] running max (base-2 domain) */
     float *l;     /* [BQ][16] running sum, lane-wise */
     int64_t *n;   /* [BQ] keys each row attends */
 } ra__scratch;
 
 #define RA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define RA_SZ_Q RA_ROUND64(BQ * RA_DQ * 4)
-#define RA_SZ_KP RA_ROUND64(BK * RA_DQ * 4)
-#define RA_SZ_VP RA_ROUND64(BK * RA_DO * 4)
+#define RA_SZ_Q RA_ROUND64(BQ * PK_DQ * 4)
+#define RA_SZ_KP RA_ROUND64(BK * PK_DQ * 4)
+#define RA_SZ_VP RA_ROUND64(BK * PK_DO * 4)
 #define RA_SZ_S RA_ROUND64(RA_RS * BK * 4)
 #define RA_SZ_P RA_ROUND64(RA_RS * BK * 4)
-#define RA_SZ_O RA_ROUND64(BQ * RA_DO * 4)
+#define RA_SZ_O RA_ROUND64(BQ * PK_DO * 4)
 #define RA_SZ_M RA_ROUND64(BQ * 4)
 #define RA_SZ_L RA_ROUND64(BQ * 16 * 4)
 #define RA_SZ_N RA_ROUND64(BQ * 8)
@@ -270,7 +288,6 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
                                                               int64_t rt, int64_t j0, int64_t w16,
                                                               int64_t wp, float *alpha)
 {
-    const __m512 c2 = _mm512_set1_ps(RA_C2);
     float m_old[16], m_new[16]; /* a row that is done keeps m: both 0, alpha 1 */
     __m512 sums[RA_RS];
     for (int r = 0; r < rows; r++) {
@@ -285,30 +302,11 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
             memset(pr, 0, (size_t)wp * RA_PE);
             continue;
         }
-        __m512 mx = _mm512_set1_ps(-INFINITY);
-        for (int64_t k = 0; k < c; k += 16) {
-            __mmask16 m = c - k >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c - k)) - 1);
-            mx = _mm512_mask_max_ps(mx, m, mx, _mm512_load_ps(s + k));
-        }
-        float mo = sc->m[row], mn = _mm512_reduce_max_ps(mx) * RA_C2;
+        float mo = sc->m[row], mn = ckb_kit_attn_max16(s, c) * PK_C2;
         if (mn < mo)
             mn = mo;
         m_old[r] = mo, m_new[r] = mn, sc->m[row] = mn;
-        __m512 mv = _mm512_set1_ps(mn);
-        for (int64_t k = 0; k < wp; k += 16) {
-            __m512 e = _mm512_setzero_ps();
-            if (k < c) {
-                e = ckb_kit_exp2_16(_mm512_fmsub_ps(_mm512_load_ps(s + k), c2, mv));
-                if (k + 16 > c)
-                    e = _mm512_maskz_mov_ps((__mmask16)((1u << (c - k)) - 1), e);
-                sums[r] = _mm512_add_ps(sums[r], e);
-            }
-#if MMA == 1
-            _mm512_store_ps((float *)pr + k, ckb_kit_bf16x16_f32(e));
-#else
-            _mm256_store_si256((__m256i *)(pr + k), ckb_kit_bf16x16(e));
-#endif
-        }
+        sums[r] = ckb_kit_attn_p16(s, pr, c, wp, mn, PK_C2, MMA == 1, 1);
     }
     /* alpha = 2^(m_old - m_new) for all rows at once: exactly 1 where the
      * max stayed, 0 on a row's first block (m_old = -inf, clamped to a
@@ -339,22 +337,23 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
         }
 #if MMA == 1
         /* pairs first, then each pair split into its two f32 */
-        uint32_t pairs[RA_DP * 16] __attribute__((aligned(64)));
+        uint32_t pairs[PK_DP * 16] __attribute__((aligned(64)));
         pk__pack_k16(kr, pairs);
-        ckb_kit_pairs_f32(pairs, RA_DP, (float *)sc->kp + g * RA_DQ * 16);
+        ckb_kit_pairs_f32(pairs, PK_DP, (float *)sc->kp + g * PK_DQ * 16);
         for (int jj = 0; jj < 16; jj++) {
-            float *vf = (float *)sc->vp + (16 * g + jj) * RA_DO;
-            for (int64_t d = 0; d < RA_DO; d += 16) {
+            float *vf = (float *)sc->vp + (16 * g + jj) * PK_DO;
+            for (int64_t d = 0; d < PK_DO; d += 16) {
                 __m256i x = kr[jj] ? _mm256_maskz_loadu_epi16(ckb_kit_mask16(D - d), kr[jj] + D + d)
                                    : _mm256_setzero_si256();
                 _mm512_store_si512(vf + d, _mm512_slli_epi32(_mm512_cvtepu16_epi32(x), 16));
             }
         }
 #else
-        pk__pack_k16(kr, sc->kp + g * RA_DP * 16);
+        pk__pack_k16(kr, sc->kp + g * PK_DP * 16);
         for (int t = 0; t < 8; t++)
-            pk__pack_v2(kr[2 * t] ? kr[2 * t] + D : NULL, kr[2 * t + 1] ? kr[2 * t + 1] + D : NULL,
-                        sc->vp + (8 * g + t) * 2 * RA_DO);
+            ckb_kit_attn_pack_v2(kr[2 * t] ? kr[2 * t] + D : NULL,
+                                 kr[2 * t + 1] ? kr[2 * t + 1] + D : NULL, D, PK_DO,
+                                 sc->vp + (8 * g + t) * 2 * PK_DO);
 #endif
     }
 }
@@ -372,12 +371,10 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
     const int64_t q = ra__qlen(cu_q_lens, i), rows = RA_G * q;
     const int64_t nrows = rows - r0 < BQ ? rows - r0 : BQ;
     const int64_t padded = (nrows + tile - 1) / tile * tile;
-    memset(sc->q, 0, (size_t)padded * (MMA == 1 ? RA_DQ : RA_DP) * 4);
-    memset(sc->o, 0, (size_t)padded * RA_DO * 4);
-    memset(sc->l, 0, (size_t)padded * 16 * 4);
+    memset(sc->q, 0, (size_t)padded * (MMA == 1 ? PK_DQ : PK_DP) * 4);
+    ckb_kit_attn_reset(sc->o, PK_DO, sc->l, 16, sc->m, padded);
     int64_t kend = 0;
     for (int64_t r = 0; r < padded; r++) {
-        sc->m[r] = -INFINITY;
         /* pad rows copy the last row's limit: computed, never stored */
         const int64_t rr = r < nrows ? r0 + r : r0 + nrows - 1;
         sc->n[r] = ra__keys(kv_lens, i, q, rr / RA_G);
@@ -387,9 +384,9 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
         const ckb_bf16 *q = ra__q(queries, cu_q_lens, i, rr / RA_G, kh * RA_G + rr % RA_G);
 #if MMA == 1
         for (int64_t d = 0; d < D; d++)
-            ((float *)sc->q)[r * RA_DQ + d] = ckb_bf16_to_f32(q[d]);
+            ((float *)sc->q)[r * PK_DQ + d] = ckb_bf16_to_f32(q[d]);
 #else
-        memcpy(sc->q + r * RA_DP, q, (size_t)D * 2);
+        memcpy(sc->q + r * PK_DP, q, (size_t)D * 2);
 #endif
     }
     *nrows_out = nrows;
@@ -397,178 +394,63 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
     return padded;
 }
 
-/* Writes the item's rows: the output over the sum, or the uniform row
- * where a row attends no key. */
-static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages,
-                            const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i, int64_t kh,
-                            int64_t r0, int64_t nrows, const ra__scratch *sc)
-{
-    __mmask16 tail = D % 16 ? (__mmask16)((1u << (D % 16)) - 1) : (__mmask16)0xffff;
-    for (int64_t r = 0; r < nrows; r++) {
-        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
-        ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
-        if (sc->n[r] <= 0) {
-            ra__uniform(kv_pages, pages, i, kh, dst);
-            continue;
-        }
-        __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_load_ps(sc->l + 16 * r)));
-        for (int64_t d = 0; d < D; d += 16) {
-            __m256i y = ckb_kit_bf16x16(_mm512_mul_ps(inv, _mm512_load_ps(sc->o + r * RA_DO + d)));
-            _mm256_mask_storeu_epi16(dst + d, d + 16 <= D ? (__mmask16)0xffff : tail, y);
-        }
-    }
-}
-
-/* Asks for the K and V rows (adjacent: 2 kh and 2 kh + 1) of keys [j0, j0 +
- * nk) of sequence i into L2 while the block before is computed: the pages
- * are scattered and a key's rows sit HKV2 * D apart, which the hardware
- * prefetchers do not follow, so the pack would wait on memory. Always
- * inlined: GCC takes a function whose only effect is prefetching for one
- * without side effects and drops the call. */
-static inline __attribute__((always_inline)) void
-ra__prefetch(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh, int64_t j0,
-             int64_t nk)
-{
-    for (int64_t j = j0; j < j0 + nk; j++) {
-        const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
-        for (int64_t b = 0; b < 2 * D * 2; b += 64)
-            _mm_prefetch(kv + b, _MM_HINT_T1);
-    }
-}
-
 #if MMA != 2
 
-/* One work item (see ra__item_setup) in 4-row register tiles. */
-static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
-                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
+#define RA_TR PK_R /* query rows a tile */
+
+/* A row tile (item rows rt .. rt + 3) against the first w keys of the
+ * packed block at j0, in 4-row register tiles. */
+static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int64_t rt,
+                                                           int64_t j0, int64_t w)
 {
-    int64_t nrows, kend;
-    const int64_t padded =
-        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, RA_R, sc, &nrows, &kend);
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
-        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
-        if (j0 + BK < kend)
-            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
-                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
-        for (int64_t rt = 0; rt < padded; rt += RA_R) {
-            int64_t tend = 0; /* keys the tile needs in this block */
-            for (int r = 0; r < RA_R; r++)
-                tend = sc->n[rt + r] > tend ? sc->n[rt + r] : tend;
-            if (tend <= j0)
-                continue;
-            const int64_t w = tend - j0 < nk ? tend - j0 : nk, nv = (w + 15) / 16;
-#if MMA == 1
-#define RA_QK(n) pk__qk_f((const float *)sc->q + rt * RA_DQ, (const float *)sc->kp + v * RA_DQ * 16, sc->s + 16 * v, n)
-#define RA_PV(n) pk__pv_f((const float *)sc->p, (const float *)sc->vp + 16 * c, ot + 16 * c, alpha, nv * 16, n)
-#else
-#define RA_QK(n) pk__qk_bf(sc->q + rt * RA_DP, sc->kp + v * RA_DP * 16, sc->s + 16 * v, n)
-#define RA_PV(n) pk__pv_bf((const uint32_t *)sc->p, sc->vp + 32 * c, ot + 16 * c, alpha, nv * 8, n)
-#endif
-            int64_t v = 0;
-            for (; v + RA_NV <= nv; v += RA_NV)
-                RA_QK(RA_NV);
-            switch (nv - v) {
-            case 1: RA_QK(1); break;
-            case 2: RA_QK(2); break;
-            case 3: RA_QK(3); break;
-            default: break;
-            }
-            float alpha[RA_R];
-            ra__softmax(sc, RA_R, rt, j0, nv * 16, nv * 16, alpha);
-            float *ot = sc->o + rt * RA_DO;
-            int c = 0;
-            for (; c + RA_DC <= RA_DV; c += RA_DC)
-                RA_PV(RA_DC);
-            switch (RA_DV - c) {
-            case 1: RA_PV(1); break;
-            case 2: RA_PV(2); break;
-            case 3: RA_PV(3); break;
-            default: break;
-            }
+    const int64_t nv = (w + 15) / 16;
+    /* a 16-key group of K, a 16-wide d chunk of V: 64 bytes a row in both
+     * units' layouts */
+#define RA_QK(n) pk__qk((const char *)sc->q + rt * PK_DQ * RA_PE, (const char *)sc->kp + v * PK_DQ * 16 * RA_PE, sc->s + 16 * v, n)
+#define RA_PV(n) pk__pv(sc->p, (const char *)sc->vp + 64 * c, ot + 16 * c, alpha, nv * 16, n)
+    int64_t v = 0;
+    CKB_KIT_ATTN_TILES(v, nv, 4, RA_QK);
+    float alpha[PK_R];
+    ra__softmax(sc, PK_R, rt, j0, nv * 16, nv * 16, alpha);
+    float *ot = sc->o + rt * PK_DO;
+    int c = 0;
+    CKB_KIT_ATTN_TILES(c, PK_DV, 4, RA_PV);
 #undef RA_QK
 #undef RA_PV
-        }
-    }
-    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc);
 }
 #define RA_TILES_ON() ((void)0)
 #define RA_TILES_OFF() ((void)0)
 
 #else /* MMA == 2 */
 
+#define RA_TR 16 /* query rows a tile */
 
-/* s[16][16 v0 .. 16 (v0 + n)) = q . K for the 16 query rows at qt (bf16,
- * stride RA_DP pairs: row-major bf16 is A's layout) and n <= 4 packed key
- * groups from kt (pk__pack_k16's [d pair][16 keys] is B's layout). */
-static inline __attribute__((always_inline)) void ra__qk_amx(const char *qt, const char *kt,
-                                                             float *st, int64_t n)
+/* A row tile (item rows rt .. rt + 15) against the first w keys of the
+ * packed block at j0 on AMX tiles. With rows token-major a tile spans 16 /
+ * G tokens (G >= 16: part of one), whose causal limits differ, so
+ * ra__softmax masks each row to its own limit (its P is zero past it) and
+ * a row past its limit in a whole block keeps its state. q k^T: A = the
+ * 16 query rows (bf16, PK_DP pairs apart: row-major bf16 is A's layout),
+ * B = up to 4 packed key groups a pass (pk__pack_k16's [d pair][16 keys]
+ * is B's layout). P v: P bf16 [16][BK] (A) against V packed [key
+ * pair][PK_DO][2] (ckb_kit_attn_pack_v2's layout is B's); rows whose max
+ * stayed keep their output as it is. */
+static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int64_t rt,
+                                                           int64_t j0, int64_t w)
 {
-    const int64_t kg = RA_DP * 16 * 4; /* bytes of a packed key group */
-    ckb_kit_amx_zero4();
-    ckb_kit_amx_1x4(qt, RA_DP * 4, kt, 64, 16 * 64, kg, D / 32, n);
-    ckb_kit_amx_store4(st, BK, n);
-}
-
-/* o[16][16 c0 .. 16 (c0 + n)) += P . V for n <= 4 16-wide d chunks over
- * nkt 32-key tiles: P bf16 [16][BK] (A), V packed [key pair][RA_DO][2]
- * (pk__pack_v2's layout is B's). The output rows are loaded into the
- * accumulators and stored back. */
-static inline __attribute__((always_inline)) void ra__pv_amx(const char *pt, const char *vt,
-                                                             float *oc, int64_t nkt, int64_t n)
-{
-    ckb_kit_amx_pv(pt, BK * 2, vt, RA_DO * 4, oc, RA_DO, nkt, n);
-}
-
-/* One work item (see ra__item_setup) on AMX tiles, 16 query rows a tile:
- * with rows token-major a tile spans 16 / G tokens (G >= 16: part of one),
- * whose causal limits differ, so ra__softmax masks each row to its own
- * limit (its P is zero past it) and a row past its limit in a whole block
- * keeps its state. Pad rows (past the item's rows) are zero queries with
- * the last row's limit: computed, never stored. */
-static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
-                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
-{
-    int64_t nrows, kend;
-    const int64_t padded =
-        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, 16, sc, &nrows, &kend);
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
-        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
-        if (j0 + BK < kend)
-            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
-                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
-        for (int64_t rt = 0; rt < padded; rt += 16) {
-            int64_t tend = 0; /* keys the tile needs in this block */
-            for (int r = 0; r < 16; r++)
-                tend = sc->n[rt + r] > tend ? sc->n[rt + r] : tend;
-            if (tend <= j0)
-                continue;
-            const int64_t w = tend - j0 < nk ? tend - j0 : nk;
-            const int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
-            const char *qt = (const char *)(sc->q + rt * RA_DP);
-            for (int64_t v = 0; v < nv; v += 4)
-                ra__qk_amx(qt, (const char *)(sc->kp + v * RA_DP * 16), sc->s + 16 * v,
-                           nv - v < 4 ? nv - v : 4);
-            float alpha[16];
-            ra__softmax(sc, 16, rt, j0, nv * 16, w32, alpha);
-            float *ot = sc->o + rt * RA_DO;
-            for (int r = 0; r < 16; r++) {
-                if (alpha[r] == 1.0f)
-                    continue;
-                __m512 al = _mm512_set1_ps(alpha[r]);
-                for (int64_t d = 0; d < RA_DO; d += 16)
-                    _mm512_store_ps(ot + r * RA_DO + d,
-                                    _mm512_mul_ps(al, _mm512_load_ps(ot + r * RA_DO + d)));
-            }
-            for (int64_t c0 = 0; c0 < RA_DV; c0 += 4)
-                ra__pv_amx((const char *)sc->p, (const char *)(sc->vp + 32 * c0), ot + 16 * c0,
-                           w32 / 32, RA_DV - c0 < 4 ? RA_DV - c0 : 4);
-        }
+    const int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
+    const int64_t kg = PK_DP * 16 * 4; /* bytes of a packed key group */
+    const char *qt = (const char *)(sc->q + rt * PK_DP);
+    for (int64_t v = 0; v < nv; v += 4) {
+        const int64_t n = nv - v < 4 ? nv - v : 4;
+        ckb_kit_amx_zero4();
+        ckb_kit_amx_1x4(qt, PK_DP * 4, (const char *)sc->kp + v * kg, 64, 16 * 64, kg, D / 32, n);
+        ckb_kit_amx_store4(sc->s + 16 * v, BK, n);
     }
-    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc);
+    float alpha[16];
+    ra__softmax(sc, 16, rt, j0, nv * 16, w32, alpha);
+    ckb_kit_amx_rescale_pv(sc->o + rt * PK_DO, PK_DV, alpha, 1, (const char *)sc->p, BK * 2,
+                           (const char *)sc->vp, w32 / 32);
 }
 /* the kit's tiles at kch 32 are all 16 rows of 64 bytes, the shapes 7p uses:
  * 0-3 f32 accumulators, 4 A, 5-7 B (16 pairs x 16 columns, VNNI) */
@@ -576,6 +458,32 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
 #define RA_TILES_OFF() _tile_release()
 
 #endif /* MMA == 2 */
+
+/* One work item (see ra__item_setup), RA_TR rows a tile: each block of
+ * keys packed once (the next one's rows asked for meanwhile) and walked by
+ * the tiles that reach it. Pad rows (past the item's rows) are zero
+ * queries with the last row's limit: computed, never stored. */
+static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
+                     const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
+                     int64_t kh, int64_t r0, ra__scratch *sc)
+{
+    int64_t nrows, kend;
+    const int64_t padded =
+        ra__item_setup(queries, kv_lens, cu_q_lens, i, kh, r0, RA_TR, sc, &nrows, &kend);
+    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
+        const int64_t nk = kend - j0 < BK ? kend - j0 : BK;
+        ra__pack(kv_pages, pages, i, kh, j0, nk, sc);
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
+        for (int64_t rt = 0; rt < padded; rt += RA_TR) {
+            const int64_t tend = ckb_kit_attn_tile_end(sc->n + rt, RA_TR);
+            if (tend > j0)
+                ra__tile(sc, rt, j0, tend - j0 < nk ? tend - j0 : nk);
+        }
+    }
+    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc->o, sc->l, sc->n);
+}
 
 #elif defined(PK_AVX2)
 
@@ -619,24 +527,13 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
             vr[j] = kr[j] + D; /* V of kv head kh is the next head row */
         }
         pk__pack(kr, vr, nk, sc);
-        /* the next block's rows, scattered over pages, into L2 while this
-         * one is computed */
-        for (int64_t j = j0 + BK; j < j0 + 2 * BK && j < kend; j++) {
-            const char *kv = (const char *)(kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D);
-            for (int64_t b = 0; b < 2 * D * 2; b += 64)
-                _mm_prefetch(kv + b, _MM_HINT_T1);
-        }
+        if (j0 + BK < kend)
+            ra__prefetch(kv_pages, pages, i, kh, j0 + BK,
+                         kend - j0 - BK < BK ? kend - j0 - BK : BK);
         pk__attend(sc, 0, padded, j0, nk);
     }
 
-    for (int64_t r = 0; r < nrows; r++) {
-        const int64_t t = (r0 + r) / RA_G, h = kh * RA_G + (r0 + r) % RA_G;
-        ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
-        if (sc->n[r] <= 0)
-            ra__uniform(kv_pages, pages, i, kh, dst);
-        else
-            pk__row_out(sc, r, dst);
-    }
+    ra__item_finish(kv_pages, pages, cu_q_lens, out, i, kh, r0, nrows, sc->o, sc->l, sc->n);
 }
 
 #endif /* ISA sections */
