@@ -4,7 +4,8 @@
  *
  * Three levels, each compiled where the target has it:
  * - portable C (always): ckb_kit_gemm_row, one row of C as an axpy over k that
- *   the compiler vectorises.
+ *   the compiler vectorises, and ckb_kit_gemm_rows, the whole product that
+ *   way on the team, each row through the expert's row epilogue.
  * - AVX2 + FMA (also on AVX-512 targets): ckb_kit_gemm8_*, BLIS's five loops
  *   around an MR x NR f32 micro-kernel of ymm accumulators. bf16 is widened
  *   to f32 while it is packed (exact: a bf16 is an f32's top half), so the
@@ -59,6 +60,35 @@ static inline void ckb_kit_gemm_row(const ckb_bf16 *a, int64_t k, const ckb_bf16
     }
 }
 
+/*
+ * The portable path of a GEMM expert, C = A @ B with A [m][k], B [k][n]
+ * (rows k and n apart): on the team, one row of C at a time, acc[0:n] =
+ * init (bf16, a bias; NULL: zero) + A[i] @ B, then epi(ctx, i, acc), which
+ * may overwrite acc. One f32 row per thread; out of memory, nothing is
+ * written (nothing to report it to).
+ */
+typedef void (*ckb_kit_gemm_row_epi)(void *ctx, int64_t i, float *acc);
+
+static inline void ckb_kit_gemm_rows(const ckb_bf16 *a, int64_t m, int64_t k, const ckb_bf16 *b,
+                                     int64_t n, const ckb_bf16 *init, ckb_kit_gemm_row_epi epi,
+                                     void *ctx)
+{
+#pragma omp parallel
+    {
+        float *acc = malloc((size_t)n * sizeof(float));
+        if (acc) {
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < m; i++) {
+                for (int64_t j = 0; j < n; j++)
+                    acc[j] = init ? ckb_bf16_to_f32(init[j]) : 0.0f;
+                ckb_kit_gemm_row(a + i * k, k, b, n, n, acc);
+                epi(ctx, i, acc);
+            }
+        }
+        free(acc);
+    }
+}
+
 /* a[0:k] . b[0:k] in f32 (both bf16, contiguous). */
 static inline float ckb_kit_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64_t k)
 {
@@ -68,6 +98,16 @@ static inline float ckb_kit_gemm_dot(const ckb_bf16 *a, const ckb_bf16 *b, int64
         v += ckb_bf16_to_f32(a[q]) * ckb_bf16_to_f32(b[q]);
     return v;
 }
+
+/* for (r = 0; r < rows && r < mr; r++) as the epilogues loop over a tile's
+ * real rows: the constant bound rows lets the compiler unroll it whole
+ * (put `#pragma GCC unroll` before it), mr only leaves it; written as a
+ * break because the && form compiles to other code. */
+#define CKB_KIT_GEMM_ROWS(r, rows, mr)                                                             \
+    for (int r = 0; r < (rows); r++)                                                               \
+        if (r >= (mr))                                                                             \
+            break;                                                                                 \
+        else
 
 /* ---- the thread grid ------------------------------------------------------ */
 
@@ -487,11 +527,8 @@ ckb_kit_gemm8__ukernel(int64_t kc, const float *restrict a, const float *restric
                        void *ctx, int64_t i, int64_t j, int mr, int nr)
 {
     CKB_KIT_GEMM8__VEC acc[CKB_KIT_GEMM8_MR][CKB_KIT_GEMM8__NV];
-#pragma GCC unroll 8
-    for (int r = 0; r < CKB_KIT_GEMM8_MR; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < CKB_KIT_GEMM8__NV; v++)
-            acc[r][v] = CKB_KIT_GEMM8__ZERO();
+    CKB_KIT_EACH_ACC(r, CKB_KIT_GEMM8_MR, v, CKB_KIT_GEMM8__NV)
+        acc[r][v] = CKB_KIT_GEMM8__ZERO();
 #if CKB_KIT_GEMM_DOT
     /* (kc+1)/2 pairs of k; a's pair of row r broadcast into every lane */
     const uint32_t *restrict ap = (const uint32_t *)a, *restrict bp = (const uint32_t *)b;
@@ -811,6 +848,13 @@ CKB_KIT_GEMM16_EPI(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_
 static inline __attribute__((always_inline)) void
 CKB_KIT_GEMM16_EPI_AMX(void *ctx, const float *tile, int64_t i, int64_t j);
 
+/* An epilogue's row of constants over the tile's columns (a bias), loaded
+ * once per tile: bv[v] = row[16 v ..], lanes at or past nr zero (not read).
+ * A macro: as an inline function it moved 50k's spill slots. */
+#define CKB_KIT_GEMM16_ROW(bv, row, nr)                                                            \
+    _Pragma("GCC unroll 4") for (int v_ = 0; v_ < CKB_KIT_GEMM16_NV; v_++)                         \
+        (bv)[v_] = ckb_kit_load16_n((row) + 16 * v_, (nr) - 16 * v_)
+
 /* The tile rounded to bf16 (vcvtneps2bf16: nearest even) into C. */
 static inline __attribute__((always_inline)) void
 ckb_kit_gemm16_epi_bf16(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int mr,
@@ -819,14 +863,11 @@ ckb_kit_gemm16_epi_bf16(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, i
     const ckb_kit_gemm16_out *o = ctx;
     ckb_bf16 *c = o->c + i * o->ldc + j;
 #pragma GCC unroll 16
-    for (int r = 0; r < CKB_KIT_GEMM16_MR; r++) {
-        if (r >= mr)
-            break;
+    CKB_KIT_GEMM_ROWS(r, CKB_KIT_GEMM16_MR, mr)
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
             _mm256_mask_storeu_epi16((void *)(c + r * o->ldc + 16 * v), ckb_kit_mask16(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
-    }
 }
 
 /* The AMX block rounded to bf16 into C, 32 columns a row in one. */

@@ -36,6 +36,69 @@ static inline uint32_t ckb_kit_pair(const ckb_bf16 *p)
     return v;
 }
 
+/* ---- the math of both widths ----------------------------------------------
+ * One definition each, stamped into the 8- and 16-lane forms: P is the
+ * width's intrinsic prefix (_mm256_, _mm512_), ROUND its round to nearest,
+ * V its vector type. Macros, not functions, so that each width compiles to
+ * its own instructions exactly as if written out. */
+
+/* exp's core: x = n ln2 + r, n = round(x / ln2), with ln2 in two parts so
+ * that r is exact enough, |r| <= ln2/2; p = exp(r) by its Taylor series to
+ * r^7 (truncation < 2e-8 relative). The caller clamps x first and scales p
+ * by 2^n its own way. */
+#define CKB_KIT__EXP_CORE(P, ROUND, x, n, r, p)                                                    \
+    n = ROUND(P##mul_ps(x, P##set1_ps(1.44269504088896341f)),                                      \
+              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);                                      \
+    r = P##fnmadd_ps(n, P##set1_ps(0.693145751953125f), x);                                        \
+    r = P##fnmadd_ps(n, P##set1_ps(1.428606765330187045e-06f), r);                                 \
+    p = P##set1_ps(1.0f / 5040.0f);                                                                \
+    p = P##fmadd_ps(p, r, P##set1_ps(1.0f / 720.0f));                                              \
+    p = P##fmadd_ps(p, r, P##set1_ps(1.0f / 120.0f));                                              \
+    p = P##fmadd_ps(p, r, P##set1_ps(1.0f / 24.0f));                                               \
+    p = P##fmadd_ps(p, r, P##set1_ps(1.0f / 6.0f));                                                \
+    p = P##fmadd_ps(p, r, P##set1_ps(0.5f));                                                       \
+    p = P##fmadd_ps(p, r, P##set1_ps(1.0f));                                                       \
+    p = P##fmadd_ps(p, r, P##set1_ps(1.0f))
+
+/* exp2's core: n = round(x), p = 2^f, f = x - n in [-1/2, 1/2], by a
+ * degree-5 interpolant at Chebyshev nodes; the caller scales p by 2^n. */
+#define CKB_KIT__EXP2_CORE(P, ROUND, x, n, f, p)                                                   \
+    n = ROUND(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);                                   \
+    f = P##sub_ps(x, n);                                                                           \
+    p = P##set1_ps(1.339086331e-03f);                                                              \
+    p = P##fmadd_ps(p, f, P##set1_ps(9.676031768e-03f));                                          \
+    p = P##fmadd_ps(p, f, P##set1_ps(5.550356954e-02f));                                          \
+    p = P##fmadd_ps(p, f, P##set1_ps(2.402210683e-01f));                                          \
+    p = P##fmadd_ps(p, f, P##set1_ps(6.931471825e-01f));                                          \
+    p = P##fmadd_ps(p, f, P##set1_ps(1.000000119e+00f))
+
+/* ckb_kit_tanhL and ckb_kit_geluL (L the lanes) on that width's exp:
+ *   tanh(u) = (e2 - 1) / (e2 + 1), e2 = exp(2u), u capped at 10 where tanh
+ *   is 1 in f32;
+ *   gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))), as
+ *   src/workloads/ops.h. */
+#define CKB_KIT__TANH_GELU(L, V, P)                                                                \
+    static inline V ckb_kit_tanh##L(V u)                                                           \
+    {                                                                                              \
+        const V one = P##set1_ps(1.0f), two = P##set1_ps(2.0f);                                    \
+        const V e2 = ckb_kit_exp##L(P##mul_ps(two, P##min_ps(u, P##set1_ps(10.0f))));             \
+        return P##div_ps(P##sub_ps(e2, one), P##add_ps(e2, one));                                  \
+    }                                                                                              \
+    static inline V ckb_kit_gelu##L(V v)                                                           \
+    {                                                                                              \
+        const V v3 = P##mul_ps(P##mul_ps(v, v), v);                                                \
+        const V u = P##fmadd_ps(P##set1_ps(0.044715f), v3, v);                                     \
+        const V e = ckb_kit_exp##L(P##mul_ps(P##set1_ps(-1.5957691216057308f), u));               \
+        return P##div_ps(v, P##add_ps(P##set1_ps(1.0f), e));                                       \
+    }
+
+/* Every accumulator (r, v) of a micro-kernel's rows x nv tile, both loops
+ * unrolled whole (rows <= 16 and nv <= 4, constants), so that the tile
+ * stays in registers. */
+#define CKB_KIT_EACH_ACC(r, rows, v, nv)                                                           \
+    _Pragma("GCC unroll 16") for (int r = 0; r < (rows); r++)                                      \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (nv); v++)
+
 /* ---- AVX2 + FMA: 8 lanes ------------------------------------------------- */
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -114,69 +177,34 @@ static inline void ckb_kit_widen8(const ckb_bf16 *src, int64_t n, int64_t npad, 
         dst[d] = src && d < n ? ckb_bf16_to_f32(src[d]) : 0.0f;
 }
 
-/* exp(x): x = n ln2 + r (ln2 in two parts), exp(r) by its Taylor series to
- * r^7, 2^n built in the exponent field. x is clamped to [-87, 88] first, so
- * the result is never inf and never denormal: exp(-100) gives ~1e-38 where
- * expf gives 4e-44, which no softmax, sigmoid or swish in bf16 can tell
- * apart. */
+/* exp(x): x is clamped to [-87, 88] first, so the result is never inf and
+ * never denormal: exp(-100) gives ~1e-38 where expf gives 4e-44, which no
+ * softmax, sigmoid or swish in bf16 can tell apart; 2^n is built in the
+ * exponent field. */
 static inline __m256 ckb_kit_exp8(__m256 x)
 {
+    __m256 n, r, p;
     x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187045e-06f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    CKB_KIT__EXP_CORE(_mm256_, _mm256_round_ps, x, n, r, p);
     const __m256i e =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-/* 2^x for x <= 0: 2^round(x) * p(f), f in [-1/2, 1/2], p a degree-5
- * interpolant at Chebyshev nodes; x is clamped at -126 so that 2^round(x)
- * stays a normal number (the result is then at most 2^-126 where it should
- * underflow to 0). The online softmax's exp, in the base-2 domain. */
+/* 2^x for x <= 0: x is clamped at -126 so that 2^round(x) stays a normal
+ * number (the result is then at most 2^-126 where it should underflow to
+ * 0). The online softmax's exp, in the base-2 domain. */
 static inline __m256 ckb_kit_exp2_8(__m256 x)
 {
+    __m256 n, f, p;
     x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
-    __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 f = _mm256_sub_ps(x, n);
-    __m256 p = _mm256_set1_ps(1.339086331e-03f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.676031768e-03f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550356954e-02f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402210683e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931471825e-01f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.000000119e+00f));
+    CKB_KIT__EXP2_CORE(_mm256_, _mm256_round_ps, x, n, f, p);
     __m256i e =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-/* tanh(u) = (e2 - 1) / (e2 + 1), e2 = exp(2u), u capped at 10 where tanh
- * is 1 in f32. */
-static inline __m256 ckb_kit_tanh8(__m256 u)
-{
-    const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
-    const __m256 e2 = ckb_kit_exp8(_mm256_mul_ps(two, _mm256_min_ps(u, _mm256_set1_ps(10.0f))));
-    return _mm256_div_ps(_mm256_sub_ps(e2, one), _mm256_add_ps(e2, one));
-}
-
-/* gelu, tanh form: v / (1 + exp(-2 sqrt(2/pi) (v + 0.044715 v^3))), as
- * src/workloads/ops.h. */
-static inline __m256 ckb_kit_gelu8(__m256 v)
-{
-    const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
-    const __m256 u = _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), v3, v);
-    const __m256 e = ckb_kit_exp8(_mm256_mul_ps(_mm256_set1_ps(-1.5957691216057308f), u));
-    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-}
+CKB_KIT__TANH_GELU(8, __m256, _mm256_) /* ckb_kit_tanh8, ckb_kit_gelu8 */
 
 /* Horizontal sum and max of 8 lanes. */
 static inline float ckb_kit_hsum8(__m256 v)
@@ -302,59 +330,26 @@ static inline __attribute__((always_inline)) void ckb_kit_transpose16(__m512i *r
     }
 }
 
-/* exp(x): x = n ln2 + r, |r| <= ln2/2, with ln2 in two parts so r is exact
- * enough; exp(r) by its Taylor series to r^7 (truncation < 2e-8 relative);
- * scalef gives 2^n with correct overflow to inf and underflow to 0, so the
- * clamp only keeps n finite. */
+/* exp(x): scalef gives 2^n with correct overflow to inf and underflow to
+ * 0, so the clamp only keeps n finite. */
 static inline __m512 ckb_kit_exp16(__m512 x)
 {
+    __m512 n, r, p;
     x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(100.0f)), _mm512_set1_ps(-110.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    CKB_KIT__EXP_CORE(_mm512_, _mm512_roundscale_ps, x, n, r, p);
     return _mm512_scalef_ps(p, n);
 }
 
-/* 2^x for finite x <= 0: ckb_kit_exp2_8's polynomial; scalef underflows
- * to 0 however negative round(x) is. */
+/* 2^x for finite x <= 0: scalef underflows to 0 however negative round(x)
+ * is. */
 static inline __m512 ckb_kit_exp2_16(__m512 x)
 {
-    __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, n);
-    __m512 p = _mm512_set1_ps(1.339086331e-03f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.676031768e-03f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550356954e-02f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402210683e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-01f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000000119e+00f));
+    __m512 n, f, p;
+    CKB_KIT__EXP2_CORE(_mm512_, _mm512_roundscale_ps, x, n, f, p);
     return _mm512_scalef_ps(p, n);
 }
 
-/* tanh(u), as ckb_kit_tanh8. */
-static inline __m512 ckb_kit_tanh16(__m512 u)
-{
-    const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
-    const __m512 e2 = ckb_kit_exp16(_mm512_mul_ps(two, _mm512_min_ps(u, _mm512_set1_ps(10.0f))));
-    return _mm512_div_ps(_mm512_sub_ps(e2, one), _mm512_add_ps(e2, one));
-}
-
-/* gelu, tanh form, as ckb_kit_gelu8. */
-static inline __m512 ckb_kit_gelu16(__m512 v)
-{
-    const __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
-    const __m512 u = _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), v3, v);
-    const __m512 e = ckb_kit_exp16(_mm512_mul_ps(_mm512_set1_ps(-1.5957691216057308f), u));
-    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-}
+CKB_KIT__TANH_GELU(16, __m512, _mm512_) /* ckb_kit_tanh16, ckb_kit_gelu16 */
 
 #endif /* AVX-512 */
 

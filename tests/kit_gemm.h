@@ -41,6 +41,10 @@ int ckbt_kit_amx_gemm_f32(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64
 void ckbt_kit_grid_share(int nthr, int tn_want, int t, int64_t m, int64_t rstep, int64_t n,
                          int64_t unit, int *nteam, int64_t *m0, int64_t *m1, int64_t *n0,
                          int64_t *n1);
+/* The kit's portable GEMM (ckb_kit_gemm_rows): c[m][n] = init (a bf16 row
+ * added to every row; NULL: zero) + a[m][k] @ b[k][n] in f32. */
+void ckbt_kit_gemm_rows(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,
+                        const ckb_bf16 *init, float *c);
 /* 16 f32 rounded to bf16 by expert-kit/ckb_kit_simd.h: form 0 what the
  * experts call (the instruction where the target has AVX-512 BF16), 1 its
  * integer form, 2 the form kept as f32 (-1 if a low half is not zero). -2

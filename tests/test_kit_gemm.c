@@ -201,6 +201,33 @@ CKBT_TEST(kit_amx_gemm_f32_matches_the_product, "quick")
     }
 }
 
+/* The portable GEMM the experts' portable paths run (ckb_kit_gemm_rows):
+ * every row through the row epilogue, from zero and from a bias row. */
+CKBT_TEST(kit_gemm_rows_matches_the_product, "quick")
+{
+    enum { m = 37, n = 75, k = 123 };
+    uint64_t s = 4242;
+    static ckb_bf16 a[m * k], b[k * n], bias[n];
+    static float c[m * n];
+    for (int64_t i = 0; i < m * k; i++)
+        a[i] = kit__rand(&s);
+    for (int64_t i = 0; i < k * n; i++)
+        b[i] = kit__rand(&s);
+    for (int64_t j = 0; j < n; j++)
+        bias[j] = kit__rand(&s);
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        for (int64_t i = 0; i < m * n; i++)
+            c[i] = NAN;
+        ckbt_kit_gemm_rows(a, b, m, n, k, with_bias ? bias : NULL, c);
+        for (int64_t i = 0; with_bias && i < m * n; i++)
+            c[i] -= ckb_bf16_to_f32(bias[i % n]);
+        int64_t wi = 0, wj = 0;
+        const double worst = kit__worst(a, b, 0, c, m, n, k, &wi, &wj);
+        CKBT_EXPECT(worst < 1e-5, "bias %d: worst relative error %g at [%lld][%lld]", with_bias,
+                    worst, (long long)wi, (long long)wj);
+    }
+}
+
 /* The thread grid covers C exactly once whatever the team, the column
  * split asked for and the ragged edges; row shares start on multiples of
  * rstep and column shares on whole units. */

@@ -68,13 +68,10 @@
 #ifndef KC
 #define KC 256
 #endif
-#ifndef MMA /* AMX where the compiler targets it, else f32 FMA */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#else
-#define MMA 1
-#endif
-#endif
+/* MMA: the matmul unit (bench: the host's fastest); the default is AMX
+ * where the compiler targets it, else f32 FMA, which beat the dot here */
+#define CKB_KIT_UNIT_NO_DOT
+#include "ckb_kit_unit.h"
 
 #if MR < 1 || MR > 6
 #error "MR must be in 1..6: MR x 4 accumulators, 4 panel vectors and a broadcast fit 32 zmm"
@@ -84,9 +81,6 @@
 #endif
 #if KC < 32 || KC % 32 != 0
 #error "KC must be a positive multiple of 32"
-#endif
-#if MMA < 0 || MMA > 2
-#error "MMA must be 0 (vdpbf16ps), 1 (f32 FMA) or 2 (AMX)"
 #endif
 
 /* AMX tiles when asked for, targeted, and the sizes allow: an A tile row
@@ -133,6 +127,23 @@ static int64_t gm__layout(const int32_t *sizes, int64_t *start, int64_t *count)
         at += c;
     }
     return at;
+}
+
+/* The groups that have rows into order, the most rows first (the work
+ * items go out heaviest group first); returns how many. Insertion sort: G
+ * is small. Inline: the portable path has no use for it. */
+static inline int64_t gm__order(const int64_t *count, int64_t *order)
+{
+    int64_t ngroups = 0;
+    for (int64_t g = 0; g < G; g++) {
+        if (count[g] == 0)
+            continue;
+        int64_t at = ngroups++;
+        for (; at > 0 && count[order[at - 1]] < count[g]; at--)
+            order[at] = order[at - 1];
+        order[at] = g;
+    }
+    return ngroups;
 }
 
 /* Rows past the last group: zero. */
@@ -233,16 +244,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
         return; /* out of memory: the output stays as it was and fails the check */
     int64_t *start = (int64_t *)mem, *count = start + G, *order = count + G;
     const int64_t covered = gm__layout(group_sizes, start, count);
-    /* Groups by row count, largest first (insertion sort: G is small). */
-    int64_t ngroups = 0;
-    for (int64_t g = 0; g < G; g++) {
-        if (count[g] == 0)
-            continue;
-        int64_t at = ngroups++;
-        for (; at > 0 && count[order[at - 1]] < count[g]; at--)
-            order[at] = order[at - 1];
-        order[at] = g;
-    }
+    const int64_t ngroups = gm__order(count, order);
 
 #pragma omp parallel num_threads(nthreads)
     {
@@ -303,16 +305,7 @@ void workload(const ckb_bf16 *lhs, const ckb_bf16 *rhs, const int32_t *group_siz
 {
     int64_t start[G], count[G], order[G];
     const int64_t covered = gm__layout(group_sizes, start, count);
-    /* Groups by row count, largest first (insertion sort: G is small). */
-    int64_t ngroups = 0;
-    for (int64_t g = 0; g < G; g++) {
-        if (count[g] == 0)
-            continue;
-        int64_t at = ngroups++;
-        for (; at > 0 && count[order[at - 1]] < count[g]; at--)
-            order[at] = order[at - 1];
-        order[at] = g;
-    }
+    const int64_t ngroups = gm__order(count, order);
 
 #pragma omp parallel
     {

@@ -79,27 +79,6 @@
 #error "NB must divide OUT and hold whole groups, MB must divide B"
 #endif
 
-
-/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
- * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void msg__tiles_on(void)
-{
-    ckb_kit_amx_on();
-}
-
-static void msg__tiles_off(void)
-{
-    ckb_kit_amx_off();
-}
-
-/* c[0:mb, 0:16 np] = a @ the packed panels, in f32, k in passes of KC. */
-static void msg__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
-                      int64_t ldc, int64_t mb, int64_t np)
-{
-    ckb_kit_amx_gemm_f32(a, lda, bp, k, KC, c, ldc, mb, np);
-}
-
-
 /* Packs panels [q0, q1) of weight [IN][OUT] (panel q = columns 16q..16q+15)
  * into bp[q][IN/2][16] pairs, row pair outer so each weight row is read
  * in one run of 16 * (q1 - q0) columns. */
@@ -171,20 +150,20 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
             msg__pack(weight, q, q + 4 < npanel ? q + 4 : npanel, wp);
         float *acc = ckb_kit_alloc64((size_t)(MSG_MB * MSG_NB) * 4);
         if (acc) /* out of memory: out stays unwritten */
-            msg__tiles_on();
+            ckb_kit_amx_on(); /* the kit's tiles: 2 x 2 f32 accumulators, A and B 32 deep */
 #pragma omp for schedule(static)
         for (int64_t i0 = 0; i0 < B; i0 += MSG_MB) {
             if (!acc)
                 continue;
             for (int64_t j0 = 0; j0 < OUT; j0 += MSG_NB) {
-                msg__gemm(x + i0 * IN, IN, wp + j0 * IN / 2, IN, acc, MSG_NB, MSG_MB,
-                          MSG_NB / 16);
+                ckb_kit_amx_gemm_f32(x + i0 * IN, IN, wp + j0 * IN / 2, IN, KC, acc, MSG_NB,
+                                     MSG_MB, MSG_NB / 16);
                 msg__norm_block(acc, bias + j0, gn_weight + j0, gn_bias + j0,
                                 out + i0 * OUT + j0);
             }
         }
         if (acc)
-            msg__tiles_off();
+            ckb_kit_amx_off();
         free(acc);
     }
     free(wp);
@@ -316,39 +295,39 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
 
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA, or OUT not whole groups */
 
-/* One row at a time: an f32 row accumulator, k outer so the inner loop
- * over j is a contiguous axpy the compiler vectorises; then each group. */
+/* The row epilogue's inputs. */
+struct msg__rowctx {
+    const ckb_bf16 *bias, *gamma, *beta;
+    ckb_bf16 *out;
+};
+
+/* The kit's row-at-a-time GEMM; swish, the bias and each group's norm on
+ * each finished row, rounded into out. */
+static void msg__row(void *ctx, int64_t i, float *acc)
+{
+    const struct msg__rowctx *e = ctx;
+    for (int64_t j = 0; j < OUT; j++)
+        acc[j] = acc[j] / (1.0f + expf(-acc[j])) + ckb_bf16_to_f32(e->bias[j]);
+    for (int64_t g0 = 0; g0 < OUT; g0 += MSG_CG) {
+        float mean = 0.0f, var = 0.0f;
+        for (int64_t j = g0; j < g0 + MSG_CG; j++)
+            mean += acc[j];
+        mean /= (float)MSG_CG;
+        for (int64_t j = g0; j < g0 + MSG_CG; j++)
+            var += (acc[j] - mean) * (acc[j] - mean);
+        const float rstd = 1.0f / sqrtf(var / (float)MSG_CG + EPS);
+        for (int64_t j = g0; j < g0 + MSG_CG; j++)
+            e->out[i * OUT + j] = ckb_f32_to_bf16((acc[j] - mean) * rstd *
+                                                      ckb_bf16_to_f32(e->gamma[j]) +
+                                                  ckb_bf16_to_f32(e->beta[j]));
+    }
+}
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
               const ckb_bf16 *gn_weight, const ckb_bf16 *gn_bias, ckb_bf16 *out)
 {
-#pragma omp parallel
-    {
-        float *acc = malloc((size_t)OUT * sizeof(float));
-        if (acc) {
-#pragma omp for schedule(static)
-            for (int64_t i = 0; i < B; i++) {
-                for (int64_t j = 0; j < OUT; j++)
-                    acc[j] = 0.0f;
-                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
-                for (int64_t j = 0; j < OUT; j++)
-                    acc[j] = acc[j] / (1.0f + expf(-acc[j])) + ckb_bf16_to_f32(bias[j]);
-                for (int64_t g0 = 0; g0 < OUT; g0 += MSG_CG) {
-                    float mean = 0.0f, var = 0.0f;
-                    for (int64_t j = g0; j < g0 + MSG_CG; j++)
-                        mean += acc[j];
-                    mean /= (float)MSG_CG;
-                    for (int64_t j = g0; j < g0 + MSG_CG; j++)
-                        var += (acc[j] - mean) * (acc[j] - mean);
-                    const float rstd = 1.0f / sqrtf(var / (float)MSG_CG + EPS);
-                    for (int64_t j = g0; j < g0 + MSG_CG; j++)
-                        out[i * OUT + j] = ckb_f32_to_bf16((acc[j] - mean) * rstd *
-                                                               ckb_bf16_to_f32(gn_weight[j]) +
-                                                           ckb_bf16_to_f32(gn_bias[j]));
-                }
-            }
-        }
-        free(acc);
-    }
+    struct msg__rowctx e = {bias, gn_weight, gn_bias, out};
+    ckb_kit_gemm_rows(x, B, IN, weight, OUT, NULL, msg__row, &e);
 }
 
 #endif

@@ -65,15 +65,10 @@
 #ifndef AMX /* 1: AMX tiles where the compiler targets them; 0: vdpbf16ps */
 #define AMX 1
 #endif
-#ifndef MMA /* the matmul unit: 0 or 2 the AVX-512 BF16 path below (AMX per AMX), 1 the
-             * kit's f32 FMA (zmm on AVX-512: the faster unit where the dot runs at half
-             * the FMA rate); bench: the host's fastest */
-#if defined(__AVX512BF16__)
-#define MMA 0
-#else
-#define MMA 1
-#endif
-#endif
+/* MMA, the matmul unit (bench: the host's fastest): 0 or 2 the AVX-512 BF16
+ * path below (AMX per AMX), 1 the kit's f32 FMA (zmm on AVX-512: the faster
+ * unit where the dot runs at half the FMA rate) */
+#include "ckb_kit_unit.h"
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0
 #error "MB, NB and KC must be multiples of 32"

@@ -75,22 +75,35 @@
 #define CMT_SPAN (OH * W)                         /* output positions per (n, od) */
 #define CMT_TAPS (KD * KH * KW)
 
-/* ---- AVX-512 epilogue, shared by the dot, AMX and zmm FMA paths ------- */
+/* ---- the epilogue, in 16 lanes (the dot, AMX and zmm FMA paths) or 8 -- */
+
+/* cmt__mish_tanhL, tanh(mish(v)) in L lanes (V the vector type, P the
+ * intrinsics' prefix): mish = v * tanh(log(1 + e)) = v * t / (t + 2) with
+ * e = exp(v), t = e (e + 2) (past v = 20, tanh(softplus) is 1 in f32 and t
+ * would overflow); then the kit's tanh. One definition for both widths. */
+#define CMT_MISH_TANH(L, V, P)                                                                     \
+    static inline V cmt__mish_tanh##L(V v)                                                         \
+    {                                                                                              \
+        const V two = P##set1_ps(2.0f);                                                            \
+        const V e = ckb_kit_exp##L(P##min_ps(v, P##set1_ps(20.0f)));                               \
+        const V t = P##mul_ps(e, P##add_ps(e, two));                                               \
+        const V u = P##div_ps(P##mul_ps(v, t), P##add_ps(t, two));                                 \
+        return ckb_kit_tanh##L(u);                                                                 \
+    }
+
+/* Results v[0:lanes] (bf16) for positions s.. of output plane (n, oc, od),
+ * one at a time: drops columns ow >= OW and rows oh >= OH. A macro: as an
+ * inline function it moved the spill slots of the ymm tile's loops. */
+#define CMT_SCATTER(plane, s, v, lanes)                                                            \
+    for (int l = 0; l < (lanes); l++) {                                                            \
+        const int64_t oh = ((s) + l) / W, ow = ((s) + l) % W;                                      \
+        if (oh < OH && ow < OW)                                                                    \
+            (plane)[oh * OW + ow] = (v)[l];                                                        \
+    }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
-/* tanh(mish(v)): mish = v * tanh(log(1 + e)) = v * t / (t + 2) with e =
- * exp(v), t = e (e + 2) (past v = 20, tanh(softplus) is 1 in f32 and t
- * would overflow); then tanh(u) = (e2 - 1) / (e2 + 1), e2 = exp(2u), with u
- * capped at 10 where tanh is 1 in f32. */
-static inline __m512 cmt__mish_tanh(__m512 v)
-{
-    const __m512 two = _mm512_set1_ps(2.0f);
-    const __m512 e = ckb_kit_exp16(_mm512_min_ps(v, _mm512_set1_ps(20.0f)));
-    const __m512 t = _mm512_mul_ps(e, _mm512_add_ps(e, two));
-    const __m512 u = _mm512_div_ps(_mm512_mul_ps(v, t), _mm512_add_ps(t, two));
-    return ckb_kit_tanh16(u);
-}
+CMT_MISH_TANH(16, __m512, _mm512_) /* cmt__mish_tanh16 */
 
 /* Stores 16 results for positions s..s+15 of output plane (n, oc, od):
  * drops columns ow >= OW and rows oh >= OH. */
@@ -108,11 +121,7 @@ static inline void cmt__store16(ckb_bf16 *plane, int64_t s, __m512 y)
 #else
     ckb_bf16 v[16];
     _mm256_storeu_si256((__m256i *)v, h);
-    for (int l = 0; l < 16; l++) {
-        const int64_t oh = (s + l) / W, ow = (s + l) % W;
-        if (oh < OH && ow < OW)
-            plane[oh * OW + ow] = v[l];
-    }
+    CMT_SCATTER(plane, s, v, 16);
 #endif
 }
 
@@ -199,7 +208,7 @@ static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *b
                 for (int v = 0; v < 2; v++)
                     if (s0 + 16 * v < CMT_SPAN)
                         cmt__store16(plane, s0 + 16 * v,
-                                     cmt__mish_tanh(_mm512_add_ps(
+                                     cmt__mish_tanh16(_mm512_add_ps(
                                          _mm512_loadu_ps(st + r * 32 + 16 * v), bv)));
             }
         }
@@ -248,11 +257,8 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
                              ckb_bf16 *out, int64_t s, int64_t od, int64_t o0, int64_t s0)
 {
     __m512 acc[R][PV];
-#pragma GCC unroll 16
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 4
-        for (int v = 0; v < PV; v++)
-            acc[r][v] = _mm512_setzero_ps();
+    CKB_KIT_EACH_ACC(r, R, v, PV)
+        acc[r][v] = _mm512_setzero_ps();
     for (int64_t kd = 0; kd < KD; kd++)
         for (int64_t kh = 0; kh < KH; kh++)
             for (int64_t kw = 0; kw < KW; kw++) {
@@ -282,7 +288,7 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
 #pragma GCC unroll 4
         for (int v = 0; v < PV; v++)
             if (s0 + 16 * v < CMT_SPAN)
-                cmt__store16(plane, s0 + 16 * v, cmt__mish_tanh(_mm512_add_ps(acc[r][v], bv)));
+                cmt__store16(plane, s0 + 16 * v, cmt__mish_tanh16(_mm512_add_ps(acc[r][v], bv)));
     }
 }
 
@@ -328,27 +334,18 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define CMT_VL 16
-#define CMT_REGS 32
 typedef __m512 cmt_vec;
-#define cmt_vzero _mm512_setzero_ps
-#define cmt_vload _mm512_loadu_ps
-#define cmt_vset1 _mm512_set1_ps
-#define cmt_vadd _mm512_add_ps
-#define cmt_vfma _mm512_fmadd_ps
-#define cmt_vepilogue cmt__mish_tanh
+#define CMT_V(op) _mm512_##op /* the width's intrinsic op */
+#define cmt_vepilogue cmt__mish_tanh16
 #define cmt_vstore cmt__store16
 #else
 #define CMT_VL 8
-#define CMT_REGS 16
 typedef __m256 cmt_vec;
-#define cmt_vzero _mm256_setzero_ps
-#define cmt_vload _mm256_loadu_ps
-#define cmt_vset1 _mm256_set1_ps
-#define cmt_vadd _mm256_add_ps
-#define cmt_vfma _mm256_fmadd_ps
+#define CMT_V(op) _mm256_##op
 #define cmt_vepilogue cmt__mish_tanh8
 #define cmt_vstore cmt__store8
 #endif
+#define CMT_REGS (2 * CMT_VL) /* 32 zmm or 16 ymm */
 
 #ifndef CMT_PF /* channels ahead that the tile prefetches its input rows (0: none) */
 #define CMT_PF (CMT_VL == 16 ? 4 : 0) /* ymm: 7% slower with it (Xeon, x86-64-v3 build) */
@@ -367,15 +364,7 @@ typedef __m256 cmt_vec;
 #endif
 
 #if CMT_VL == 8
-/* tanh(mish(v)), as cmt__mish_tanh of the AVX-512 path. */
-static inline __m256 cmt__mish_tanh8(__m256 v)
-{
-    const __m256 two = _mm256_set1_ps(2.0f);
-    const __m256 e = ckb_kit_exp8(_mm256_min_ps(v, _mm256_set1_ps(20.0f)));
-    const __m256 t = _mm256_mul_ps(e, _mm256_add_ps(e, two));
-    const __m256 u = _mm256_div_ps(_mm256_mul_ps(v, t), _mm256_add_ps(t, two));
-    return ckb_kit_tanh8(u);
-}
+CMT_MISH_TANH(8, __m256, _mm256_) /* cmt__mish_tanh8 */
 
 /* Stores 8 results for positions s..s+7 of output plane (n, oc, od),
  * rounded to bf16 (ties to even): drops columns ow >= OW and rows oh >= OH. */
@@ -397,11 +386,7 @@ static inline void cmt__store8(ckb_bf16 *plane, int64_t s, __m256 y)
 #endif
     ckb_bf16 v[8];
     _mm_storeu_si128((__m128i *)v, h);
-    for (int l = 0; l < 8; l++) {
-        const int64_t oh = (s + l) / W, ow = (s + l) % W;
-        if (oh < OH && ow < OW)
-            plane[oh * OW + ow] = v[l];
-    }
+    CMT_SCATTER(plane, s, v, 8);
 }
 
 #endif /* CMT_VL == 8 */
@@ -412,11 +397,8 @@ static inline void cmt__tilev(const float *ring, const float *wf, const ckb_bf16
 {
     for (int64_t oc = o0; oc < o0 + R; oc += CMT_RS) {
         cmt_vec acc[CMT_RS][PV];
-#pragma GCC unroll 16
-        for (int r = 0; r < CMT_RS; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < PV; v++)
-                acc[r][v] = cmt_vzero();
+        CKB_KIT_EACH_ACC(r, CMT_RS, v, PV)
+            acc[r][v] = CMT_V(setzero_ps)();
         for (int64_t kd = 0; kd < KD; kd++)
             for (int64_t kh = 0; kh < KH; kh++)
                 for (int64_t kw = 0; kw < KW; kw++) {
@@ -435,24 +417,24 @@ static inline void cmt__tilev(const float *ring, const float *wf, const ckb_bf16
                                          _MM_HINT_T0);
 #pragma GCC unroll 4
                         for (int v = 0; v < PV; v++)
-                            xv[v] = cmt_vload(xb + c * CMT_PLANE + CMT_VL * v);
+                            xv[v] = CMT_V(loadu_ps)(xb + c * CMT_PLANE + CMT_VL * v);
 #pragma GCC unroll 16
                         for (int r = 0; r < CMT_RS; r++) {
-                            const cmt_vec wv = cmt_vset1(wt[c * CMT_RS + r]);
+                            const cmt_vec wv = CMT_V(set1_ps)(wt[c * CMT_RS + r]);
 #pragma GCC unroll 4
                             for (int v = 0; v < PV; v++)
-                                acc[r][v] = cmt_vfma(wv, xv[v], acc[r][v]);
+                                acc[r][v] = CMT_V(fmadd_ps)(wv, xv[v], acc[r][v]);
                         }
                     }
                 }
 #pragma GCC unroll 16
         for (int r = 0; r < CMT_RS; r++) {
             ckb_bf16 *plane = out + ((s * OC + oc + r) * OD + od) * OH * OW;
-            const cmt_vec bv = cmt_vset1(ckb_bf16_to_f32(bias[oc + r]));
+            const cmt_vec bv = CMT_V(set1_ps)(ckb_bf16_to_f32(bias[oc + r]));
 #pragma GCC unroll 4
             for (int v = 0; v < PV; v++)
                 if (s0 + CMT_VL * v < CMT_SPAN)
-                    cmt_vstore(plane, s0 + CMT_VL * v, cmt_vepilogue(cmt_vadd(acc[r][v], bv)));
+                    cmt_vstore(plane, s0 + CMT_VL * v, cmt_vepilogue(CMT_V(add_ps)(acc[r][v], bv)));
         }
     }
 }

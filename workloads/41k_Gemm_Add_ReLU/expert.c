@@ -45,80 +45,33 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
-/* Which path: this file's own AVX-512 GEMM (AMX tiles where the dims allow)
- * where the compiler targets AMX and MMA asks for it; else the kit's GEMM
- * on the bf16 dot (MMA=0, where there is AVX-512 BF16) or on f32 FMA; else
- * portable C. */
-#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define GAR_AVX2 0
-#elif defined(__AVX2__) && defined(__FMA__)
-#define GAR_AVX2 1
-#else
-#define GAR_AVX2 0
-#endif
+/* The kit's (ckb_kit_blocks.h: MMA, MR, NR, MC, NC, KC, TN, AMX). The
+ * path: the kit's resident driver (AMX tiles where the dims allow) where
+ * the compiler targets AMX and MMA asks for it; else the kit's packed
+ * driver on the bf16 dot (MMA=0, where there is AVX-512 BF16) or on f32
+ * FMA; else portable C. */
+#include "ckb_kit_unit.h"
+#define CKB_KIT_BLOCKS_RESIDENT (MMA == 2 && CKB_KIT_AMX)
+#define CKB_KIT_BLOCKS_TILES (B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0)
 #define CKB_KIT_GEMM_UNIT (MMA == 1 ? 1 : 0) /* the kit runs 0 as 1 without AVX-512 BF16 */
-
-#if GAR_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
-#ifndef MR /* micro-kernel rows (at most 8) */
-#define MR 6
-#endif
-#ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm and the dot 16-64 */
-#if defined(__AVX512F__) && (MMA == 1 || !defined(__AVX512BF16__))
-#define NR 64 /* f32 FMA in zmm: 6 x 64, 24 accumulators (the kit's default) */
-#elif defined(__AVX512F__)
-#define NR 32
-#else
-#define NR 16
-#endif
-#endif
-#ifndef KC /* depth of one packed block; IN > KC accumulates in an f32 tile */
-#define KC 256
-#endif
-#ifndef NC /* a packed block of weight that L2 holds: x is packed once per block */
-#define NC 512
-#endif
-#endif
-
-#ifndef MR /* micro-kernel rows */
-#define MR 6
-#endif
-#ifndef NR /* micro-kernel columns: 16, 32, 48 or 64 */
-#define NR 64
-#endif
-#ifndef MC /* rows of x (MC x IN) reused across the panels of one packed block */
+#define CKB_KIT_BLOCKS_EPI gar__epi
+#define CKB_KIT_BLOCKS_EPI_AMX gar__epi_amx
+#ifndef MC /* rows of x: reused across one packed block (resident); packed, the kit clamps
+            * MC x KC f32 to L2 */
 #define MC 4096
 #endif
-#ifndef NC /* columns of weight packed per block (rounded up to whole panels of NR) */
-#define NC 64
+#ifndef NC /* columns of weight packed per block; packed, a block that L2 holds: x is
+            * packed once per block */
+#define NC (CKB_KIT_BLOCKS_PATH == 8 ? 512 : 64)
 #endif
-#ifndef TN /* threads along OUT (the rest go along B); 0: every thread along OUT */
-#define TN 0
-#endif
-#ifndef AMX /* 1: AMX tiles where the compiler targets them and dims allow; 0: vdpbf16ps */
-#define AMX 1
-#endif
-
-#if GAR_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_KIT_GEMM8_MR MR
-#define CKB_KIT_GEMM8_NR NR
-#else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
-#define CKB_KIT_GEMM16_MR MR
-#define CKB_KIT_GEMM16_NR NR
-#if AMX && B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && NR % 32 == 0
-#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
-#endif
-#define CKB_KIT_GEMM16_EPI gar__epi
-#define CKB_KIT_GEMM16_EPI_AMX gar__epi_amx
-#endif
-#include "ckb_kit_gemm.h"
+#include "ckb_kit_blocks.h"
 
 struct gar__epi {
     const ckb_bf16 *bias;
     ckb_bf16 *out;
 };
 
-#if !GAR_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if CKB_KIT_BLOCKS_PATH == 16
 
 /* The micro-kernel's epilogue on its registers: relu(acc + bias) rounded
  * to bf16 (nearest even); the bias, loaded once per tile, is the
@@ -130,20 +83,15 @@ gar__epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int m
     ckb_bf16 *c = e->out + i * OUT + j;
     __m512 bv[CKB_KIT_GEMM16_NV];
     const __m512 zero = _mm512_setzero_ps();
-#pragma GCC unroll 4
-    for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
-        bv[v] = ckb_kit_load16_n(e->bias + j + 16 * v, nr - 16 * v);
+    CKB_KIT_GEMM16_ROW(bv, e->bias + j, nr);
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; r++) {
-        if (r >= mr)
-            break;
+    CKB_KIT_GEMM_ROWS(r, MR, mr)
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM16_NV; v++) {
             __m512 y = _mm512_max_ps(_mm512_add_ps(acc[r][v], bv[v]), zero);
             _mm256_mask_storeu_epi16((void *)(c + r * OUT + 16 * v), ckb_kit_mask16(nr - 16 * v),
                                      (__m256i)_mm512_cvtneps_pbh(y));
         }
-    }
 }
 
 /* The AMX block's epilogue: the same on a stored 32 x 32 f32 block. */
@@ -171,22 +119,15 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     ckb_kit_gemm16_run(&g);
 }
 
-#elif GAR_AVX2
+#elif CKB_KIT_BLOCKS_PATH == 8
 /*
  * The kit's path: its GEMM (ckb_kit_gemm.h: BLIS's loops around an MR x NR
  * micro-kernel on the bf16 dot, MMA=0, or on f32 FMA over operands widened
  * while packed, MMA=1), as 8p's kit path, with bias + relu
  * + the rounding to bf16 as the epilogue of each finished tile. When
  * IN > KC the partial sums of one column block live in an f32 tile (up to
- * GAR_MB of the thread's rows x NC) between KC blocks.
+ * GEMM_MB of the thread's rows x NC) between KC blocks.
  */
-
-#ifndef GAR_MB /* rows per f32 partial-sum tile (a multiple of MR) */
-#define GAR_MB (1024 / MR * MR)
-#endif
-#if KC < 1
-#error "KC must be positive"
-#endif
 
 /* The tile's epilogue: relu(tile + bias) rounded to bf16 into out. */
 static inline __attribute__((always_inline)) void gar__store(void *ctx, const float *tile,
@@ -199,16 +140,13 @@ static inline __attribute__((always_inline)) void gar__store(void *ctx, const fl
     for (int v = 0; v < NR / 8; v++)
         bv[v] = ckb_kit_load8_n(e->bias + j + 8 * v, nr - 8 * v);
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; r++) {
-        if (r >= mr)
-            break;
+    CKB_KIT_GEMM_ROWS(r, MR, mr)
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++) {
             __m256 y = _mm256_add_ps(_mm256_load_ps(tile + r * NR + 8 * v), bv[v]);
             ckb_kit_store8_n(c + r * OUT + 8 * v, _mm256_max_ps(y, _mm256_setzero_ps()),
                              nr - 8 * v);
         }
-    }
 }
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
@@ -223,31 +161,24 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
         ckb_kit_gemm_grid_share(grid, omp_get_thread_num(), B, MR, OUT, NR, &m0, &m1, &n0, &n1);
         ckb_kit_gemm8_job g = {.a = x, .lda = IN, .b = weight, .ldb = OUT, .k = IN, .n = OUT,
                                .mc = MC, .nc = NC, .kc = KC, .epi = gar__store, .ctx = &epi};
-        ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GAR_MB);
+        ckb_kit_gemm8_share(&g, m0, m1, n0, n1, GEMM_MB);
     }
 }
 
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
-/* One row of out at a time: an f32 row accumulator, k outer so the inner
- * loop over j is a contiguous axpy the compiler vectorises. */
+/* The kit's row-at-a-time GEMM from the bias; relu on each finished row,
+ * rounded into out. */
+static void gar__row(void *ctx, int64_t i, float *acc)
+{
+    ckb_bf16 *o = (ckb_bf16 *)ctx + i * OUT;
+    for (int64_t j = 0; j < OUT; j++)
+        o[j] = ckb_f32_to_bf16(acc[j] > 0.0f ? acc[j] : 0.0f);
+}
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-#pragma omp parallel
-    {
-        float *acc = malloc((size_t)OUT * sizeof(float));
-        if (acc) {
-#pragma omp for schedule(static)
-            for (int64_t i = 0; i < B; i++) {
-                for (int64_t j = 0; j < OUT; j++)
-                    acc[j] = ckb_bf16_to_f32(bias[j]);
-                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
-                for (int64_t j = 0; j < OUT; j++)
-                    out[i * OUT + j] = ckb_f32_to_bf16(acc[j] > 0.0f ? acc[j] : 0.0f);
-            }
-        }
-        free(acc);
-    }
+    ckb_kit_gemm_rows(x, B, IN, weight, OUT, bias, gar__row, out);
 }
 
 #endif

@@ -49,67 +49,58 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
-/* Which path: this file's own AVX-512 BF16 GEMM (AMX tiles where targeted
- * and the dims allow, else vdpbf16ps) for MMA 2 or 0 where the target has
- * AVX-512 BF16; else the kit's f32 FMA GEMM (zmm on AVX-512, ymm on AVX2:
- * the faster unit of a CPU whose bf16 dot runs at half the FMA rate, and
- * the only one below AVX-512 BF16); else portable C. */
-#if MMA != 1 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#define GGS_AVX2 0
-#elif defined(__AVX2__) && defined(__FMA__)
-#define GGS_AVX2 1
-#else
-#define GGS_AVX2 0
-#endif
-
-#if GGS_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
-#ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm 16-64 (of 16) */
-#ifdef __AVX512F__
-#define NR 64 /* f32 FMA in zmm: 6 x 64, 24 accumulators (the kit's default) */
-#else
-#define NR 16
-#endif
-#endif
-#ifndef KC /* depth of one packed block; the block's logits hold the partial sums */
-#define KC 256
-#endif
-#endif
-
-#ifndef MR /* micro-kernel rows */
-#define MR 6
-#endif
-#ifndef NR /* micro-kernel columns: 16, 32, 48 or 64 */
-#define NR 64
-#endif
+/* The kit's (ckb_kit_blocks.h: MMA, MR, NR, MC, NC, KC, TN, AMX). The
+ * path: the kit's resident driver (AMX tiles where targeted and the dims
+ * allow, else vdpbf16ps) for MMA 2 or 0 where the target has AVX-512 BF16;
+ * else its packed f32 FMA driver (zmm on AVX-512, ymm on AVX2: the faster
+ * unit of a CPU whose bf16 dot runs at half the FMA rate, and the only one
+ * below AVX-512 BF16); else portable C. */
+#include "ckb_kit_unit.h"
+#define CKB_KIT_BLOCKS_RESIDENT (MMA != 1)
+#define CKB_KIT_BLOCKS_EPI ggs__epi
+#define CKB_KIT_BLOCKS_EPI_AMX ggs__epi_amx
+#define CKB_KIT_BLOCKS_TILES (B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0)
 #ifndef MC /* rows per block: logits buffer MC x OUT f32 per thread group */
 #define MC 768
 #endif
 #ifndef NC /* columns of weight packed per block (rounded up to whole panels of NR) */
 #define NC 64
 #endif
-#ifndef TN /* threads sharing a row block (split along OUT), the rest split rows; 0: all */
-#define TN 0
-#endif
-#ifndef AMX /* 1: AMX tiles where the compiler targets them and dims allow; 0: vdpbf16ps */
-#define AMX 1
+#include "ckb_kit_blocks.h"
+
+/* Both paths' thread grid: the kit's, tn threads sharing a row block's
+ * panels (TN; 0: all) and tm groups owning row ranges in whole steps of rb
+ * rows (no more groups than steps). Every group runs nstep blocks of
+ * GGS_MC(rb) rows, so that the barriers pair up; its logits buffer holds
+ * zrows. */
+#if CKB_KIT_BLOCKS_PATH
+/* MC in whole steps of rb rows: a compile-time constant. */
+#define GGS_MC(rb) (MC < (rb) ? (rb) : MC / (rb) * (rb))
+
+typedef struct {
+    ckb_kit_gemm_grid grid;
+    int64_t nstep, zrows;
+} ggs__plan;
+
+static inline ggs__plan ggs__plan_make(int64_t rb)
+{
+    const int64_t npanel = (OUT + NR - 1) / NR;
+    ggs__plan p = {ckb_kit_gemm_grid_make(omp_get_max_threads(), TN, npanel), 0, 0};
+    if (p.grid.tm > (B + rb - 1) / rb)
+        p.grid.tm = (int)((B + rb - 1) / rb);
+    int64_t rmax = 0; /* the largest group's rows */
+    for (int ti = 0; ti < p.grid.tm; ti++) {
+        int64_t m0, m1, n0, n1;
+        ckb_kit_gemm_grid_share(p.grid, ti * p.grid.tn, B, rb, OUT, NR, &m0, &m1, &n0, &n1);
+        rmax = m1 - m0 > rmax ? m1 - m0 : rmax;
+    }
+    p.nstep = (rmax + GGS_MC(rb) - 1) / GGS_MC(rb);
+    p.zrows = GGS_MC(rb) < rmax ? GGS_MC(rb) : rmax;
+    return p;
+}
 #endif
 
-#if GGS_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_KIT_GEMM8_MR MR
-#define CKB_KIT_GEMM8_NR NR
-#else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
-#define CKB_KIT_GEMM16_MR MR
-#define CKB_KIT_GEMM16_NR NR
-#if AMX && B % 32 == 0 && IN % 32 == 0 && OUT % 32 == 0 && NR % 32 == 0
-#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
-#endif
-#define CKB_KIT_GEMM16_EPI ggs__epi
-#define CKB_KIT_GEMM16_EPI_AMX ggs__epi_amx
-#endif
-#include "ckb_kit_gemm.h"
-
-#if !GGS_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if CKB_KIT_BLOCKS_PATH == 16
 
 /* The epilogues' context: a row block's f32 logits z (row i0 first, rows
  * OUT apart). */
@@ -126,18 +117,13 @@ ggs__epi(void *ctx, __m512 acc[][CKB_KIT_GEMM16_NV], int64_t i, int64_t j, int m
     const struct ggs__epi *e = ctx;
     float *z = e->z + (i - e->i0) * OUT + j;
     __m512 bv[CKB_KIT_GEMM16_NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
-        bv[v] = ckb_kit_load16_n(e->bias + j + 16 * v, nr - 16 * v);
+    CKB_KIT_GEMM16_ROW(bv, e->bias + j, nr);
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; r++) {
-        if (r >= mr)
-            break;
+    CKB_KIT_GEMM_ROWS(r, MR, mr)
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
             _mm512_mask_storeu_ps(z + r * OUT + 16 * v, ckb_kit_mask16(nr - 16 * v),
                                   ckb_kit_gelu16(_mm512_add_ps(acc[r][v], bv[v])));
-    }
 }
 
 /* The AMX block's epilogue: the same on a stored 32 x 32 f32 block. */
@@ -206,25 +192,11 @@ static void ggs__share(const ckb_kit_gemm16_job *g, struct ggs__epi *e, ckb_bf16
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
+    const ggs__plan p = ggs__plan_make(CKB_KIT_GEMM16_RB);
+    /* the plan in locals, as the parallel region was tuned on */
     const int64_t npanel = (OUT + NR - 1) / NR;
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > npanel)
-        tn = (int)npanel;
-    int tm = nthr / tn;
-    if (tm > (B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB)
-        tm = (int)((B + CKB_KIT_GEMM16_RB - 1) / CKB_KIT_GEMM16_RB);
-    const int64_t mc = MC < CKB_KIT_GEMM16_RB
-                           ? CKB_KIT_GEMM16_RB
-                           : MC / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB; /* whole slivers */
-    int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
-    for (int ti = 0; ti < tm; ti++) {
-        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB) -
-                    B * ti / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
-        rmax = r > rmax ? r : rmax;
-    }
-    const int64_t nstep = (rmax + mc - 1) / mc;
-    const int64_t zrows = mc < rmax ? mc : rmax;
+    int tn = p.grid.tn, tm = p.grid.tm;
+    const int64_t mc = GGS_MC(CKB_KIT_GEMM16_RB), nstep = p.nstep, zrows = p.zrows;
     float *zall = ckb_kit_alloc64((size_t)(tm * zrows * OUT) * sizeof(float) + 64);
     if (!zall) /* out of memory: no way to report, out stays unwritten */
         return;
@@ -233,7 +205,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     {
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
         /* row ranges start on multiples of the kernel's rows so that only
-         * the last is ragged */
+         * the last is ragged (the grid's shares, written out) */
         int64_t m0 = B * ti / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
         int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / CKB_KIT_GEMM16_RB * CKB_KIT_GEMM16_RB;
         int64_t q0 = npanel * tj / tn, q1 = npanel * (tj + 1) / tn;
@@ -264,7 +236,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
     free(zall);
 }
 
-#elif GGS_AVX2
+#elif CKB_KIT_BLOCKS_PATH == 8
 /*
  * The f32 FMA path (MMA=1, or no AVX-512 BF16): the kit's f32 GEMM
  * (ckb_kit_gemm.h: both operands widened to f32 while packed, BLIS's
@@ -310,22 +282,11 @@ static void ggs__softmax_row8(float *z, const ckb_bf16 *bias, ckb_bf16 *o)
 
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
+    const ggs__plan p = ggs__plan_make(MR);
+    /* the plan in locals, as the parallel region was tuned on */
     const int64_t npanel = (OUT + NR - 1) / NR;
-    const int nthr = omp_get_max_threads();
-    int tn = TN > 0 && TN < nthr ? TN : nthr;
-    if (tn > npanel)
-        tn = (int)npanel;
-    int tm = nthr / tn;
-    if (tm > (B + MR - 1) / MR)
-        tm = (int)((B + MR - 1) / MR);
-    const int64_t mc = MC < MR ? MR : MC / MR * MR; /* whole slivers */
-    int64_t rmax = 0; /* the largest group's rows: every thread runs its blocks */
-    for (int ti = 0; ti < tm; ti++) {
-        int64_t r = (ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR) - B * ti / tm / MR * MR;
-        rmax = r > rmax ? r : rmax;
-    }
-    const int64_t nstep = (rmax + mc - 1) / mc;
-    const int64_t zrows = mc < rmax ? mc : rmax;
+    int tn = p.grid.tn, tm = p.grid.tm;
+    const int64_t mc = GGS_MC(MR), nstep = p.nstep, zrows = p.zrows;
     float *zall = ckb_kit_alloc64((size_t)(tm * zrows * GGS_LDZ) * sizeof(float) + 64);
     if (!zall) /* out of memory: no way to report, out stays unwritten */
         return;
@@ -333,7 +294,8 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 #pragma omp parallel num_threads(tm * tn)
     {
         const int t = omp_get_thread_num(), ti = t / tn, tj = t % tn;
-        /* row ranges start on multiples of MR, column ranges on panels */
+        /* row ranges start on multiples of MR, column ranges on panels (the
+         * grid's shares, written out) */
         const int64_t m0 = B * ti / tm / MR * MR;
         const int64_t m1 = ti == tm - 1 ? B : B * (ti + 1) / tm / MR * MR;
         int64_t n0 = npanel * tj / tn * NR, n1 = npanel * (tj + 1) / tn * NR;
@@ -367,33 +329,26 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, c
 
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
-/* One row at a time: an f32 row accumulator, k outer so the inner loop
- * over j is a contiguous axpy the compiler vectorises; then the softmax. */
+/* The kit's row-at-a-time GEMM from the bias; gelu and the softmax on each
+ * finished row, rounded into out. */
+static void ggs__row(void *ctx, int64_t i, float *acc)
+{
+    ckb_bf16 *o = (ckb_bf16 *)ctx + i * OUT;
+    float mx = -INFINITY, s = 0.0f;
+    for (int64_t j = 0; j < OUT; j++) {
+        float v = acc[j];
+        acc[j] = v / (1.0f + expf(-1.5957691216057308f * (v + 0.044715f * v * v * v)));
+        mx = acc[j] > mx ? acc[j] : mx;
+    }
+    for (int64_t j = 0; j < OUT; j++)
+        s += acc[j] = expf(acc[j] - mx);
+    for (int64_t j = 0; j < OUT; j++)
+        o[j] = ckb_f32_to_bf16(acc[j] / s);
+}
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
-#pragma omp parallel
-    {
-        float *acc = malloc((size_t)OUT * sizeof(float));
-        if (acc) {
-#pragma omp for schedule(static)
-            for (int64_t i = 0; i < B; i++) {
-                for (int64_t j = 0; j < OUT; j++)
-                    acc[j] = ckb_bf16_to_f32(bias[j]);
-                ckb_kit_gemm_row(x + i * IN, IN, weight, OUT, OUT, acc);
-                float mx = -INFINITY, s = 0.0f;
-                for (int64_t j = 0; j < OUT; j++) {
-                    float v = acc[j];
-                    acc[j] = v / (1.0f + expf(-1.5957691216057308f * (v + 0.044715f * v * v * v)));
-                    mx = acc[j] > mx ? acc[j] : mx;
-                }
-                for (int64_t j = 0; j < OUT; j++)
-                    s += acc[j] = expf(acc[j] - mx);
-                for (int64_t j = 0; j < OUT; j++)
-                    out[i * OUT + j] = ckb_f32_to_bf16(acc[j] / s);
-            }
-        }
-        free(acc);
-    }
+    ckb_kit_gemm_rows(x, B, IN, weight, OUT, bias, ggs__row, out);
 }
 
 #endif

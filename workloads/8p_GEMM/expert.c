@@ -44,71 +44,24 @@
 
 /* ---- tunables (untuned defaults) --------------------------------------- */
 
-#include "ckb_kit_unit.h" /* MMA: the matmul unit (bench: the host's fastest) */
-/* Which path: this file's own AVX-512 BF16 GEMM (AMX tiles where targeted
- * and the dims allow, else vdpbf16ps) for MMA 2 or 0 where the target has
- * AVX-512 BF16; else the kit's f32 FMA GEMM (zmm on AVX-512, ymm on AVX2:
- * the faster unit of a CPU whose bf16 dot runs at half the FMA rate, and
- * the only one below AVX-512 BF16); else portable C. */
-#if MMA != 1 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#define GEMM_AVX2 0
-#elif defined(__AVX2__) && defined(__FMA__)
-#define GEMM_AVX2 1
-#else
-#define GEMM_AVX2 0
-#endif
-
-#if GEMM_AVX2 /* the kit path's own defaults; the same names mean the same blocks */
-#ifndef NR /* micro-kernel columns: ymm 8-32 (vectors of 8), zmm 16-64 (of 16) */
-#ifdef __AVX512F__
-#define NR 64 /* f32 FMA in zmm: 6 x 64, 24 accumulators (the kit's default) */
-#else
-#define NR 16
-#endif
-#endif
-#ifndef MC /* rows of A packed per block (MC x KC f32, meant for L2) */
-#define MC 144
-#endif
-#ifndef NC /* columns of B packed per block (KC x NC f32, rounded up to panels of NR) */
-#define NC 1024
-#endif
-#ifndef KC /* depth of one packed block; K > KC accumulates in an f32 tile of C */
-#define KC 256
-#endif
-#endif
-
-#ifndef MR /* micro-kernel rows */
-#define MR 6
-#endif
-#ifndef NR /* micro-kernel columns: 16, 32, 48 or 64 */
-#define NR 64
-#endif
-#ifndef MC /* rows of A (MC x K) reused across the panels of one packed block */
-#define MC 1024
+/* The kit's (ckb_kit_blocks.h: MMA, MR, NR, MC, NC, KC, TN, AMX). The
+ * path: the kit's resident driver (AMX tiles where targeted and the dims
+ * allow, else vdpbf16ps) for MMA 2 or 0 where the target has AVX-512 BF16;
+ * else its packed f32 FMA driver (zmm on AVX-512, ymm on AVX2: the faster
+ * unit of a CPU whose bf16 dot runs at half the FMA rate, and the only one
+ * below AVX-512 BF16); else portable C. */
+#include "ckb_kit_unit.h"
+#define CKB_KIT_BLOCKS_RESIDENT (MMA != 1)
+#define CKB_KIT_BLOCKS_TILES (M % 32 == 0 && K % 32 == 0 && N % 32 == 0)
+#ifndef MC /* rows of A: reused across one packed block (resident), MC x KC f32 for L2 (packed) */
+#define MC (CKB_KIT_BLOCKS_PATH == 8 ? 144 : 1024)
 #endif
 #ifndef NC /* columns of B packed per block (rounded up to whole panels of NR) */
-#define NC 256
+#define NC (CKB_KIT_BLOCKS_PATH == 8 ? 1024 : 256)
 #endif
-#ifndef TN /* threads along N (the rest go along M); 0: every thread along N */
-#define TN 0
-#endif
-#ifndef AMX /* 1: AMX tiles where the compiler targets them and dims allow; 0: vdpbf16ps */
-#define AMX 1
-#endif
+#include "ckb_kit_blocks.h"
 
-#if GEMM_AVX2 /* the kit's micro-kernel takes this path's tile */
-#define CKB_KIT_GEMM8_MR MR
-#define CKB_KIT_GEMM8_NR NR
-#else /* the kit's resident driver, AMX where the dims allow (whole tile pairs) */
-#define CKB_KIT_GEMM16_MR MR
-#define CKB_KIT_GEMM16_NR NR
-#if AMX && M % 32 == 0 && K % 32 == 0 && N % 32 == 0 && NR % 32 == 0
-#define CKB_KIT_GEMM16_UNIT 2 /* runs as 0 where the target lacks AMX */
-#endif
-#endif
-#include "ckb_kit_gemm.h"
-
-#if !GEMM_AVX2 && defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if CKB_KIT_BLOCKS_PATH == 16
 
 /* The kit's resident driver with its default epilogues (round to bf16). */
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
@@ -119,7 +72,7 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
     ckb_kit_gemm16_run(&g);
 }
 
-#elif GEMM_AVX2
+#elif CKB_KIT_BLOCKS_PATH == 8
 /*
  * The f32 FMA path (MMA=1, or no AVX-512 BF16): f32 FMA is the fastest
  * unit, so the kit's f32 GEMM (ckb_kit_gemm.h: both operands widened while
@@ -131,26 +84,16 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
  * even, as ckb_f32_to_bf16).
  */
 
-#ifndef GEMM_MB /* rows per f32 partial-sum tile (a multiple of MR) */
-#define GEMM_MB (1024 / MR * MR)
-#endif
-#if KC < 1
-#error "KC must be positive"
-#endif
-
 /* The tile's epilogue: round to bf16 into C. */
 static inline __attribute__((always_inline)) void gemm__store(void *ctx, const float *tile,
                                                               int64_t i, int64_t j, int mr, int nr)
 {
     ckb_bf16 *c = (ckb_bf16 *)ctx + i * N + j;
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; r++) {
-        if (r >= mr)
-            break;
+    CKB_KIT_GEMM_ROWS(r, MR, mr)
 #pragma GCC unroll 4
         for (int v = 0; v < NR / 8; v++)
             ckb_kit_store8_n(c + r * N + 8 * v, _mm256_load_ps(tile + r * NR + 8 * v), nr - 8 * v);
-    }
 }
 
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
@@ -169,25 +112,17 @@ void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 }
 #else /* portable path: neither AVX-512 BF16 nor AVX2 + FMA */
 
-/* One row of C at a time: an f32 row accumulator, k outer so the inner
- * loop over j is a contiguous axpy the compiler vectorises. */
+/* The kit's row-at-a-time GEMM; each finished row rounded into C. */
+static void gemm__row(void *ctx, int64_t i, float *acc)
+{
+    ckb_bf16 *c = (ckb_bf16 *)ctx + i * N;
+    for (int64_t j = 0; j < N; j++)
+        c[j] = ckb_f32_to_bf16(acc[j]);
+}
+
 void workload(const ckb_bf16 *A, const ckb_bf16 *B, ckb_bf16 *C)
 {
-#pragma omp parallel
-    {
-        float *acc = malloc((size_t)N * sizeof(float));
-        if (acc) {
-#pragma omp for schedule(static)
-            for (int64_t i = 0; i < M; i++) {
-                for (int64_t j = 0; j < N; j++)
-                    acc[j] = 0.0f;
-                ckb_kit_gemm_row(A + i * K, K, B, N, N, acc);
-                for (int64_t j = 0; j < N; j++)
-                    C[i * N + j] = ckb_f32_to_bf16(acc[j]);
-            }
-        }
-        free(acc);
-    }
+    ckb_kit_gemm_rows(A, M, K, B, N, NULL, gemm__row, C);
 }
 
 #endif
