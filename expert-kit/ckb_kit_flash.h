@@ -71,13 +71,10 @@
 #ifndef SCHED
 #define SCHED 0
 #endif
-#ifndef MMA /* AMX tiles where the compiler targets them, else f32 FMA */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#else
-#define MMA 1
-#endif
-#endif
+/* MMA's default for a plain eval: AMX tiles where the compiler targets
+ * them, else f32 FMA (bench passes the host's fastest unit) */
+#define CKB_KIT_UNIT_NO_DOT
+#include "ckb_kit_unit.h"
 /* After the tunables: the attention kit checks BQ and BK and takes MMA to
  * 1 where the target lacks the unit (AMX, AVX-512 BF16) or the blocks do
  * not fit its tiles. */

@@ -12,6 +12,7 @@
  *   and of the memory roof with the one that binds, and the spread.
  */
 #include <ctype.h>
+#include <glob.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -228,20 +229,22 @@ CKBT_TEST(prompt_never_shows_the_expert, "quick")
     }
     const ckb_gen_method methods[] = {CKB_GEN_BEST_OF_N, CKB_GEN_REFINE, CKB_GEN_REFINE_DOCS,
                                       CKB_GEN_BEAM};
-    /* the kit's headers, once */
-    static const char *const kit[] = {"ckb_kit_gemm.h", "ckb_kit_flash.h", "ckb_kit_paged.h",
-                                      "ckb_kit_simd.h", "ckb_kit_attn.h", "ckb_kit_unit.h",
-                                      "ckb_kit_alloc.h"};
-    char *srcs[8];
+    /* every header of the kit, once (a new header is checked without a list to keep) */
+    char *srcs[32];
     int nkit = 0;
-    for (size_t i = 0; i < sizeof kit / sizeof *kit; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/expert-kit/%s", ckb_home(), kit[i]);
-        srcs[nkit] = ckb_read_file(path, NULL);
-        CKBT_EXPECT(srcs[nkit], "cannot read %s", path);
+    char pattern[1024];
+    snprintf(pattern, sizeof pattern, "%s/expert-kit/*.h", ckb_home());
+    glob_t kit;
+    CKBT_EXPECT(glob(pattern, 0, NULL, &kit) == 0 && kit.gl_pathc >= 7 &&
+                    kit.gl_pathc < sizeof srcs / sizeof *srcs,
+                "the kit's headers (%s): %zu", pattern, (size_t)kit.gl_pathc);
+    for (size_t i = 0; i < kit.gl_pathc && i + 1 < sizeof srcs / sizeof *srcs; i++) {
+        srcs[nkit] = ckb_read_file(kit.gl_pathv[i], NULL);
+        CKBT_EXPECT(srcs[nkit], "cannot read %s", kit.gl_pathv[i]);
         if (srcs[nkit])
             nkit++;
     }
+    globfree(&kit);
     ckb_strbuf api = {0};
     static const char *const targets[] = {"x86-avx512", "x86-avx2", "generic-c"};
     for (size_t k = 0; k < 3; k++) {

@@ -86,13 +86,10 @@
 #ifndef BK
 #define BK 64
 #endif
-#ifndef MMA /* AMX tiles where the compiler targets them, else f32 FMA */
-#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
-#define MMA 2
-#else
-#define MMA 1
-#endif
-#endif
+/* MMA's default for a plain eval: AMX tiles where the compiler targets
+ * them, else f32 FMA (bench passes the host's fastest unit) */
+#define CKB_KIT_UNIT_NO_DOT
+#include "ckb_kit_unit.h"
 
 #define RA_G (HQ / HKV)     /* query heads per kv head */
 #define RA_L (PPS * PS)     /* cache positions of a sequence */
