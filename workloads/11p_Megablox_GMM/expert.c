@@ -86,7 +86,7 @@
 /* AMX tiles when asked for, targeted, and the sizes allow: an A tile row
  * holds 32 k, and a ragged row block is moved back to end at row M, so M
  * must hold one whole block (32 rows). Otherwise MMA=2 runs as MMA=1. */
-#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__) && K % 32 == 0 && M >= 32
+#if MMA == 2 && CKB_KIT_AMX && K % 32 == 0 && M >= 32
 #define GM_AMX 1
 #define GM_FMA 0
 #else

@@ -70,7 +70,7 @@
 
 #include "ckb_kit_gemm.h"
 
-#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__) && B % 32 == 0 &&           \
+#if MMA == 2 && CKB_KIT_AMX && B % 32 == 0 &&           \
     IN % 32 == 0 && OUT % 32 == 0 && OUT % G == 0 && (OUT / G) % 16 == 0
 
 #define MSG_NB (NB < OUT ? NB : OUT)

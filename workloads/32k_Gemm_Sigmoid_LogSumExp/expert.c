@@ -100,7 +100,7 @@ static void gsl__pack(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1, uint
     }
 }
 
-#if AMX && defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#if AMX && CKB_KIT_AMX
 
 /* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
  * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */

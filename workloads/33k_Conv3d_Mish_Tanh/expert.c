@@ -151,7 +151,7 @@ static void cmt__pair_input(const ckb_bf16 *x, uint32_t *xp, int64_t z0, int64_t
     }
 }
 
-#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__) && OC % 32 == 0 &&                  \
+#if MMA == 2 && CKB_KIT_AMX && OC % 32 == 0 &&                  \
     (IC % 32 == 0 || IC < 32)
 
 #define CMT_KCH (IC % 32 == 0 ? 32 : IC) /* channels per tile step */

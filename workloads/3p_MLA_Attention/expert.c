@@ -105,7 +105,7 @@
 /* AMX: the GEMM takes its whole-tile jobs (m, n, k and rows per work item
  * multiples of 32, checked per job); the attention's 16-row tiles and
  * 32-deep k steps need BQ % 16, BK % 32, NOPE % 32 and ROPE % 32. */
-#if MMA == 2 && defined(__AMX_BF16__) && defined(__AMX_TILE__)
+#if MMA == 2 && CKB_KIT_AMX
 #define ML_AMX 1
 #else
 #define ML_AMX 0
