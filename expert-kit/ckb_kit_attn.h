@@ -94,6 +94,69 @@ static inline void ckb_kit_attn_reset(float *o, int64_t ldo, float *l, int64_t l
         m[r] = -INFINITY;
 }
 
+/* The portable paths' causal row (the flash kit, 3p), f32 throughout:
+ * query row q (n1 + n2 values) against keys 0 .. nk-1, key j's first n1
+ * values at k1 + j ks1 and its next n2 at k2 + j ks2 (3p: its k_nope and
+ * the shared k_rope; n2 0: one part), its vd values at v + j vs; p holds
+ * the row's scores, acc its output; out[0 .. vd) = bf16(softmax(scale
+ * q.K) V). */
+static inline void ckb_kit_attn_row_f32(const ckb_bf16 *q, const ckb_bf16 *k1, int64_t ks1,
+                                        int64_t n1, const ckb_bf16 *k2, int64_t ks2, int64_t n2,
+                                        const ckb_bf16 *v, int64_t vs, int64_t vd, int64_t nk,
+                                        float scale, float *p, float *acc, ckb_bf16 *out)
+{
+    float mx = -INFINITY, sum = 0.0f;
+    for (int64_t j = 0; j < nk; j++) {
+        float s = 0.0f;
+        for (int64_t d = 0; d < n1; d++)
+            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k1[j * ks1 + d]);
+        for (int64_t d = 0; d < n2; d++)
+            s += ckb_bf16_to_f32(q[n1 + d]) * ckb_bf16_to_f32(k2[j * ks2 + d]);
+        p[j] = s * scale;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    for (int64_t j = 0; j < nk; j++)
+        sum += p[j] = expf(p[j] - mx);
+    for (int64_t d = 0; d < vd; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j < nk; j++)
+        for (int64_t d = 0; d < vd; d++)
+            acc[d] += p[j] * ckb_bf16_to_f32(v[j * vs + d]);
+    for (int64_t d = 0; d < vd; d++)
+        out[d] = ckb_f32_to_bf16(acc[d] / sum);
+}
+
+/* One thread's scratch for the walk of a query block (the flash kit, 3p):
+ * the gathered query rows, one row tile's scores and P, and the block's
+ * unnormalised output rows, running max and lane-wise sums. */
+typedef struct {
+    void *q;  /* [bq] query rows, qrow bytes each, zero padded */
+    float *s; /* [rs][bk] scores of one row tile */
+    void *p;  /* [rs][bk] its P, peb bytes a value */
+    float *o; /* [bq][ldo] unnormalised output rows */
+    float *m; /* [bq] running max (base-2 domain) */
+    float *l; /* [bq][lanes] running sum, lane-wise */
+} ckb_kit_attn_scratch;
+
+/* The bytes of a scratch for bq query rows of qrow bytes, row tiles of rs
+ * rows against bk keys (P peb bytes a value), output rows of ldo floats and
+ * sums of lanes floats, each part 64-byte aligned; with sc, its parts are
+ * carved from base (64-byte aligned). */
+static inline size_t ckb_kit_attn_scratch_carve(char *base, int64_t bq, int64_t qrow, int64_t rs,
+                                                int64_t bk, int64_t peb, int64_t ldo,
+                                                int64_t lanes, ckb_kit_attn_scratch *sc)
+{
+    const size_t part[6] = {(size_t)(bq * qrow), (size_t)(rs * bk * 4), (size_t)(rs * bk * peb),
+                            (size_t)(bq * ldo * 4), (size_t)(bq * 4), (size_t)(bq * lanes * 4)};
+    void *at[6];
+    size_t n = 0;
+    for (int i = 0; i < 6; n += (part[i] + 63) / 64 * 64, i++)
+        at[i] = base ? base + n : NULL;
+    if (sc)
+        *sc = (ckb_kit_attn_scratch){at[0], at[1], at[2], at[3], at[4], at[5]};
+    return n;
+}
+
 /* The keys a tile of rows needs: the largest of their limits n[r]. */
 static inline int64_t ckb_kit_attn_tile_end(const int64_t *n, const int rows)
 {
@@ -109,6 +172,21 @@ static inline int64_t ckb_kit_attn_causal_c(int64_t qi, int64_t nkeys, int64_t j
 {
     int64_t kend = qi + 1 < nkeys ? qi + 1 : nkeys;
     return kend - j0 < w ? kend - j0 : w;
+}
+
+enum { CKB_KIT_MASKED, CKB_KIT_VISIBLE, CKB_KIT_PARTIAL };
+
+/* The causal mask per block: rows qi0 .. qend-1 against keys j0 .. j0+w-1
+ * (keys from nkeys on count as masked) are fully masked when every key lies
+ * right of the last row, fully visible when every key lies at or left of
+ * the first row and inside nkeys, partial otherwise. Only partial blocks
+ * apply element masks. */
+static inline __attribute__((always_inline)) int ckb_kit_attn_block_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w,
+                                          int64_t nkeys)
+{
+    if (j0 > qend - 1)
+        return CKB_KIT_MASKED;
+    return j0 + w - 1 <= qi0 && j0 + w <= nkeys ? CKB_KIT_VISIBLE : CKB_KIT_PARTIAL;
 }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
@@ -405,6 +483,111 @@ ckb_kit_attn_pv16_bf(const uint32_t *p, int64_t ldp, const ckb_bf16 *vp, int64_t
 }
 
 #endif /* AVX-512 BF16 */
+
+/* A 4-row tile's q k^T (ckb_kit_attn_qk16_f, or _bf2 over two key parts)
+ * and P v (ckb_kit_attn_pv16_f or _bf over nk keys) on the unit f32 picks,
+ * with ckb_kit_reg_flash's layouts. */
+static inline __attribute__((always_inline)) void
+ckb_kit_attn__qk_unit(const int f32, const uint32_t *q, int64_t ldq, const uint32_t *k,
+                      int64_t kd, const uint32_t *k2, int64_t kd2, float *s, int64_t lds,
+                      const int nv, __m512 acc[][4])
+{
+#ifdef __AVX512BF16__
+    if (!f32) {
+        ckb_kit_attn_qk16_bf2(q, ldq, k, kd, kd, k2, kd2, kd2, s, lds, nv, acc);
+        return;
+    }
+#endif
+    (void)f32, (void)k2, (void)kd2;
+    ckb_kit_attn_qk16_f((const float *)q, ldq, (const float *)k, kd, kd, s, lds, nv, acc);
+}
+
+static inline __attribute__((always_inline)) void
+ckb_kit_attn__pv_unit(const int f32, const void *p, int64_t bk, const char *v, int64_t ldo,
+                      float *o, const float *alpha, int64_t nk, const int dc)
+{
+#ifdef __AVX512BF16__
+    if (!f32) {
+        ckb_kit_attn_pv16_bf(p, bk / 2, (const ckb_bf16 *)v, ldo, o, ldo, alpha, nk / 2, dc);
+        return;
+    }
+#endif
+    (void)f32;
+    ckb_kit_attn_pv16_f(p, bk, (const float *)v, ldo, o, ldo, alpha, nk, dc);
+}
+
+/*
+ * One causal query block in 4-row register tiles: rows i0 .. i0 + nrows of
+ * nkeys keys (row i attends j <= i), key blocks of bk keys; a tile skips the
+ * blocks right of its last row whole (their K and V are never read), and
+ * only the diagonal blocks mask elements. f32 (a constant) picks the unit:
+ * f32 FMA on widened operands, else vdpbf16ps on bf16 pairs; an element of
+ * q and K is 4 bytes either way (an f32, or a bf16 pair). q: the block's
+ * rows gathered, ldq elements apart, zero padded to whole tiles. q k^T sums
+ * up to two key parts (3p: its per-head k_nope and the shared k_rope; kd2
+ * 0 and k2 = k: one part; bf16 only): q's first kd elements against groups of 16 keys
+ * packed [kd][16] at k, its next kd2 against k2. s, p: one tile's scores
+ * (f32 [4][bk]) and P (bf16 [4][bk], f32 for f32). v: packed from key 0 as
+ * [key][16 dv] f32, or [key pair][16 dv][2] bf16. o, m, l, out, ldout and
+ * vd as ckb_kit_amx_flash.
+ */
+static inline __attribute__((always_inline)) void
+ckb_kit_reg_flash(const void *q, int64_t ldq, const void *k, const int64_t kd, const void *k2,
+                  const int64_t kd2, const void *v, const int64_t dv, float *s, void *p,
+                  const int64_t bk, float *o, float *m, float *l, int64_t nkeys, int64_t i0,
+                  int64_t nrows, float c2, ckb_bf16 *out, int64_t ldout, int64_t vd,
+                  const int f32)
+{
+    const int64_t ntiles = (nrows + CKB_KIT_ATTN_R - 1) / CKB_KIT_ATTN_R, ldo = 16 * dv;
+    ckb_kit_attn_reset(o, ldo, l, 16, m, ntiles * CKB_KIT_ATTN_R);
+    const int64_t kend = i0 + nrows; /* keys past the last row are all masked */
+    for (int64_t j0 = 0; j0 < kend; j0 += bk) {
+        for (int64_t rt = 0; rt < ntiles * CKB_KIT_ATTN_R; rt += CKB_KIT_ATTN_R) {
+            /* Tiles start at multiples of 4 and j0 at a multiple of 16, so a
+             * tile that reaches j0 has every row reaching it: c >= 1. */
+            const int64_t qi0 = i0 + rt;
+            const int64_t tend = qi0 + CKB_KIT_ATTN_R < nkeys ? qi0 + CKB_KIT_ATTN_R : nkeys;
+            if (ckb_kit_attn_block_kind(qi0, tend, j0, bk, nkeys) == CKB_KIT_MASKED)
+                continue;
+            /* Keys past the tile's last row are masked for all its rows:
+             * the block narrows to the 16-key groups that reach it. */
+            const int64_t w = tend - j0 < bk ? tend - j0 : bk;
+            const int64_t nv = (w + 15) / 16;
+            const int diag =
+                ckb_kit_attn_block_kind(qi0, tend, j0, 16 * nv, nkeys) == CKB_KIT_PARTIAL;
+            const uint32_t *qt = (const uint32_t *)q + rt * ldq;
+            const uint32_t *kt = (const uint32_t *)k + (j0 / 16) * kd * 16;
+            const uint32_t *kt2 = (const uint32_t *)k2 + (j0 / 16) * kd2 * 16;
+            __m512 mx[CKB_KIT_ATTN_R];
+            for (int r = 0; r < CKB_KIT_ATTN_R; r++)
+                mx[r] = _mm512_set1_ps(-INFINITY);
+            int64_t g = 0;
+#define CKB_KIT_QK(n)                                                                          \
+    do {                                                                                       \
+        __m512 acc[CKB_KIT_ATTN_R][4];                                                         \
+        ckb_kit_attn__qk_unit(f32, qt, ldq, kt + g * kd * 16, kd, kt2 + g * kd2 * 16, kd2,     \
+                              s + 16 * g, bk, n, acc);                                         \
+        ckb_kit_attn_rowmax16(acc, n, mx, diag, j0 + 16 * g, qi0, nkeys);                      \
+    } while (0)
+            CKB_KIT_ATTN_TILES(g, nv, 4, CKB_KIT_QK);
+#undef CKB_KIT_QK
+            float alpha[CKB_KIT_ATTN_R];
+            ckb_kit_attn_softmax4(s, bk, p, bk, f32, m + rt, l + 16 * rt, qi0, nkeys, j0, nv * 16,
+                                  mx, c2, alpha);
+            /* key j0's V row; a 16-wide d chunk is 64 bytes in both layouts
+             * (16 f32, or 16 bf16 pairs) */
+            const char *vt = (const char *)v + j0 * ldo * (f32 ? 4 : 2);
+            float *ot = o + rt * ldo;
+            int c = 0;
+#define CKB_KIT_PV(n)                                                                          \
+    ckb_kit_attn__pv_unit(f32, p, bk, vt + 64 * c, ldo, ot + 16 * c, alpha, nv * 16, n)
+            CKB_KIT_ATTN_TILES(c, dv, 4, CKB_KIT_PV);
+#undef CKB_KIT_PV
+        }
+    }
+    for (int64_t r = 0; r < nrows; r++)
+        ckb_kit_attn_out16(o + r * ldo, ckb_kit_attn_sum16(l + 16 * r), vd, out + (i0 + r) * ldout);
+}
 
 #elif defined(__AVX2__) && defined(__FMA__)
 

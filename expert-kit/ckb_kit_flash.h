@@ -7,10 +7,11 @@
  * Flash attention: each query block of BQ rows walks the key blocks of BK
  * keys left of its diagonal with an online softmax (running max and sum in
  * f32, the accumulator rescaled when the max moves), so no S x S matrix
- * exists. fa__mask_kind classifies a (row tile, key block) pair: fully
- * masked blocks are skipped (no q k^T, no exp, no P v, no load of their K or
- * V), visible ones run with no mask, and only the partial (diagonal) ones
- * apply element masks. K and V of a kv head are packed once, FA_G kv heads
+ * exists. The causal mask is evaluated per block (ckb_kit_attn_block_kind,
+ * the walks of ckb_kit_attn.h): a (row tile, key block) pair that is fully
+ * masked is skipped (no q k^T, no exp, no P v, no load of its K or V), a
+ * visible one runs with no mask, and only the partial (diagonal) ones apply
+ * element masks. K and V of a kv head are packed once, FA_G kv heads
  * at a time into one of two rings, so threads that finish a group early pack
  * the next one while the others still compute (the barrier after a pack
  * proves the ring two groups back is free). The work items of a group are
@@ -42,10 +43,6 @@
  *   FA_G      kv heads per packed group (if unset: 1)
  *   fa__kv_off(kvh), fa__q_off(kvh, qh): where kv head kvh starts in k/v,
  *             and query head qh of its group in q/out (elements)
- *   optionally FA_HAVE_MASK_KIND, the enum FA_MASKED, FA_VISIBLE,
- *             FA_PARTIAL and its own fa__mask_kind (a block
- *             classification at least as conservative as the causal one:
- *             element masks inside partial blocks are causal).
  * It gets fa__attention(q, k, v, out), the whole call.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
@@ -90,20 +87,6 @@ static inline int64_t fa__block_of(int64_t it) { return FA_NQB - 1 - it; }
 /* scale * log2(e): scores go straight to the base-2 domain of ckb_kit_exp2_16 / _8. */
 #define FA_C2 ((float)(1.4426950408889634 * (FA_SCALE)))
 
-#ifndef FA_HAVE_MASK_KIND
-enum { FA_MASKED, FA_VISIBLE, FA_PARTIAL };
-/* The causal mask per block: rows qi0 .. qend-1 against keys j0 .. j0+w-1
- * (keys past S count as masked) are fully masked when every key lies right
- * of the last row, fully visible when every key lies at or left of the
- * first row and inside S, partial otherwise. Only partial blocks apply
- * element masks. */
-static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w)
-{
-    if (j0 > qend - 1)
-        return FA_MASKED;
-    return j0 + w - 1 <= qi0 && j0 + w <= S ? FA_VISIBLE : FA_PARTIAL;
-}
-#endif
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define FA_VEC 1
@@ -192,64 +175,11 @@ static __attribute__((unused)) void fa__pack_vf(const ckb_bf16 *v, float *vf, in
         }
 }
 
-/* s[r][0 .. 16nv) = q[r] . K for FA_R rows and nv 16-key vectors; q holds
- * the rows as d pairs (stride FA_DP; MMA=1: f32, stride FA_DQ), kp points
- * at the first key group (MMA=1: f32 [d][16]), key0 is its index. mx[r] takes the lane-wise max of row r's unmasked
- * scores; diag says the block is partial (fa__mask_kind): some key may lie
- * past row qi0's index or past S. */
-static inline __attribute__((always_inline)) void fa__qk(const void *qv, const void *kpv,
-                                                         float *s, const int nv, __m512 *mx,
-                                                         int diag, int64_t key0, int64_t qi0)
-{
-    __m512 acc[FA_R][FA_NV];
-#if MMA == 1
-    ckb_kit_attn_qk16_f(qv, FA_DQ, kpv, FA_DQ, FA_DQ, s, BK, nv, acc);
-#else
-    ckb_kit_attn_qk16_bf(qv, FA_DP, kpv, FA_DP, FA_DP, s, BK, nv, acc);
-#endif
-    ckb_kit_attn_rowmax16(acc, nv, mx, diag, key0, qi0, S);
-}
-
-/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs; p holds
- * the rows as key pairs (stride BK/2), vp the first pair at this d chunk.
- * MMA=1: p rows f32 (stride BK), vp f32 [key][FA_DO] at this d chunk. */
-static inline __attribute__((always_inline)) void fa__pv(const void *pv, const void *vpv,
-                                                         float *o, const float *alpha,
-                                                         int64_t np, const int dc)
-{
-#if MMA == 1
-    ckb_kit_attn_pv16_f(pv, BK, vpv, FA_DO, o, FA_DO, alpha, 2 * np, dc);
-#else
-    ckb_kit_attn_pv16_bf(pv, BK / 2, vpv, FA_DO, o, FA_DO, alpha, np, dc);
-#endif
-}
-
-/* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
-typedef struct {
-    void *q;          /* [BQ][FA_DP] the query block as d pairs, zero padded
-                         (MMA=1: f32 [BQ][FA_DQ]) */
-    float *s;         /* [FA_RS][BK] scores of one row tile */
-    void *p;          /* [FA_RS][BK] probabilities of one row tile, bf16
-                         (MMA=1: the same bf16 values widened to f32) */
-    float *o;         /* [BQ][FA_DO] unnormalised output rows */
-    float *m;         /* [BQ] running max (base-2 domain) */
-    float *l;         /* [BQ][16] running sum, lane-wise */
-} fa__scratch;
-
-#define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define FA_SCRATCH_BYTES                                                                        \
-    (FA_ROUND64(BQ * FA_DQ * FA_EB) + FA_ROUND64(FA_RS * BK * 4) + FA_ROUND64(FA_RS * BK * FA_EB) + \
-     FA_ROUND64(BQ * FA_DO * 4) + FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 16 * 4))
-
-static void fa__scratch_carve(char *base, fa__scratch *sc)
-{
-    sc->q = base, base += FA_ROUND64(BQ * FA_DQ * FA_EB);
-    sc->s = (float *)base, base += FA_ROUND64(FA_RS * BK * 4);
-    sc->p = base, base += FA_ROUND64(FA_RS * BK * FA_EB);
-    sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
-    sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
-    sc->l = (float *)base;
-}
+/* Per-thread scratch (one allocation, owned by fa__attention()): the query
+ * block as d pairs and P as bf16 (MMA=1: both widened to f32), 16-lane sums. */
+typedef ckb_kit_attn_scratch fa__scratch;
+#define FA_SCRATCH(base, sc)                                                                    \
+    ckb_kit_attn_scratch_carve(base, BQ, FA_DQ * FA_EB, FA_RS, BK, FA_EB, FA_DO, 16, sc)
 
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
  * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
@@ -269,49 +199,10 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
         memcpy((uint32_t *)sc->q + r * FA_DP, q + (i0 + r) * FA_QS, (size_t)D * 2);
 #endif
     }
-    ckb_kit_attn_reset(sc->o, FA_DO, sc->l, 16, sc->m, ntiles * FA_R);
-
-    int64_t kend = i0 + nrows; /* keys past the last row are all masked */
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        for (int64_t rt = 0; rt < ntiles * FA_R; rt += FA_R) {
-            /* Tiles start at multiples of 4 and j0 at a multiple of 16, so a
-             * tile that reaches j0 has every row reaching it: c >= 1. */
-            int64_t qi0 = i0 + rt;
-            int64_t tend = qi0 + FA_R < S ? qi0 + FA_R : S;
-            if (fa__mask_kind(qi0, tend, j0, BK) == FA_MASKED)
-                continue; /* skipped whole: its K and V are never read */
-            /* Keys past the tile's last row are masked for all its rows:
-             * the block narrows to the 16-key groups that reach it. */
-            int64_t w = tend - j0 < BK ? tend - j0 : BK;
-            int64_t nv = (w + 15) / 16;
-            /* q tile, first key group, its stride in bytes */
-            const char *qt = (const char *)sc->q + rt * FA_DQ * FA_EB;
-            const int64_t kg = FA_DQ * 16 * FA_EB;
-            const char *kt = kp + (j0 / 16) * kg;
-            int diag = fa__mask_kind(qi0, tend, j0, 16 * nv) == FA_PARTIAL;
-            __m512 mx[FA_R];
-            for (int r = 0; r < FA_R; r++)
-                mx[r] = _mm512_set1_ps(-INFINITY);
-            int64_t v = 0;
-#define FA_QK(n) fa__qk(qt, kt + v * kg, sc->s + 16 * v, n, mx, diag, j0 + 16 * v, qi0)
-            CKB_KIT_ATTN_TILES(v, nv, 4, FA_QK);
-#undef FA_QK
-            float alpha[FA_R];
-            ckb_kit_attn_softmax4(sc->s, BK, sc->p, BK, MMA == 1, sc->m + rt, sc->l + 16 * rt, qi0,
-                                  S, j0, nv * 16, mx, FA_C2, alpha);
-            /* key j0's V row; a 16-wide d chunk is 64 bytes in both layouts
-             * (16 f32, or 16 bf16 pairs) */
-            const char *vt = vp + j0 * FA_DO * FA_EB;
-            float *ot = sc->o + rt * FA_DO;
-            int c = 0;
-#define FA_PV(n) fa__pv(sc->p, vt + 64 * c, ot + 16 * c, alpha, nv * 8, n)
-            CKB_KIT_ATTN_TILES(c, FA_DV, 4, FA_PV);
-#undef FA_PV
-        }
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        ckb_kit_attn_out16(sc->o + r * FA_DO, ckb_kit_attn_sum16(sc->l + 16 * r), D,
-                           out + (i0 + r) * FA_QS);
+    /* q and K in 4-byte elements: f32, or bf16 d pairs */
+    const int64_t dq = MMA == 1 ? FA_DQ : FA_DP;
+    ckb_kit_reg_flash(sc->q, dq, kp, dq, kp, 0, vp, FA_DV, sc->s, sc->p, BK, sc->o, sc->m, sc->l,
+                      S, i0, nrows, FA_C2, out, FA_QS, D, MMA == 1);
 }
 
 #if MMA == 2
@@ -402,7 +293,7 @@ static void fa__pack_group(const ckb_bf16 *k, const ckb_bf16 *v, char *pk, int64
 
 /* s[r][0 .. 8nv) = q[r] . K for FA_R rows and nv 8-key vectors; q rows f32
  * (stride FA_DO), kf the first key group. mx[r] takes the lane-wise max of
- * row r's unmasked scores; diag: the block is partial (fa__mask_kind). */
+ * row r's unmasked scores; diag: the block is partial (ckb_kit_attn_block_kind). */
 static inline __attribute__((always_inline)) void fa__qk(const float *q, const float *kf, float *s,
                                                          const int nv, __m256 *mx, int diag,
                                                          int64_t key0, int64_t qi0)
@@ -436,30 +327,11 @@ static inline __attribute__((always_inline)) void fa__pv(const float *p, const f
     ckb_kit_attn_pv8(p, BK, vf, FA_DO, o, FA_DO, alpha, nk, dc);
 }
 
-/* Per-thread scratch, 64-byte aligned; one allocation, owned by fa__attention(). */
-typedef struct {
-    float *q; /* [BQ][FA_DO] the query block widened, zero padded */
-    float *s; /* [FA_R][BK] scores of one row tile */
-    float *p; /* [FA_R][BK] probabilities of one row tile, bf16 values */
-    float *o; /* [BQ][FA_DO] unnormalised output rows */
-    float *m; /* [BQ] running max (base-2 domain) */
-    float *l; /* [BQ][8] running sum, lane-wise */
-} fa__scratch;
-
-#define FA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define FA_SCRATCH_BYTES                                                                        \
-    (FA_ROUND64(BQ * FA_DO * 4) + 2 * FA_ROUND64(FA_R * BK * 4) + FA_ROUND64(BQ * FA_DO * 4) +  \
-     FA_ROUND64(BQ * 4) + FA_ROUND64(BQ * 8 * 4))
-
-static void fa__scratch_carve(char *base, fa__scratch *sc)
-{
-    sc->q = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
-    sc->s = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
-    sc->p = (float *)base, base += FA_ROUND64(FA_R * BK * 4);
-    sc->o = (float *)base, base += FA_ROUND64(BQ * FA_DO * 4);
-    sc->m = (float *)base, base += FA_ROUND64(BQ * 4);
-    sc->l = (float *)base;
-}
+/* Per-thread scratch (one allocation, owned by fa__attention()): the query
+ * block and P widened to f32, 8-lane sums. */
+typedef ckb_kit_attn_scratch fa__scratch;
+#define FA_SCRATCH(base, sc)                                                                    \
+    ckb_kit_attn_scratch_carve(base, BQ, FA_DO * 4, FA_R, BK, 4, FA_DO, 8, sc)
 
 /* Online softmax of one row tile against key block j0, width w8 (a
  * multiple of 8), given each row's lane-wise max mx: row qi0 + r keeps its
@@ -470,7 +342,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
                                                               float *alpha)
 {
     for (int r = 0; r < FA_R; r++)
-        alpha[r] = ckb_kit_attn_row8(sc->s + r * BK, sc->p + r * BK,
+        alpha[r] = ckb_kit_attn_row8(sc->s + r * BK, (float *)sc->p + r * BK,
                                      ckb_kit_attn_causal_c(qi0 + r, S, j0, w8), w8,
                                      ckb_kit_hmax8(mx[r]), FA_C2, sc->m + rt + r,
                                      sc->l + 8 * (rt + r), 0);
@@ -484,7 +356,7 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     for (int64_t r = 0; r < ntiles * FA_R; r++)
-        ckb_kit_widen8(r < nrows ? q + (i0 + r) * FA_QS : NULL, D, FA_DO, sc->q + r * FA_DO);
+        ckb_kit_widen8(r < nrows ? q + (i0 + r) * FA_QS : NULL, D, FA_DO, (float *)sc->q + r * FA_DO);
     ckb_kit_attn_reset(sc->o, FA_DO, sc->l, 8, sc->m, ntiles * FA_R);
 
     int64_t kend = i0 + nrows; /* keys past the last row are all masked */
@@ -494,13 +366,13 @@ static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf1
              * tile that reaches j0 has every row reaching it: c >= 1. */
             int64_t qi0 = i0 + rt;
             int64_t tend = qi0 + FA_R < S ? qi0 + FA_R : S;
-            if (fa__mask_kind(qi0, tend, j0, BK) == FA_MASKED)
+            if (ckb_kit_attn_block_kind(qi0, tend, j0, BK, S) == CKB_KIT_MASKED)
                 continue; /* skipped whole: its K and V are never read */
             int64_t w = tend - j0 < BK ? tend - j0 : BK;
             int64_t nv = (w + 7) / 8;
-            const float *qt = sc->q + rt * FA_DO;
+            const float *qt = (const float *)sc->q + rt * FA_DO;
             const float *kt = (const float *)kp + j0 * FA_DO; /* key group j0 / 8 */
-            int diag = fa__mask_kind(qi0, tend, j0, 8 * nv) == FA_PARTIAL;
+            int diag = ckb_kit_attn_block_kind(qi0, tend, j0, 8 * nv, S) == CKB_KIT_PARTIAL;
             __m256 mx[FA_R];
             for (int r = 0; r < FA_R; r++)
                 mx[r] = _mm256_set1_ps(-INFINITY);
@@ -536,17 +408,16 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *
     int nthreads = omp_get_max_threads();
     /* Two rings of FA_G kv heads: a group is packed while the last one's
      * stragglers finish computing. */
-    const size_t head_bytes = FA_ROUND64(FA_KP_BYTES + FA_VP_BYTES);
-    const size_t ring_bytes = FA_G * head_bytes;
-    char *mem = ckb_kit_alloc64(2 * ring_bytes + (size_t)nthreads * FA_SCRATCH_BYTES);
+    const size_t head_bytes = (FA_KP_BYTES + FA_VP_BYTES + 63) / 64 * 64;
+    const size_t ring_bytes = FA_G * head_bytes, scratch_bytes = FA_SCRATCH(NULL, NULL);
+    char *mem = ckb_kit_alloc64(2 * ring_bytes + (size_t)nthreads * scratch_bytes);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
 
 #pragma omp parallel num_threads(nthreads)
     {
         fa__scratch sc;
-        fa__scratch_carve(mem + 2 * ring_bytes + (size_t)omp_get_thread_num() * FA_SCRATCH_BYTES,
-                          &sc);
+        FA_SCRATCH(mem + 2 * ring_bytes + (size_t)omp_get_thread_num() * scratch_bytes, &sc);
         FA_TILES_ON();
         for (int64_t h0 = 0; h0 < FA_BKV; h0 += FA_G) {
             const int64_t nh = FA_BKV - h0 < FA_G ? FA_BKV - h0 : FA_G;
@@ -580,32 +451,6 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *
 
 #else /* portable path: no AVX-512 BF16, no AVX2 */
 
-/* One query row at a time, f32 throughout; p[] holds the row's scores.
- * q/out point at the query head's position 0, k/v at its kv head's. */
-static void fa__row(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out,
-                    int64_t i, float *p, float *acc)
-{
-    const float scale = (float)(FA_SCALE);
-    float mx = -INFINITY;
-    for (int64_t j = 0; j <= i; j++) {
-        float s = 0.0f;
-        for (int64_t d = 0; d < D; d++)
-            s += ckb_bf16_to_f32(q[i * FA_QS + d]) * ckb_bf16_to_f32(k[j * FA_KS + d]);
-        p[j] = s * scale;
-        mx = p[j] > mx ? p[j] : mx;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j <= i; j++)
-        sum += p[j] = expf(p[j] - mx);
-    for (int64_t d = 0; d < D; d++)
-        acc[d] = 0.0f;
-    for (int64_t j = 0; j <= i; j++)
-        for (int64_t d = 0; d < D; d++)
-            acc[d] += p[j] * ckb_bf16_to_f32(v[j * FA_KS + d]);
-    for (int64_t d = 0; d < D; d++)
-        out[i * FA_QS + d] = ckb_f32_to_bf16(acc[d] / sum);
-}
-
 static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, ckb_bf16 *out)
 {
     int nthreads = omp_get_max_threads();
@@ -627,7 +472,9 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *
                 int64_t qo = fa__q_off(kvh, bh % FA_GQ), ko = fa__kv_off(kvh);
                 int64_t i0 = fa__block_of(it) * BQ;
                 for (int64_t i = i0; i < i0 + BQ && i < S; i++)
-                    fa__row(q + qo, k + ko, v + ko, out + qo, i, p, acc);
+                    ckb_kit_attn_row_f32(q + qo + i * FA_QS, k + ko, FA_KS, D, k + ko, FA_KS, 0,
+                                         v + ko, FA_KS, D, i + 1, (float)(FA_SCALE), p, acc,
+                                         out + qo + i * FA_QS);
             }
     }
     free(mem);

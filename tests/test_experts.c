@@ -512,6 +512,41 @@ CKBT_TEST(experts_flash_tile_paths_pass_emulated, "quick")
     }
 }
 
+CKBT_TEST(experts_flash_register_walks_pass_with_small_blocks, "quick")
+{
+    /* The register walk of a causal query block (ckb_kit_reg_flash in
+     * expert-kit/ckb_kit_attn.h: 1p, 2p and 4p through the flash kit, 3p
+     * with its two key parts) and the flash kit's AVX2 walk. At small size
+     * their untuned blocks cover the whole sequence, so a key block past
+     * the first (its packed key offset, the visible blocks between skipped
+     * and diagonal ones) would never run: small blocks here, on each unit
+     * the host has and at AVX2. */
+    static const char *const ids[] = {"1p", "2p", "3p", "4p"};
+    const int dot = __builtin_cpu_supports("avx512bf16") && ckb_isa_level() >= CKB_ISA_AVX512BF16;
+    const int avx512 = ckb_isa_level() >= CKB_ISA_AVX512;
+    const experts_run runs[] = {{ckb_isa_level(), "-DMMA=0 -DBQ=8 -DBK=16", 2, 0},
+                                {ckb_isa_level(), "-DMMA=1 -DBQ=8 -DBK=16", 2, 0},
+                                {CKB_ISA_AVX2, "-DMMA=1 -DBQ=8 -DBK=16", 2, 0}};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        const ckb_workload *w = ckb_workload_find(ids[i]);
+        char path[512];
+        CKBT_EXPECT(w && ckb_expert_path(w, path, sizeof path), "%s has an expert", ids[i]);
+        if (!w || !ckb_expert_path(w, path, sizeof path))
+            continue;
+        for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+            if ((r == 0 && !dot) || (r == 1 && !avx512) || ckb_isa_level() < CKB_ISA_AVX2)
+                continue;
+            experts__check_config(w, path, 0, &runs[r]);
+            ran++;
+        }
+    }
+    if (!ran)
+        ckbt_skip("no AVX2 at the ISA level in force: the register walks cannot run here");
+    else if (!dot)
+        printf("    (no AVX-512 BF16 at the ISA level in force: the vdpbf16ps walk not run)\n");
+}
+
 CKBT_TEST(experts_pass_every_configuration_on_every_lower_isa_level, "full")
 {
     /* Untuned, on each level below this host's and on each matmul unit at

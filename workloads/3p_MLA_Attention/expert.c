@@ -389,7 +389,6 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
 #define FA_SP (FA_AMX ? (S + 31) / 32 * 32 : (S + 15) / 16 * 16)
 #define FA_R 4                     /* query rows per register tile */
 #define FA_RS (FA_AMX ? 16 : FA_R) /* rows of scores and P: a tile's */
-#define FA_NV 4                    /* 16-key vectors per q k^T tile */
 #define FA_KN_SIZE ((int64_t)FA_SP * NOPE) /* bf16 elements of a packed k_nope */
 #define FA_KR_SIZE ((int64_t)FA_SP * ROPE) /* bf16 elements of a packed k_rope */
 #define FA_VP_SIZE ((int64_t)FA_SP * FA_DO) /* bf16 elements of a packed v */
@@ -426,52 +425,11 @@ static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
                              vp + t * 2 * FA_DO);
 }
 
-/* s[r][0 .. 16nv) = q[r] . K for FA_R rows and nv 16-key vectors: the
- * NOPE pairs against the head's packed k_nope (kn), the ROPE pairs against
- * the batch row's shared packed k_rope (kr). mx[r] takes the lane-wise max
- * of row r's unmasked scores; diag says some key may lie past row qi0's
- * index or past S. */
-static inline __attribute__((always_inline)) void fa__qk(const uint32_t *q, const uint32_t *kn,
-                                                         const uint32_t *kr, float *s,
-                                                         const int nv, __m512 *mx, int diag,
-                                                         int64_t key0, int64_t qi0)
-{
-    __m512 acc[FA_R][FA_NV];
-    ckb_kit_attn_qk16_bf2(q, FA_DP, kn, FA_DPN, FA_DPN, kr, FA_DPR, FA_DPR, s, BK, nv, acc);
-    ckb_kit_attn_rowmax16(acc, nv, mx, diag, key0, qi0, S);
-}
-
-/* o[r][0 .. 16dc) = alpha[r] * o[r] + P[r] . V over np key pairs. */
-static inline __attribute__((always_inline)) void fa__pv(const uint32_t *p, const ckb_bf16 *vp,
-                                                         float *o, const float *alpha,
-                                                         int64_t np, const int dc)
-{
-    ckb_kit_attn_pv16_bf(p, BK / 2, vp, FA_DO, o, FA_DO, alpha, np, dc);
-}
-
-/* Per-thread attention scratch, 64-byte aligned. */
-typedef struct {
-    uint32_t *q; /* [BQ][FA_DP] the query block as d pairs */
-    float *s;    /* [FA_RS][BK] scores of one row tile */
-    ckb_bf16 *p; /* [FA_RS][BK] probabilities of one row tile */
-    float *o;    /* [BQ][FA_DO] unnormalised output rows */
-    float *m;    /* [BQ] running max (base-2 domain) */
-    float *l;    /* [BQ][16] running sum, lane-wise */
-} fa__scratch;
-
-#define FA_SCRATCH_BYTES                                                                        \
-    (ML_ROUND64(BQ * FA_DP * 4) + ML_ROUND64(FA_RS * BK * 4) + ML_ROUND64(FA_RS * BK * 2) +    \
-     ML_ROUND64(BQ * FA_DO * 4) + ML_ROUND64(BQ * 4) + ML_ROUND64(BQ * 16 * 4))
-
-static void fa__scratch_carve(char *base, fa__scratch *sc)
-{
-    sc->q = (uint32_t *)base, base += ML_ROUND64(BQ * FA_DP * 4);
-    sc->s = (float *)base, base += ML_ROUND64(FA_RS * BK * 4);
-    sc->p = (ckb_bf16 *)base, base += ML_ROUND64(FA_RS * BK * 2);
-    sc->o = (float *)base, base += ML_ROUND64(BQ * FA_DO * 4);
-    sc->m = (float *)base, base += ML_ROUND64(BQ * 4);
-    sc->l = (float *)base;
-}
+/* Per-thread attention scratch: the query block as d pairs, P as bf16,
+ * 16-lane sums. */
+typedef ckb_kit_attn_scratch fa__scratch;
+#define FA_SCRATCH(base, sc)                                                                    \
+    ckb_kit_attn_scratch_carve(base, BQ, FA_DP * 4, FA_RS, BK, 2, FA_DO, 16, sc)
 
 /* The query rows i0 .. i0 + nrows of one head (q at its position 0, rows
  * QKD apart) into the scratch as d pairs: each query row is gathered
@@ -480,7 +438,7 @@ static void fa__gather_q(const ckb_bf16 *q, int64_t i0, int64_t nrows, const flo
                          fa__scratch *sc)
 {
     for (int64_t r = 0; r < nrows; r++) {
-        ckb_bf16 *dst = (ckb_bf16 *)(sc->q + r * FA_DP);
+        ckb_bf16 *dst = (ckb_bf16 *)((uint32_t *)sc->q + r * FA_DP);
         memcpy(dst, q + (i0 + r) * QKD, (size_t)NOPE * 2);
         ml__rope(q + (i0 + r) * QKD + NOPE, dst + NOPE, cs, i0 + r);
     }
@@ -498,47 +456,8 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t 
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
     memset(sc->q, 0, (size_t)ntiles * FA_R * FA_DP * 4);
     fa__gather_q(q, i0, nrows, cs, sc);
-    ckb_kit_attn_reset(sc->o, FA_DO, sc->l, 16, sc->m, ntiles * FA_R);
-
-    int64_t kend = i0 + nrows; /* keys past the last row are all masked */
-    for (int64_t j0 = 0; j0 < kend; j0 += BK) {
-        for (int64_t rt = 0; rt < ntiles * FA_R; rt += FA_R) {
-            /* Tiles start at multiples of 4 and j0 at a multiple of 16, so a
-             * tile that reaches j0 has every row reaching it: c >= 1. */
-            int64_t qi0 = i0 + rt;
-            int64_t tend = qi0 + FA_R < S ? qi0 + FA_R : S;
-            if (tend <= j0)
-                continue;
-            int64_t w = tend - j0 < BK ? tend - j0 : BK;
-            int64_t nv = (w + 15) / 16;
-            const uint32_t *qt = sc->q + rt * FA_DP;
-            const uint32_t *knt = kn + (j0 / 16) * FA_DPN * 16;
-            const uint32_t *krt = kr + (j0 / 16) * FA_DPR * 16;
-            int diag = j0 + 16 * nv - 1 > qi0 || j0 + 16 * nv > S;
-            __m512 mx[FA_R];
-            for (int r = 0; r < FA_R; r++)
-                mx[r] = _mm512_set1_ps(-INFINITY);
-            int64_t v = 0;
-#define FA_QK(n)                                                                               \
-    fa__qk(qt, knt + v * FA_DPN * 16, krt + v * FA_DPR * 16, sc->s + 16 * v, n, mx, diag,      \
-           j0 + 16 * v, qi0)
-            CKB_KIT_ATTN_TILES(v, nv, 4, FA_QK);
-#undef FA_QK
-            float alpha[FA_R];
-            ckb_kit_attn_softmax4(sc->s, BK, sc->p, BK, 0, sc->m + rt, sc->l + 16 * rt, qi0, S, j0,
-                                  nv * 16, mx, FA_C2, alpha);
-            const uint32_t *pt = (const uint32_t *)sc->p;
-            const ckb_bf16 *vt = vp + j0 * FA_DO;
-            float *ot = sc->o + rt * FA_DO;
-            int c = 0;
-#define FA_PV(n) fa__pv(pt, vt + 32 * c, ot + 16 * c, alpha, nv * 8, n)
-            CKB_KIT_ATTN_TILES(c, FA_DV, 4, FA_PV);
-#undef FA_PV
-        }
-    }
-    for (int64_t r = 0; r < nrows; r++)
-        ckb_kit_attn_out16(sc->o + r * FA_DO, ckb_kit_attn_sum16(sc->l + 16 * r), VD,
-                           out + (i0 + r) * FA_OS);
+    ckb_kit_reg_flash(sc->q, FA_DP, kn, FA_DPN, kr, FA_DPR, vp, FA_DV, sc->s, sc->p, BK, sc->o,
+                      sc->m, sc->l, S, i0, nrows, FA_C2, out, FA_OS, VD, 0);
 }
 
 #if FA_AMX
@@ -607,7 +526,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
     const size_t n_down = ML_IN_OUT ? 0 : ML_ROUND64(ML_ROWS * (QL + KVR) * 2);
     const size_t n_ao = ML_ROUND64(ML_ROWS * H * VD * 2), n_cs = ML_ROUND64(2 * S * ML_HALF * 4);
     const size_t n_krp = ML_ROUND64(B * FA_KR_SIZE * 2), n_ring = FA_G * ML_SLOT_BYTES;
-    const size_t n_thr = ML_ROUND64(G_PACK_BYTES) + ML_ROUND64(FA_SCRATCH_BYTES);
+    const size_t n_thr = ML_ROUND64(G_PACK_BYTES) + FA_SCRATCH(NULL, NULL);
     char *mem = ckb_kit_alloc64(n_down + n_ao + n_cs + n_krp + 2 * n_ring +
                                       (size_t)nthreads * n_thr);
     if (!mem)
@@ -636,7 +555,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
         uint32_t *pack = (uint32_t *)mine;
         int64_t packed = -1;
         fa__scratch sc;
-        fa__scratch_carve(mine + ML_ROUND64(G_PACK_BYTES), &sc);
+        FA_SCRATCH(mine + ML_ROUND64(G_PACK_BYTES), &sc);
         ML_TILES_ON();
 
 #pragma omp for schedule(static) nowait
@@ -924,27 +843,9 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
 #pragma omp for schedule(dynamic, 16)
         for (int64_t t = 0; t < ML_ROWS * H; t++) {
             const int64_t r = t / H, h = t % H, bi = r / S, i = r % S;
-            const ckb_bf16 *qi = q + t * QKD;
-            float mx = -INFINITY, sum = 0.0f;
-            for (int64_t j = 0; j <= i; j++) {
-                const int64_t kt = bi * S + j;
-                float sc = 0.0f;
-                for (int64_t c = 0; c < NOPE; c++)
-                    sc += ckb_bf16_to_f32(qi[c]) * ckb_bf16_to_f32(kn[(kt * H + h) * NOPE + c]);
-                for (int64_t c = 0; c < ROPE; c++)
-                    sc += ckb_bf16_to_f32(qi[NOPE + c]) * ckb_bf16_to_f32(kr[kt * ROPE + c]);
-                p[j] = sc * scale;
-                mx = p[j] > mx ? p[j] : mx;
-            }
-            for (int64_t j = 0; j <= i; j++)
-                sum += p[j] = expf(p[j] - mx);
-            for (int64_t c = 0; c < VD; c++)
-                o[c] = 0.0f;
-            for (int64_t j = 0; j <= i; j++)
-                for (int64_t c = 0; c < VD; c++)
-                    o[c] += p[j] * ckb_bf16_to_f32(v[((bi * S + j) * H + h) * VD + c]);
-            for (int64_t c = 0; c < VD; c++)
-                ao[t * VD + c] = ckb_f32_to_bf16(o[c] / sum);
+            const ckb_bf16 *kh = kn + (bi * S * H + h) * NOPE, *vh = v + (bi * S * H + h) * VD;
+            ckb_kit_attn_row_f32(q + t * QKD, kh, H * NOPE, NOPE, kr + bi * S * ROPE, ROPE, ROPE,
+                                 vh, H * VD, VD, i + 1, scale, p, o, ao + t * VD);
         }
         g__gemm(ML_ROWS, E, H * VD, ao, H * VD, o_proj, E, out, E, acc);
     }

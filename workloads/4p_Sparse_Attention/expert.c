@@ -8,8 +8,8 @@
  * The flash-attention core (online softmax, packing, the AVX-512 BF16 /
  * AMX / AVX2 / portable paths and their tunables BQ, BK, SCHED, MMA) is
  * expert-kit/ckb_kit_flash.h, shared with 1p and 2p. What is 4p's own:
- *   - splash attention's block mask (fa__mask_kind below): the causal mask
- *     is evaluated per block, not per element. A tile of query rows against
+ *   - splash attention's block mask: the causal mask is evaluated per
+ *     block, not per element (the kit's ckb_kit_attn_block_kind). A tile of query rows against
  *     a block of keys is fully masked (skipped: no q k^T, no exp, no P v, no
  *     load of its K or V), fully visible (computed with no mask at all) or
  *     partial (the diagonal blocks: the only ones where element masks are
@@ -41,19 +41,6 @@
  * head qh of its group starts in q/out. */
 static inline int64_t fa__kv_off(int64_t kvh) { return kvh * S * D; }
 static inline int64_t fa__q_off(int64_t kvh, int64_t qh) { return (kvh * FA_GQ + qh) * S * D; }
-
-/* Splash attention's block mask for the causal mask: rows qi0 .. qend-1
- * against keys j0 .. j0+w-1 (keys past S count as masked) is fully masked
- * when every key lies right of the last row, fully visible when every key
- * lies at or left of the first row and inside S, partial otherwise. */
-#define FA_HAVE_MASK_KIND 1
-enum { FA_MASKED, FA_VISIBLE, FA_PARTIAL };
-static inline int fa__mask_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w)
-{
-    if (j0 > qend - 1)
-        return FA_MASKED;
-    return j0 + w - 1 <= qi0 && j0 + w <= S ? FA_VISIBLE : FA_PARTIAL;
-}
 
 #include "ckb_kit_flash.h"
 
