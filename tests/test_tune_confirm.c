@@ -65,11 +65,14 @@ CKBT_TEST(tune_confirm_within_the_noise_is_not_stored, "quick")
     /* slower than untuned: not stored either */
     rounds_of(b, (double[]){11, 12, 11}, NULL, 3);
     CKBT_EXPECT(!ckb_tune_confirm_decide(u, b, 3, &c), "a slower winner is not stored");
-    /* the threshold itself: at 0.98 of untuned's time not stored, under it stored */
+    /* the threshold itself: at 0.98 of untuned's time not stored, under it
+     * stored (the speedups over the baselines clearly agree: the
+     * milliseconds decide) */
     double at = 10 * CKB_TUNE_CONFIRM_MAX_RATIO;
-    rounds_of(b, (double[]){at, at, at}, NULL, 3);
+    rounds_of(u, (double[]){10, 10, 10}, (double[]){2, 2, 2}, 3);
+    rounds_of(b, (double[]){at, at, at}, (double[]){3, 3, 3}, 3);
     CKBT_EXPECT(!ckb_tune_confirm_decide(u, b, 3, &c), "exactly at the threshold: not stored");
-    rounds_of(b, (double[]){at * 0.999, at * 0.999, at * 0.999}, NULL, 3);
+    rounds_of(b, (double[]){at * 0.999, at * 0.999, at * 0.999}, (double[]){3, 3, 3}, 3);
     CKBT_EXPECT(ckb_tune_confirm_decide(u, b, 3, &c), "just under it: stored (why '%s')", c.why);
 }
 
@@ -90,6 +93,13 @@ CKBT_TEST(tune_confirm_needs_the_baselines_to_agree, "quick")
     rounds_of(b, (double[]){8, 8, 8}, (double[]){2.5, 2.5, 2.5}, 3);
     CKBT_EXPECT(ckb_tune_confirm_decide(u, b, 3, &c) && near(c.speedup_gain, 1.25),
                 "stored when both say 1.25x ('%s')", c.why);
+    /* the same threshold on the speedups: untuned's at 0.98 of the best's
+     * not stored, under it stored */
+    double at = 2 / CKB_TUNE_CONFIRM_MAX_RATIO;
+    rounds_of(b, (double[]){8, 8, 8}, (double[]){at, at, at}, 3);
+    CKBT_EXPECT(!ckb_tune_confirm_decide(u, b, 3, &c), "at the threshold: not stored");
+    rounds_of(b, (double[]){8, 8, 8}, (double[]){at * 1.001, at * 1.001, at * 1.001}, 3);
+    CKBT_EXPECT(ckb_tune_confirm_decide(u, b, 3, &c), "just over it: stored ('%s')", c.why);
 }
 
 /* A disturbed round (speedup -2) does not count, whatever median it timed:
