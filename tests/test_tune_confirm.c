@@ -13,9 +13,10 @@
 #include "core/fsutil.h"
 #include "harness.h"
 
-/* rounds of one side: ms[i] with speedup 2 (a correct, undisturbed round),
- * or the speedup code in code[i] when it is not 0 (-1 not correct, -2
- * disturbed: such a round still carries the median it timed). */
+/* rounds of one side: ms[i] with speedup 20 / ms[i] (a correct, undisturbed
+ * round over a 20 ms baseline), or code[i] when it is not 0: a speedup of
+ * its own, or -1 not correct, -2 disturbed (such a round still carries the
+ * median it timed). */
 static void rounds_of(ckb_tune_timing *t, const double *ms, const double *code, int n)
 {
     for (int i = 0; i < n; i++) {
