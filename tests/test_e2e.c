@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench/expert.h"
+#include "bench/tune.h"
 #include "core/fsutil.h"
 #include "eval_util.h"
 #include "fake_llm.h"
@@ -169,13 +170,18 @@ CKBT_TEST(e2e_tune_stores_tuned_json_that_bench_reads, "full")
     /* A grid of two (NC 64 or 256; MC 256, off the default 1024, so the
      * stored values are told from the defaults). The search, not the
      * machine's quiet, is under test: no timing counts as disturbed (a
-     * disturbed configuration is not ranked and is retried after pauses). */
+     * disturbed configuration is not ranked and is retried after pauses).
+     * --confirm 0: the store and read-back path, whatever the winner's
+     * gain; the confirm pass is the second part below. */
     int rc = e2e_sh("CKBENCH_TUNED_DIR='%s' CKBENCH_MAX_DISTURBED_PCT=1e9 '%s' tune 8p --size small "
                     "--threads 2 --warmup 1 --iters 3 --param MR=6 --param MC=256 "
-                    "--param NC=64,256 --param TN=0 >'%s/tune.out' 2>'%s/tune.err'",
+                    "--param NC=64,256 --param TN=0 --confirm 0 >'%s/tune.out' 2>'%s/tune.err'",
                     tuned_dir, ckbt_bin(), t, t);
     char *out = e2e_text(t, "tune.out"), *err = e2e_text(t, "tune.err");
     CKBT_EXPECT(rc == 0, "tune exits 0 (got %d): %.1500s%.1500s", rc, out, err);
+    CKBT_EXPECT(strstr(out, "not confirmed (--confirm 0)") && !strstr(out, "confirmed: "),
+                "--confirm 0 says the entry is unconfirmed and runs no confirm pass: %.1500s",
+                out);
     int rows = 0;
     int64_t best[CKB_MAX_PARAMS] = {0}, row[CKB_MAX_PARAMS], top_nc = -1;
     int nbest = 0;
@@ -221,11 +227,13 @@ CKBT_TEST(e2e_tune_stores_tuned_json_that_bench_reads, "full")
     }
     json_object *lim = e ? json_object_object_get(e, "param_limits") : NULL;
     CKBT_EXPECT(e && ckbt_num(e, "configs_tried") == 2 && ckbt_num(e, "configs_correct") == 2 &&
-                    ckbt_num(e, "speedup") > 0 && ckbt_num(e, "median_ms") > 0 && lim &&
+                    ckbt_num(e, "speedup") > 0 && ckbt_num(e, "median_ms") > 0 &&
+                    ckbt_num(e, "confirm_rounds") == 0 && lim &&
                     json_object_array_length(lim) == 4 &&
                     strcmp(json_object_get_string(json_object_array_get_idx(lim, 2)),
                            "NC=64,256") == 0,
-                "the entry records 2 tried, 2 correct, its figures and the 4 limits");
+                "the entry records 2 tried, 2 correct, its figures, 0 confirm rounds and the 4 "
+                "limits");
     json_object_put(root);
     char *after = ckb_read_file(tree, NULL);
     CKBT_EXPECT((!before && !after) || (before && after && strcmp(before, after) == 0),
@@ -257,6 +265,60 @@ CKBT_TEST(e2e_tune_stores_tuned_json_that_bench_reads, "full")
                     (long long)best[i]);
     }
     json_object_put(root);
+
+    /* The confirm pass (default 3 rounds) on a grid of one: the winner and
+     * the untuned defaults alternated. Whether the winner is faster is the
+     * machine's business, not the test's: it either stores the confirmed
+     * figures or says why not and leaves the entry above as it was. */
+    char *was = e2e_text(wdir, "tuned.json");
+    rc = e2e_sh("CKBENCH_TUNED_DIR='%s' CKBENCH_MAX_DISTURBED_PCT=1e9 '%s' tune 8p --size small "
+                "--threads 2 --warmup 1 --iters 3 --param MR=6 --param MC=256 --param NC=256 "
+                "--param TN=0 >'%s/confirm.out' 2>&1",
+                tuned_dir, ckbt_bin(), t);
+    out = e2e_text(t, "confirm.out");
+    CKBT_EXPECT(rc == 0, "tune with the confirm pass exits 0, stored or not (got %d): %.2000s", rc,
+                out);
+    const char *cl = strstr(out, "\nconfirmed: untuned ");
+    double cu = -1, cb = -1, cg = -1;
+    int nread = cl ? sscanf(cl, "\nconfirmed: untuned %lf ms, best %lf ms, %lfx over untuned",
+                            &cu, &cb, &cg)
+                   : 0;
+    CKBT_EXPECT(nread == 3 && strstr(cl, " (3 rounds alternated; over the baseline"),
+                "the confirmed line, with both medians, the ratio and 3 rounds: %.2000s", out);
+    int rounds_shown = 0;
+    for (const char *p = out; (p = strstr(p, "\n[c")); p++)
+        rounds_shown++;
+    CKBT_EXPECT(rounds_shown == 6, "3 rounds a side shown, alternated (%d lines)", rounds_shown);
+    int stored = strstr(out, "\nstored in ") != NULL, kept = strstr(out, "\nnot stored: ") != NULL;
+    CKBT_EXPECT(stored != kept, "either stored or 'not stored: <why>' (stored %d, not %d): %.2000s",
+                stored, kept, out);
+    root = e2e_json(wdir, "tuned.json");
+    e = NULL;
+    json_object_object_get_ex(root, key, &e);
+    if (stored) {
+        /* the entry carries the confirmed figures (as printed), not the search's */
+        CKBT_EXPECT(e && ckbt_num(e, "confirm_rounds") == 3 &&
+                        fabs(ckbt_num(e, "median_ms") - cb) < 6e-4 &&
+                        fabs(ckbt_num(e, "untuned_median_ms") - cu) < 6e-4 &&
+                        fabs(ckbt_num(e, "gain_over_untuned") - cg) < 6e-3 &&
+                        ckbt_num(e, "gain_over_untuned") * CKB_TUNE_CONFIRM_MAX_RATIO > 1.0,
+                    "stored: confirm_rounds 3 and the confirmed %.3f ms, %.3f ms, %.2fx (entry: "
+                    "%s)", cb, cu, cg, e ? json_object_get_string(e) : "(none)");
+    } else {
+        char *now = e2e_text(wdir, "tuned.json");
+        CKBT_EXPECT(strcmp(was, now) == 0 && strstr(out, "\nkept: ") &&
+                        strstr(out, "left as it was"),
+                    "not stored: the earlier entry is kept, unchanged, and it says so: %.2000s",
+                    out);
+        CKBT_EXPECT(cg * CKB_TUNE_CONFIRM_MAX_RATIO <= 1.0 + 6e-3 ||
+                        strstr(out, "not borne out over the baselines"),
+                    "not stored only when the gain %.2fx is within the noise or the baselines "
+                    "disagree: %.2000s", cg, out);
+        free(now);
+    }
+    json_object_put(root);
+    free(was);
+    free(out);
 }
 
 /* --param on the grid `tune --dry-run` lists, and refused off it (exit 2,

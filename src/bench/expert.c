@@ -281,12 +281,13 @@ int ckb_expert_config_write(const char *path, const char *host, const ckb_worklo
                            have_untuned ? json_object_new_double(out->untuned_ms) : NULL);
     json_object_object_add(entry, "untuned_speedup",
                            have_untuned ? json_object_new_double(out->untuned_speedup) : NULL);
-    /* ranked by speedup over the interleaved baseline, so the gain is a ratio
-     * of speedups: robust to the machine's load changing during the search */
+    /* confirmed: the ratio of the alternated rounds' medians; unconfirmed:
+     * of the search's speedups over their interleaved baselines (robust to
+     * the load changing during the search), as the caller computed it */
     json_object_object_add(entry, "gain_over_untuned",
-                           have_untuned ? json_object_new_double(out->speedup /
-                                                                 out->untuned_speedup)
-                                        : NULL);
+                           out->gain > 0 ? json_object_new_double(out->gain) : NULL);
+    /* 0: the search's single timings, stored unconfirmed (tune --confirm 0) */
+    json_object_object_add(entry, "confirm_rounds", json_object_new_int(out->confirm_rounds));
     json_object_object_add(entry, "configs_tried", json_object_new_int(out->tried));
     json_object_object_add(entry, "configs_correct", json_object_new_int(out->correct));
     if (out->nlimits > 0) { /* a narrowed grid: the best of those values only */

@@ -8,7 +8,8 @@
  *
  * tuned.json: {"<size>/<threads>t @ <cpu> | <isa level>": {"params": {...},
  * "cpu", "isa_level", "size", "threads", "median_ms", "speedup", ...,
- * "param_limits": ["NAME=V,V", ...] when `tune --param` narrowed the grid}}.
+ * "confirm_rounds", "param_limits": ["NAME=V,V", ...] when `tune --param`
+ * narrowed the grid}} (docs/FORMATS.md, "Tuned values").
  * Entries keyed "<size>/<threads>t" alone (written before host keys) name
  * no host and are used by none.
  */
@@ -78,10 +79,16 @@ void ckb_expert_config_read(const char *path, const char *host, const ckb_worklo
                             ckb_size s, int threads, const ckb_machine *m,
                             ckb_expert_config *cfg);
 /* What a search found: the best configuration's and the untuned defaults'
- * medians and speedups over the baseline timed beside them (-1: not correct). */
+ * medians and speedups over the baseline timed beside them (-1: not correct);
+ * after a confirm pass (confirm_rounds > 0) the medians of its rounds'
+ * (bench/tune.h), else the search's single timings. gain: the best over
+ * untuned (confirmed: untuned_ms / best_ms; unconfirmed: speedup /
+ * untuned_speedup); <= 0: none. */
 typedef struct {
     double best_ms, untuned_ms;
     double speedup, untuned_speedup;
+    double gain;
+    int confirm_rounds;
     int tried, correct;
     const char *const *limits; /* the --param limits of a narrowed grid (nlimits), stored */
     int nlimits;               /* as "param_limits"; 0: the whole grid was searched */

@@ -9,6 +9,7 @@
 #include "bench/expert.h"
 #include "core/error.h"
 #include "core/say.h"
+#include "core/stats.h"
 #include "core/strbuf.h"
 #include "eval/eval.h"
 #include "machine/roofline.h"
@@ -49,10 +50,115 @@ static double tune__eval(const ckb_workload *w, const ckb_tune_opts *o, const ch
     return -2;
 }
 
+/* The median of the counted figures of one side (x[i] with ok[i]); -1: none. */
+static double tune__median(const double *x, const int *ok, int n)
+{
+    double kept[CKB_TUNE_CONFIRM_MAX_ROUNDS];
+    int k = 0;
+    for (int i = 0; i < n && k < CKB_TUNE_CONFIRM_MAX_ROUNDS; i++)
+        if (ok[i])
+            kept[k++] = x[i];
+    return k ? ckb_stats_of(kept, k).median : -1;
+}
+
+int ckb_tune_confirm_decide(const ckb_tune_timing *untuned, const ckb_tune_timing *best,
+                            int rounds, ckb_tune_confirmed *c)
+{
+    memset(c, 0, sizeof *c);
+    if (rounds > CKB_TUNE_CONFIRM_MAX_ROUNDS)
+        rounds = CKB_TUNE_CONFIRM_MAX_ROUNDS;
+    enum { N = CKB_TUNE_CONFIRM_MAX_ROUNDS };
+    double ums[N], usp[N], bms[N], bsp[N];
+    int uok[N], bok[N], untuned_wrong = 0, best_wrong = 0;
+    for (int i = 0; i < rounds; i++) {
+        ums[i] = untuned[i].ms, usp[i] = untuned[i].speedup;
+        bms[i] = best[i].ms, bsp[i] = best[i].speedup;
+        /* disturbed (-2) and not correct (-1) rounds do not count */
+        uok[i] = usp[i] > 0 && ums[i] > 0;
+        bok[i] = bsp[i] > 0 && bms[i] > 0;
+        c->untuned_counted += uok[i];
+        c->best_counted += bok[i];
+        c->untuned_disturbed += usp[i] == -2;
+        c->best_disturbed += bsp[i] == -2;
+        untuned_wrong += usp[i] == -1;
+        best_wrong += bsp[i] == -1;
+    }
+    c->untuned_ms = tune__median(ums, uok, rounds);
+    c->untuned_speedup = tune__median(usp, uok, rounds);
+    c->best_ms = tune__median(bms, bok, rounds);
+    c->best_speedup = tune__median(bsp, bok, rounds);
+    c->gain = c->untuned_ms > 0 && c->best_ms > 0 ? c->untuned_ms / c->best_ms : -1;
+    c->speedup_gain =
+        c->untuned_speedup > 0 && c->best_speedup > 0 ? c->best_speedup / c->untuned_speedup : -1;
+    int need = rounds / 2 + 1; /* more than half */
+    if (rounds <= 0) {
+        snprintf(c->why, sizeof c->why, "no confirm rounds were run");
+    } else if (best_wrong) {
+        snprintf(c->why, sizeof c->why,
+                 "the best was not correct in %d of %d confirm rounds (a configuration that "
+                 "passes only sometimes is not stored)", best_wrong, rounds);
+    } else if (c->best_counted < need) {
+        snprintf(c->why, sizeof c->why,
+                 "too few undisturbed confirm rounds: the best's timing was disturbed by other "
+                 "work in %d of %d (at least %d must count); run tune again on a quiet machine",
+                 c->best_disturbed, rounds, need);
+    } else if (untuned_wrong) {
+        /* the untuned defaults can fail where a tuned configuration does not:
+         * any correct configuration is then better than them */
+        c->gain = c->speedup_gain = -1;
+        c->store = 1;
+        snprintf(c->why, sizeof c->why,
+                 "the untuned defaults were not correct in %d of %d confirm rounds: the best is "
+                 "stored without a gain over them", untuned_wrong, rounds);
+    } else if (c->untuned_counted < need) {
+        snprintf(c->why, sizeof c->why,
+                 "too few undisturbed confirm rounds: the untuned timing was disturbed by other "
+                 "work in %d of %d (at least %d must count); run tune again on a quiet machine",
+                 c->untuned_disturbed, rounds, need);
+    } else if (!(c->best_ms < CKB_TUNE_CONFIRM_MAX_RATIO * c->untuned_ms)) {
+        snprintf(c->why, sizeof c->why,
+                 "the best is not faster than untuned by more than the noise (%.2fx; storing "
+                 "needs its time under %.2f of untuned's, %.2fx)", c->gain,
+                 CKB_TUNE_CONFIRM_MAX_RATIO, 1 / CKB_TUNE_CONFIRM_MAX_RATIO);
+    } else if (!(c->untuned_speedup < CKB_TUNE_CONFIRM_MAX_RATIO * c->best_speedup)) {
+        /* the milliseconds say faster, the baselines timed beside each do not:
+         * the load changed between the two sides' timings */
+        snprintf(c->why, sizeof c->why,
+                 "the best's gain in milliseconds (%.2fx) is not borne out over the baselines "
+                 "timed beside each (%.2fx: the load changed between the timings?)", c->gain,
+                 c->speedup_gain);
+    } else {
+        c->store = 1;
+    }
+    return c->store;
+}
+
 static void tune__print_config(const ckb_workload *w, const int64_t *v)
 {
     for (int i = 0; i < w->nparams; i++)
         ckb_say_out("%s%s=%-5lld", i ? " " : "", w->params[i].name, (long long)v[i]);
+}
+
+/* "not stored": why, and what bench runs instead. An entry tuned.json
+ * already has for this size, budget and host is left as it was (an earlier
+ * search's, which this one did not time), and said, since bench then keeps
+ * running it rather than the untuned blocks. */
+static void tune__say_not_stored(const ckb_workload *w, const ckb_tune_opts *o, const char *why)
+{
+    ckb_expert_config cfg;
+    ckb_expert_config_load(w, o->size, o->threads, o->machine, &cfg);
+    if (!cfg.tuned) {
+        ckb_say_out("not stored: %s; the untuned blocks stand\n", why);
+        return;
+    }
+    char path[512];
+    ckb_expert_tuned_path(w, path, sizeof path);
+    ckb_say_out("not stored: %s\nkept: %s's entry for %s/%dt on this host (", why, path,
+                ckb_size_name(o->size), o->threads);
+    for (int i = 0; i < w->nparams; i++)
+        ckb_say_out("%s%s=%lld", i ? " " : "", w->params[i].name, (long long)cfg.values[i]);
+    ckb_say_out(") is left as it was: bench runs it, not the untuned blocks, until it is "
+                "removed\n");
 }
 
 /* The odometer over the grid: idx[i] counts through ngrid[i] values, the
@@ -127,6 +233,73 @@ static int tune__narrow(const ckb_workload *w, const ckb_tune_opts *o,
         ngrid[p] = nkeep;
     }
     return CKB_OK;
+}
+
+/* The confirm pass (tune.h): the untuned defaults and the winner timed
+ * again alternately, o->confirm_rounds each, and the decision. 1: store,
+ * with out's figures replaced by the confirmed ones; 0: not stored (said,
+ * with why, and what becomes of an entry tuned.json has already). */
+static int tune__confirm(const ckb_workload *w, const ckb_tune_opts *o, const char *expert,
+                         const int64_t *untuned_v, const int64_t *best_v, ckb_tune_outcome *out)
+{
+    int rounds = o->confirm_rounds < CKB_TUNE_CONFIRM_MAX_ROUNDS ? o->confirm_rounds
+                                                                 : CKB_TUNE_CONFIRM_MAX_ROUNDS;
+    if (memcmp(untuned_v, best_v, sizeof *best_v * (size_t)w->nparams) == 0) {
+        /* bench runs these values with no entry: nothing to confirm or store */
+        tune__say_not_stored(w, o, "the best is the untuned defaults");
+        return 0;
+    }
+    ckb_say_out("confirm: untuned and best timed again alternately, %d rounds each\n", rounds);
+    ckb_tune_timing ut[CKB_TUNE_CONFIRM_MAX_ROUNDS], bt[CKB_TUNE_CONFIRM_MAX_ROUNDS];
+    ckb_eval_result r;
+    for (int i = 0; i < rounds; i++)
+        for (int side = 0; side < 2; side++) {
+            ckb_tune_timing *t = side ? &bt[i] : &ut[i];
+            t->speedup = tune__eval(w, o, expert, side ? best_v : untuned_v, &r);
+            t->ms = t->speedup > 0 || t->speedup == -2 ? r.cand.median : -1;
+            ckb_say_out("[c%d/%d] %-8s", i + 1, rounds, side ? "best" : "untuned");
+            if (t->speedup > 0)
+                ckb_say_out("  %9.3f ms  %.2fx baseline\n", t->ms, t->speedup);
+            else if (t->speedup == -2)
+                ckb_say_out("  %9.3f ms  timing disturbed by other work: not counted\n", t->ms);
+            else
+                ckb_say_out("  %s: %.100s\n", ckb_status_name(r.status), r.message);
+        }
+    ckb_tune_confirmed c;
+    int store = ckb_tune_confirm_decide(ut, bt, rounds, &c);
+    ckb_say_out("confirmed: untuned ");
+    if (c.untuned_ms > 0)
+        ckb_say_out("%.3f ms", c.untuned_ms);
+    else
+        ckb_say_out("-");
+    ckb_say_out(", best ");
+    if (c.best_ms > 0)
+        ckb_say_out("%.3f ms", c.best_ms);
+    else
+        ckb_say_out("-");
+    if (c.gain > 0)
+        ckb_say_out(", %.2fx over untuned", c.gain);
+    ckb_say_out(" (%d round%s alternated", rounds, rounds == 1 ? "" : "s");
+    if (c.speedup_gain > 0)
+        ckb_say_out("; over the baseline timed beside each: untuned %.2fx, best %.2fx, %.2fx",
+                    c.untuned_speedup, c.best_speedup, c.speedup_gain);
+    if (c.untuned_disturbed || c.best_disturbed)
+        ckb_say_out("; disturbed, not counted: untuned %d, best %d", c.untuned_disturbed,
+                    c.best_disturbed);
+    ckb_say_out(")\n");
+    if (!store) {
+        tune__say_not_stored(w, o, c.why);
+        return 0;
+    }
+    if (c.why[0])
+        ckb_say_out("note: %s\n", c.why);
+    out->best_ms = c.best_ms;
+    out->speedup = c.best_speedup;
+    out->untuned_ms = c.untuned_ms;
+    out->untuned_speedup = c.untuned_speedup;
+    out->gain = c.gain;
+    out->confirm_rounds = rounds;
+    return 1;
 }
 
 int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o, ckb_err *err)
@@ -222,11 +395,18 @@ int ckb_tune_run(const ckb_workload *w, const ckb_tune_opts *o, ckb_err *err)
     if (untuned > 0)
         ckb_say_out("  %.2fx over untuned", best / untuned);
     ckb_say_out("  (%d tried, %d correct)\n", tried, correct);
+    ckb_tune_outcome out = {.best_ms = best_ms, .untuned_ms = untuned_ms, .speedup = best,
+                            .untuned_speedup = untuned,
+                            .gain = untuned > 0 ? best / untuned : -1, .tried = tried,
+                            .correct = correct, .limits = o->limits, .nlimits = o->nlimits};
+    if (o->confirm_rounds > 0) {
+        if (!tune__confirm(w, o, expert, fallback, best_v, &out))
+            return CKB_OK; /* not stored, and it said why: a result, not a failure */
+    } else {
+        ckb_say_out("not confirmed (--confirm 0): the search's single timings are stored\n");
+    }
     ckb_expert_config cfg;
     ckb_expert_config_set(w, best_v, &cfg);
-    ckb_tune_outcome out = {.best_ms = best_ms, .untuned_ms = untuned_ms, .speedup = best,
-                            .untuned_speedup = untuned, .tried = tried, .correct = correct,
-                            .limits = o->limits, .nlimits = o->nlimits};
     if (ckb_expert_config_save(w, o->size, o->threads, &cfg, &out) != 0)
         return ckb_err_set(err, CKB_E_IO, "cannot store the tuned values: %s", strerror(errno));
     char path[512], host[200];

@@ -35,7 +35,8 @@ static int tune__run(const ckb_cli_args *a)
         return 1;
     ckb_tune_opts to = {.size = o.size, .threads = o.threads, .warmup = o.warmup,
                         .iters = o.iters, .dry_run = ckb_cli_given(a, "dry-run") > 0,
-                        .machine = &m, .limits = limits, .nlimits = nlimits};
+                        .machine = &m, .limits = limits, .nlimits = nlimits,
+                        .confirm_rounds = (int)ckb_cli_int(a, "confirm", CKB_TUNE_CONFIRM_ROUNDS)};
     int failed = 0;
     for (int i = 0; i < n; i++) {
         if (all)
@@ -53,6 +54,10 @@ static int tune__run(const ckb_cli_args *a)
     return failed ? 1 : 0;
 }
 
+/* the confirm pass's constants as text, so the help says what runs */
+#define TUNE__STR(x) #x
+#define TUNE__XSTR(x) TUNE__STR(x)
+
 static const ckb_cli_opt tune__opts[] = {
     CKB_CLI_OPT_SIZE_HOST,
     CKB_CLI_OPT_THREADS,
@@ -64,14 +69,24 @@ static const ckb_cli_opt tune__opts[] = {
     {"param", 0, CKB_CLI_KV, "NAME=V[,V...]", 0, 0, CKB_MAX_PARAMS,
      "search only these values of NAME, each one of its grid (default: the whole grid; "
      "the stored entry lists the limits)", NULL},
+    {"confirm", 0, CKB_CLI_INT, "N", 0, CKB_TUNE_CONFIRM_MAX_ROUNDS, 0,
+     "before storing, time the untuned defaults and the best again alternately, N rounds "
+     "each, and store the best only if the medians say it is faster by more than the noise "
+     "(under " TUNE__XSTR(CKB_TUNE_CONFIRM_MAX_RATIO) " of untuned's time; disturbed rounds do "
+     "not count) (default: " TUNE__XSTR(CKB_TUNE_CONFIRM_ROUNDS) "; 0: store the "
+     "search's best single timing unconfirmed)", NULL},
     CKB_CLI_OPT_MACHINE,
 };
 
 const ckb_cli_cmd ckb_cmd_tune = {
     .name = "tune", .args = "[WORKLOAD]", .min_pos = 0, .max_pos = 1,
-    .summary = "grid-search the expert's parameters, store the best in workloads/<id>/tuned.json",
+    .summary = "grid-search the expert's parameters, store a confirmed best in "
+               "workloads/<id>/tuned.json",
     .about = "Only correct configurations compete, ranked by their speedup over the baseline\n"
-             "timed beside them. $CKBENCH_TUNED_DIR, when set, holds the tuned.json files\n"
-             "instead (DIR/<id>/tuned.json), for tune and for every command that reads them.\n",
+             "timed beside them. The winner is then timed again against the untuned\n"
+             "defaults, alternately (--confirm), and stored only if it is still faster by more\n"
+             "than the noise; otherwise nothing is stored (exit 0) and it says why.\n"
+             "$CKBENCH_TUNED_DIR, when set, holds the tuned.json files instead\n"
+             "(DIR/<id>/tuned.json), for tune and for every command that reads them.\n",
     .opts = tune__opts, .nopts = CKB_CLI_NOPTS(tune__opts), .run = tune__run,
 };
