@@ -182,85 +182,15 @@ static inline void ml__rope(const ckb_bf16 *x, ckb_bf16 *y, const float *cs, int
 
 /* ---- GEMM: C[m, n] = bf16(A[m, k] @ B[k, n]), row strides lda, ldb, ldc ---- */
 
-#define G_MR 6
-#define G_NR (ML_AMX ? 32 : 64) /* AMX: one 32-column chunk, its k steps contiguous */
-#define G_NV (G_NR / 16)
-#define G_PANELS (GNC / G_NR) /* panels per packed block */
+/* The kit's vdpbf16ps micro-kernel and packer (expert-kit/ckb_kit_gemm.h),
+ * driven by 3p's job list below; its AMX rows are 3p's own (g__amx_rows). */
+#define CKB_KIT_GEMM16_MR 6
+#define CKB_KIT_GEMM16_NR (ML_AMX ? 32 : 64) /* AMX: one 32-column chunk, its k steps contiguous */
+#define CKB_KIT_GEMM16_UNIT 0
+#include "ckb_kit_gemm.h"
+#define G_MR CKB_KIT_GEMM16_MR
+#define G_NR CKB_KIT_GEMM16_NR
 #define G_PACK_BYTES ((size_t)((ML_MAXK + 1) / 2) * GNC * 4)
-
-static inline __mmask16 g__mask(int64_t left)
-{
-    return left >= 16 ? (__mmask16)0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
-}
-
-static inline int g__pair(const ckb_bf16 *p)
-{
-    int v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* Packs columns [j0, j0 + np*64) of B (k rows, ldb apart) as np panels
- * bp[q][k pair][64] of (B[2p][j], B[2p+1][j]) pairs, zero past n and k. */
-static void g__pack_b(const ckb_bf16 *b, int64_t ldb, int64_t k, int64_t n, int64_t j0,
-                      int64_t np, uint32_t *bp)
-{
-    const int64_t kp = (k + 1) / 2;
-    for (int64_t p = 0; p < kp; p++) {
-        const ckb_bf16 *r0 = b + 2 * p * ldb;
-        const int has_odd = 2 * p + 1 < k;
-        for (int64_t q = 0; q < np; q++) {
-            uint32_t *o = bp + (q * kp + p) * G_NR;
-            for (int v = 0; v < G_NV; v++) {
-                int64_t j = j0 + q * G_NR + 16 * v;
-                __mmask16 m = g__mask(n - j);
-                __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + j));
-                __m512i hi = has_odd
-                                 ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + ldb + j))
-                                 : _mm512_setzero_si512();
-                _mm512_store_si512((void *)(o + 16 * v),
-                                   _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-            }
-        }
-    }
-}
-
-/* mr x nr of C from mr rows of A (lda apart) against one packed panel. */
-static inline void g__ukernel(const ckb_bf16 *a, int64_t lda, int64_t k, const uint32_t *bp,
-                              ckb_bf16 *c, int64_t ldc, int mr, int nr)
-{
-    __m512 acc[G_MR][G_NV];
-    const ckb_bf16 *row[G_MR];
-    for (int r = 0; r < G_MR; r++) {
-        row[r] = a + (r < mr ? r : mr - 1) * lda; /* rows past the edge: never stored */
-        for (int v = 0; v < G_NV; v++)
-            acc[r][v] = _mm512_setzero_ps();
-    }
-    for (int64_t p = 0; p < k / 2; p++) {
-        __m512i b[G_NV];
-        for (int v = 0; v < G_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + p * G_NR + 16 * v));
-        for (int r = 0; r < G_MR; r++) {
-            __m512i x = _mm512_set1_epi32(g__pair(row[r] + 2 * p));
-            for (int v = 0; v < G_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
-        }
-    }
-    if (k & 1) { /* the last k alone: the high halves are zero */
-        __m512i b[G_NV];
-        for (int v = 0; v < G_NV; v++)
-            b[v] = _mm512_load_si512((const void *)(bp + (k / 2) * G_NR + 16 * v));
-        for (int r = 0; r < G_MR; r++) {
-            __m512i x = _mm512_set1_epi32(row[r][k - 1]);
-            for (int v = 0; v < G_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
-        }
-    }
-    for (int r = 0; r < G_MR && r < mr; r++)
-        for (int v = 0; v < G_NV; v++)
-            _mm256_mask_storeu_epi16((void *)(c + r * ldc + 16 * v), g__mask(nr - 16 * v),
-                                     (__m256i)_mm512_cvtneps_pbh(acc[r][v]));
-}
 
 #if ML_AMX
 
@@ -353,8 +283,11 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
     const int64_t jb = t / nib, ib = t % nib, j0 = jb * GNC, i0 = ib * mc;
     const int64_t np = (j->n - j0 < GNC ? j->n - j0 + G_NR - 1 : GNC) / G_NR;
     const int64_t i1 = j->m - i0 < mc ? j->m : i0 + mc;
+    ckb_kit_gemm16_out c = {j->c, j->ldc};
+    const ckb_kit_gemm16_job g = {.a = j->a, .lda = j->lda, .b = j->b, .ldb = j->ldb, .m = j->m,
+                                  .n = j->n, .k = j->k, .ctx = &c};
     if (*packed != (job << 32) + jb) {
-        g__pack_b(j->b, j->ldb, j->k, j->n, j0, np, pack);
+        ckb_kit_gemm16_pack(&g, 0, j->k, j0, np, G_NR, pack);
         *packed = (job << 32) + jb;
     }
 #if ML_AMX
@@ -372,8 +305,7 @@ static void g__tile(const g__job *j, int64_t job, int64_t t, uint32_t *pack, int
         const int nr = j->n - c0 < G_NR ? (int)(j->n - c0) : G_NR;
         for (int64_t i = i0; i < i1; i += G_MR) {
             const int mr = i1 - i < G_MR ? (int)(i1 - i) : G_MR;
-            g__ukernel(j->a + i * j->lda, j->lda, j->k, pack + q * kp * G_NR,
-                       j->c + i * j->ldc + c0, j->ldc, mr, nr);
+            ckb_kit_gemm16_ukernel(&g, j->a + i * j->lda, pack + q * kp * G_NR, i, c0, mr, nr);
         }
     }
 }
