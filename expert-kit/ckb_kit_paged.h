@@ -3,8 +3,8 @@
  * (6p_Paged_Attention: decode; 7p_Ragged_Paged_Attention: mixed prefill and
  * decode): the page-table walk, JAX's index clamping, the AVX-512
  * packers and register-tile kernels (vdpbf16ps where the target has AVX-512
- * BF16, f32 FMA in zmm everywhere), and the AVX2 + FMA flash core that both
- * run below AVX-512.
+ * BF16, f32 FMA in zmm everywhere), the AVX2 + FMA flash core that both
+ * run below AVX-512, and the portable path's one-row attention below AVX2.
  *
  * Contract: the expert includes <math.h>, <stdint.h>, <stdlib.h>,
  * <string.h>, <omp.h> and "ckbench.h", has the dims D, PS, PPS and NP, and
@@ -25,6 +25,9 @@
  *     against V rows [key][d], 4 rows x 3 vectors of 8 d.
  * A row past its limit keeps its state; rows whose limit is reached by no
  * key of the block cost nothing beyond the tile's widest row.
+ *
+ * The portable path (neither AVX-512 nor AVX2 + FMA): pk__row1 attends one
+ * query row in f32, the experts' reference-like fallback.
  */
 #pragma once
 
@@ -270,3 +273,43 @@ static void pk__row_out(const pk__state *st, int64_t r, ckb_bf16 *dst)
 }
 
 #endif /* AVX2 */
+
+#if !defined(PK_AVX512) && !defined(PK_AVX2)
+/* The portable path (neither above): one query row at a time, in C. */
+
+/* dst[0 .. D) = bf16(softmax(q K^T / sqrt(D)) V) for the query row q over
+ * positions j < n (n > 0) of sequence i, f32 throughout, two passes over
+ * its keys in place: p[0 .. n) holds the scores, then the exponentials. P
+ * is rounded to bf16 as the baselines' is. The K row of position j is k +
+ * pk__slot(pages, i, j) * stride, its V row likewise from v: k and v are
+ * the kv head's rows in slot 0, stride the elements from one slot to the
+ * next (6p keeps K and V apart, 7p interleaves them). */
+static void pk__row1(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, int64_t stride,
+                     const int32_t *pages, int64_t i, int64_t n, float *p, ckb_bf16 *dst)
+{
+    const float scale = (float)(1.0 / sqrt((double)D));
+    float mx = -INFINITY, acc[D];
+    for (int64_t j = 0; j < n; j++) {
+        const ckb_bf16 *kr = k + pk__slot(pages, i, j) * stride;
+        float s = 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(kr[d]);
+        p[j] = s * scale;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; j++)
+        sum += p[j] = expf(p[j] - mx);
+    for (int64_t d = 0; d < D; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
+        const ckb_bf16 *vr = v + pk__slot(pages, i, j) * stride;
+        for (int64_t d = 0; d < D; d++)
+            acc[d] += w * ckb_bf16_to_f32(vr[d]);
+    }
+    for (int64_t d = 0; d < D; d++)
+        dst[d] = ckb_f32_to_bf16(acc[d]);
+}
+
+#endif /* portable */

@@ -26,8 +26,8 @@
  *   - P v broadcasts a pair of probabilities (bf16, as the baseline's P is)
  *     against V packed as [key pair][d][2], 4 rows x 64 d.
  * Without AVX-512 F/BW/VL the paged kit's AVX2 + FMA core runs, and below
- * AVX2 a portable scalar path computes the same thing one query head at a
- * time in f32.
+ * AVX2 the kit's portable path (pk__row1, scalar C) computes the same
+ * thing one query head at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   NPB    pages per softmax block: the K/V working set and how often the
@@ -440,38 +440,15 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
 
 #else /* portable path: no AVX-512, no AVX2 */
 
-/* One query head of one sequence, f32 throughout, two passes over its
- * pages in place; p[] holds the scores. P is rounded to bf16 as the
- * baseline's is. */
+/* One query head of one sequence: the paged kit's portable row (pk__row1)
+ * over its K and V pages. */
 static void pa__row(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
                     const int32_t *kv_lens, const int32_t *pages, const int32_t *cu_q_lens,
                     ckb_bf16 *out, int64_t i, int64_t h, float *p)
 {
-    const float scale = (float)(1.0 / sqrt((double)D));
-    const int64_t len = pa__len(kv_lens, i), kh = h / PA_G;
-    const ckb_bf16 *q = queries + (pk__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D;
-    float mx = -INFINITY, acc[D];
-    for (int64_t j = 0; j < len; j++) {
-        const ckb_bf16 *k = k_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
-        float s = 0.0f;
-        for (int64_t d = 0; d < D; d++)
-            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
-        p[j] = s * scale;
-        mx = p[j] > mx ? p[j] : mx;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < len; j++)
-        sum += p[j] = expf(p[j] - mx);
-    for (int64_t d = 0; d < D; d++)
-        acc[d] = 0.0f;
-    for (int64_t j = 0; j < len; j++) {
-        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = v_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
-        for (int64_t d = 0; d < D; d++)
-            acc[d] += w * ckb_bf16_to_f32(v[d]);
-    }
-    for (int64_t d = 0; d < D; d++)
-        out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d]);
+    const int64_t kh = h / PA_G;
+    pk__row1(queries + (pk__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D, k_pages + kh * D,
+             v_pages + kh * D, HKV * D, pages, i, pa__len(kv_lens, i), p, out + (i * HQ + h) * D);
 }
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,

@@ -52,8 +52,9 @@
  *   - P v broadcasts a pair of probabilities against the same packed V, 4
  *     rows x 64 d.
  * MMA=0 needs AVX-512 BF16 and runs as 1 without it. Without AVX-512
- * F/BW/VL the paged kit's AVX2 + FMA core runs, and below AVX2 a portable
- * scalar path computes the same thing one query row at a time in f32.
+ * F/BW/VL the paged kit's AVX2 + FMA core runs, and below AVX2 the kit's
+ * portable path (pk__row1, scalar C) computes the same thing one query row
+ * at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   BQ  query rows per work item (multiple of 4; 16 for tiles): reuse of a
@@ -631,43 +632,21 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
 
 #else /* portable path: no AVX-512, no AVX2 */
 
-/* One query row (row t, head h of sequence i, which has q rows), f32
- * throughout, two passes over its keys in place; p[] holds the scores. P
- * is rounded to bf16 as JAX's is. */
+/* One query row (row t, head h of sequence i, which has q rows): the paged
+ * kit's portable row (pk__row1) over K and V interleaved in kv_pages, or
+ * the uniform row where it attends no key. */
 static void ra__row1(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
                      const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
                      int64_t q, int64_t t, int64_t h, float *p)
 {
-    const float scale = (float)(1.0 / sqrt((double)D));
     const int64_t n = ra__keys(kv_lens, i, q, t), kh = h / RA_G;
     ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
     if (n <= 0) {
         ra__uniform(kv_pages, pages, i, kh, dst);
         return;
     }
-    const ckb_bf16 *qr = ra__q(queries, cu_q_lens, i, t, h);
-    float mx = -INFINITY, acc[D];
-    for (int64_t j = 0; j < n; j++) {
-        const ckb_bf16 *k = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D;
-        float s = 0.0f;
-        for (int64_t d = 0; d < D; d++)
-            s += ckb_bf16_to_f32(qr[d]) * ckb_bf16_to_f32(k[d]);
-        p[j] = s * scale;
-        mx = p[j] > mx ? p[j] : mx;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n; j++)
-        sum += p[j] = expf(p[j] - mx);
-    for (int64_t d = 0; d < D; d++)
-        acc[d] = 0.0f;
-    for (int64_t j = 0; j < n; j++) {
-        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
-        for (int64_t d = 0; d < D; d++)
-            acc[d] += w * ckb_bf16_to_f32(v[d]);
-    }
-    for (int64_t d = 0; d < D; d++)
-        dst[d] = ckb_f32_to_bf16(acc[d]);
+    pk__row1(ra__q(queries, cu_q_lens, i, t, h), kv_pages + 2 * kh * D, kv_pages + (2 * kh + 1) * D,
+             HKV2 * D, pages, i, n, p, dst);
 }
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
