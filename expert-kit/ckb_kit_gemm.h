@@ -1016,26 +1016,15 @@ ckb_kit_gemm16_ukernel(const ckb_kit_gemm16_job *g, const ckb_bf16 *restrict a,
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
             b[v] = _mm512_load_si512((const void *)(bp + p * CKB_KIT_GEMM16_NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < CKB_KIT_GEMM16_MR; r++) {
-            __m512i x = _mm512_set1_epi32(ckb_kit_pair(row[r] + 2 * p));
-#pragma GCC unroll 4
-            for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
-        }
+        CKB_KIT_DPBF16_TILE(acc, b, CKB_KIT_GEMM16_MR, CKB_KIT_GEMM16_NV, r,
+                            ckb_kit_pair(row[r] + 2 * p));
     }
     if (k & 1) { /* the last k alone: A's high half and B's are zero */
         __m512i b[CKB_KIT_GEMM16_NV];
 #pragma GCC unroll 4
         for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
             b[v] = _mm512_load_si512((const void *)(bp + (k / 2) * CKB_KIT_GEMM16_NR + 16 * v));
-#pragma GCC unroll 16
-        for (int r = 0; r < CKB_KIT_GEMM16_MR; r++) {
-            __m512i x = _mm512_set1_epi32(row[r][k - 1]);
-#pragma GCC unroll 4
-            for (int v = 0; v < CKB_KIT_GEMM16_NV; v++)
-                acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)x, (__m512bh)b[v]);
-        }
+        CKB_KIT_DPBF16_TILE(acc, b, CKB_KIT_GEMM16_MR, CKB_KIT_GEMM16_NV, r, row[r][k - 1]);
     }
 #endif
     CKB_KIT_GEMM16_EPI(g->ctx, acc, i, j, mr, nr);

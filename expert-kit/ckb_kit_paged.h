@@ -3,14 +3,18 @@
  * (6p_Paged_Attention: decode; 7p_Ragged_Paged_Attention: mixed prefill and
  * decode): the page-table walk, JAX's index clamping, the AVX-512
  * packers and register-tile kernels (vdpbf16ps where the target has AVX-512
- * BF16, f32 FMA in zmm everywhere), and the AVX2 + FMA flash core that both
- * run below AVX-512.
+ * BF16, f32 FMA in zmm everywhere), the AVX2 + FMA flash core that both
+ * run below AVX-512, and the portable path's one-row attention below AVX2.
  *
  * Contract: the expert includes <math.h>, <stdint.h>, <stdlib.h>,
  * <string.h>, <omp.h> and "ckbench.h", has the dims D, PS, PPS and NP, and
  * defines before including this:
  *   PK_BK    keys per block at most (the K/V a block packs)
  *   PK_ROWS  query rows of one work item's state at most (a multiple of 4)
+ * and may define (AVX-512 state):
+ *   PK_SROWS    rows of scores and P held at a time (default a register
+ *               tile's 4; 7p's AMX tiles 16)
+ *   PK_ROW_KEYS each state row has its own key count (pk__state's n)
  *
  * The AVX2 core (PK_AVX2 is defined where it is compiled): a work item is a
  * set of query rows, each with its own key limit n[r] (row r attends
@@ -25,6 +29,9 @@
  *     against V rows [key][d], 4 rows x 3 vectors of 8 d.
  * A row past its limit keeps its state; rows whose limit is reached by no
  * key of the block cost nothing beyond the tile's widest row.
+ *
+ * The portable path (neither AVX-512 nor AVX2 + FMA): pk__row1 attends one
+ * query row in f32, the experts' reference-like fallback.
  */
 #pragma once
 
@@ -35,6 +42,8 @@
 /* scale * log2(e): scores go straight to the base-2 domain of
  * ckb_kit_exp2_16 / _8. */
 #define PK_C2 ((float)(1.4426950408889634 / sqrt((double)D)))
+
+#define PK_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
 
 /* Index clamping as JAX does it (dynamic_slice, gather), so any table is
  * read in bounds. */
@@ -50,9 +59,10 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define PK_AVX512 1
 
-/* AVX-512: the packers and register-tile kernels both experts run on, 4
- * query rows a tile (their blocks stay in the experts, on the attention
- * kit's softmax rows and AMX loops). MMA=0 operands (AVX-512 BF16): q and K as d pairs, K packed per
+/* AVX-512: the per-thread state (pk__state), the packers and the
+ * register-tile kernels both experts run on, 4 query rows a tile (their
+ * blocks stay in the experts, on the attention kit's softmax rows and AMX
+ * loops). MMA=0 operands (AVX-512 BF16): q and K as d pairs, K packed per
  * block as [key group of 16][d pair][16 keys] (a 16 x 16 dword transpose of
  * the page rows), V as [key pair][d][2]; MMA=1: the same widened to f32,
  * which needs only AVX-512 F/BW/VL. Scores and P rows are PK_BKS apart. */
@@ -67,6 +77,61 @@ static inline int64_t pk__slot(const int32_t *pages, int64_t i, int64_t j)
 #define PK_DQ (2 * PK_DP)           /* d rows of f32 K (MMA=1), D padded to even */
 #define PK_BKS ((PK_BK + 15) / 16 * 16) /* block keys padded to a group of 16 */
 #define PK_NV 4                     /* 16-key vectors per q k^T tile */
+#ifndef PK_SROWS /* rows of scores and P at a time: a register tile's (7p's AMX tiles: 16) */
+#define PK_SROWS PK_R
+#endif
+
+/* One work item's state and scratch, per thread, 64-byte aligned, sized
+ * for the wider unit. MMA=0: q [PK_ROWS][PK_DP] as d pairs, kp
+ * [PK_BKS/16][PK_DP][16] pairs, vp [PK_BKS/2][PK_DO][2], p
+ * [PK_SROWS][PK_BKS] bf16. MMA=1: q [PK_ROWS][PK_DQ] f32, kp
+ * [PK_BKS/16][PK_DQ][16] f32, vp [PK_BKS][PK_DO] f32, p [PK_SROWS][PK_BKS]
+ * f32 (holding bf16-rounded values, as the baselines' P). */
+typedef struct {
+    uint32_t *q;  /* the item's query rows */
+    uint32_t *kp; /* packed K of one block, one kv head */
+    ckb_bf16 *vp; /* packed V of one block, one kv head */
+    float *s;     /* [PK_SROWS][PK_BKS] scores of one row tile */
+    ckb_bf16 *p;  /* probabilities of one row tile */
+    float *o;     /* [PK_ROWS][PK_DO] unnormalised output rows */
+    float *m;     /* [PK_ROWS] running max (base-2 domain) */
+    float *l;     /* [PK_ROWS][16] running sum, lane-wise */
+#ifdef PK_ROW_KEYS
+    int64_t *n; /* [PK_ROWS] keys each row attends (7p: an item's rows differ) */
+#endif
+} pk__state;
+
+#define PK_SZ_Q PK_ROUND64(PK_ROWS * PK_DQ * 4)
+#define PK_SZ_KP PK_ROUND64(PK_BKS * PK_DQ * 4)
+#define PK_SZ_VP PK_ROUND64(PK_BKS * PK_DO * 4)
+#define PK_SZ_S PK_ROUND64(PK_SROWS * PK_BKS * 4)
+#define PK_SZ_O PK_ROUND64(PK_ROWS * PK_DO * 4)
+#define PK_SZ_M PK_ROUND64(PK_ROWS * 4)
+#define PK_SZ_L PK_ROUND64(PK_ROWS * 16 * 4)
+#ifdef PK_ROW_KEYS
+#define PK_SZ_N PK_ROUND64(PK_ROWS * 8)
+#else
+#define PK_SZ_N 0
+#endif
+#define PK_STATE_BYTES                                                                          \
+    (PK_SZ_Q + PK_SZ_KP + PK_SZ_VP + 2 * PK_SZ_S + PK_SZ_O + PK_SZ_M + PK_SZ_L + PK_SZ_N)
+
+static void pk__state_carve(char *base, pk__state *st)
+{
+    st->q = (uint32_t *)base, base += PK_SZ_Q;
+    st->kp = (uint32_t *)base, base += PK_SZ_KP;
+    st->vp = (ckb_bf16 *)base, base += PK_SZ_VP;
+    st->s = (float *)base, base += PK_SZ_S;
+    st->p = (ckb_bf16 *)base, base += PK_SZ_S;
+    st->o = (float *)base, base += PK_SZ_O;
+    st->m = (float *)base, base += PK_SZ_M;
+#ifdef PK_ROW_KEYS
+    st->l = (float *)base, base += PK_SZ_L;
+    st->n = (int64_t *)base;
+#else
+    st->l = (float *)base;
+#endif
+}
 
 /* Packs K of kv head kh for 16 keys (rows[jj], NULL past the valid ones):
  * kp[p][jj] = pair p of key jj, zero for missing keys and past D. */
@@ -152,7 +217,6 @@ typedef struct {
     int64_t *n; /* [PK_ROWS] keys attended by each row: positions j < n[r] */
 } pk__state;
 
-#define PK_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
 #define PK_STATE_BYTES                                                                          \
     (2 * PK_ROUND64(PK_ROWS * PK_DO * 4) + 2 * PK_ROUND64(PK_BKP * PK_DO * 4) +                 \
      2 * PK_ROUND64(PK_R * PK_BKP * 4) + PK_ROUND64(PK_ROWS * 4) + PK_ROUND64(PK_ROWS * 8 * 4) + \
@@ -270,3 +334,43 @@ static void pk__row_out(const pk__state *st, int64_t r, ckb_bf16 *dst)
 }
 
 #endif /* AVX2 */
+
+#if !defined(PK_AVX512) && !defined(PK_AVX2)
+/* The portable path (neither above): one query row at a time, in C. */
+
+/* dst[0 .. D) = bf16(softmax(q K^T / sqrt(D)) V) for the query row q over
+ * positions j < n (n > 0) of sequence i, f32 throughout, two passes over
+ * its keys in place: p[0 .. n) holds the scores, then the exponentials. P
+ * is rounded to bf16 as the baselines' is. The K row of position j is k +
+ * pk__slot(pages, i, j) * stride, its V row likewise from v: k and v are
+ * the kv head's rows in slot 0, stride the elements from one slot to the
+ * next (6p keeps K and V apart, 7p interleaves them). */
+static void pk__row1(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *v, int64_t stride,
+                     const int32_t *pages, int64_t i, int64_t n, float *p, ckb_bf16 *dst)
+{
+    const float scale = (float)(1.0 / sqrt((double)D));
+    float mx = -INFINITY, acc[D];
+    for (int64_t j = 0; j < n; j++) {
+        const ckb_bf16 *kr = k + pk__slot(pages, i, j) * stride;
+        float s = 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(kr[d]);
+        p[j] = s * scale;
+        mx = p[j] > mx ? p[j] : mx;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n; j++)
+        sum += p[j] = expf(p[j] - mx);
+    for (int64_t d = 0; d < D; d++)
+        acc[d] = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
+        const ckb_bf16 *vr = v + pk__slot(pages, i, j) * stride;
+        for (int64_t d = 0; d < D; d++)
+            acc[d] += w * ckb_bf16_to_f32(vr[d]);
+    }
+    for (int64_t d = 0; d < D; d++)
+        dst[d] = ckb_f32_to_bf16(acc[d]);
+}
+
+#endif /* portable */

@@ -351,6 +351,26 @@ static inline __m512 ckb_kit_exp2_16(__m512 x)
 
 CKB_KIT__TANH_GELU(16, __m512, _mm512_) /* ckb_kit_tanh16, ckb_kit_gelu16 */
 
+#ifdef __AVX512BF16__
+/* One k pair of a vdpbf16ps register tile (the resident GEMM driver's
+ * micro-kernel, 33k's convolution): acc[r][v] += W . b[v] pairwise for
+ * rows r < rows and vectors v < nv, W an expression of r (the loop
+ * variable the caller names) giving row r's bf16 pair as a dword
+ * (ckb_kit_pair), broadcast to every lane; b[v] the 16 pairs the caller
+ * loaded. Both counts constants, so the tile stays in registers. The
+ * broadcast is the first source: the pair products are exact in f32, so
+ * the order changes no result. A macro: as an always_inline function
+ * (acc, b and the pairs passed by pointer) it moved the registers and loop
+ * counters of the driver and of 33k. */
+#define CKB_KIT_DPBF16_TILE(acc, b, rows, nv, r, W)                                                \
+    _Pragma("GCC unroll 16") for (int r = 0; r < (rows); r++)                                      \
+    {                                                                                              \
+        const __m512i x_ = _mm512_set1_epi32((int)(W));                                           \
+        _Pragma("GCC unroll 4") for (int v_ = 0; v_ < (nv); v_++)                                  \
+            (acc)[r][v_] = _mm512_dpbf16_ps((acc)[r][v_], (__m512bh)x_, (__m512bh)(b)[v_]);        \
+    }
+#endif
+
 #endif /* AVX-512 */
 
 /* ---- AMX: the tile configuration ----------------------------------------- */

@@ -21,7 +21,8 @@
  * - The micro-kernel (AVX-512 BF16): R output channels x PV vectors of 16
  *   positions of f32 accumulators in zmm registers over all IC x KD x KH x
  *   KW; per tap and channel pair, PV loads of x and R broadcasts of the
- *   weight pair feed R * PV vdpbf16ps.
+ *   weight pair feed R * PV vdpbf16ps (the kit's CKB_KIT_DPBF16_TILE, the
+ *   step of its GEMM driver too).
  * - The epilogue on the registers: bias, mish (x * tanh(softplus(x)) as
  *   x * t / (t + 2), t = e(e + 2), e = exp(x)) and tanh, one rounding to
  *   bf16, stored straight into out's NCDHW rows (masked where a vector
@@ -271,14 +272,7 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
 #pragma GCC unroll 4
                     for (int v = 0; v < PV; v++)
                         xv[v] = _mm512_loadu_si512((const void *)(xb + p * CMT_PLANE + 16 * v));
-#pragma GCC unroll 16
-                    for (int r = 0; r < R; r++) {
-                        const __m512i wv = _mm512_set1_epi32((int)wt[p * OC + r]);
-#pragma GCC unroll 4
-                        for (int v = 0; v < PV; v++)
-                            /* the broadcast last: it folds into the instruction */
-                            acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)xv[v], (__m512bh)wv);
-                    }
+                    CKB_KIT_DPBF16_TILE(acc, xv, R, PV, r, wt[p * OC + r]);
                 }
             }
 #pragma GCC unroll 16

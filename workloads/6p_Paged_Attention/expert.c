@@ -26,8 +26,8 @@
  *   - P v broadcasts a pair of probabilities (bf16, as the baseline's P is)
  *     against V packed as [key pair][d][2], 4 rows x 64 d.
  * Without AVX-512 F/BW/VL the paged kit's AVX2 + FMA core runs, and below
- * AVX2 a portable scalar path computes the same thing one query head at a
- * time in f32.
+ * AVX2 the kit's portable path (pk__row1, scalar C) computes the same
+ * thing one query head at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   NPB    pages per softmax block: the K/V working set and how often the
@@ -171,46 +171,13 @@ __attribute__((unused)) static void pa__merge(const float *part, int64_t i, int6
 #define PA_EB (MMA ? 4 : 2)           /* bytes of a packed q, K, V or P value */
 #define PA_ROWS (HKV * PA_GP)         /* state rows of an item */
 
-/* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
-typedef struct {
-    /* MMA=0: q [PA_ROWS][PK_DP] as d pairs, kp [PA_BK/16][PK_DP][16]
-     * pairs, vp [PA_BK/2][PK_DO][2], p [PK_R][PA_BK] bf16. MMA=1: q
-     * [PA_ROWS][PK_DQ] f32, kp [PA_BK/16][PK_DQ][16] f32, vp [PA_BK][PK_DO]
-     * f32, p [PK_R][PA_BK] f32 (holding bf16-rounded values, as the
-     * baseline's P). */
-    uint32_t *q;  /* the sequence's query heads */
-    uint32_t *kp; /* packed K of one block, one kv head */
-    ckb_bf16 *vp; /* packed V of one block, one kv head */
-    float *s;     /* [PK_R][PA_BK] scores of one row tile */
-    ckb_bf16 *p;  /* probabilities of one row tile */
-    float *o;     /* [PA_ROWS][PK_DO] unnormalised output rows */
-    float *m;     /* [PA_ROWS] running max (base-2 domain) */
-    float *l;     /* [PA_ROWS][16] running sum, lane-wise */
-} pa__scratch;
+/* Per-thread scratch: the paged kit's state (pk__state: one allocation,
+ * owned by workload()). */
+typedef pk__state pa__scratch;
+#define PA_SCRATCH_BYTES PK_STATE_BYTES
+#define PA_ROUND64 PK_ROUND64
 
-#define PA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define PA_SZ_Q PA_ROUND64(PA_ROWS * PK_DQ * 4)
-#define PA_SZ_KP PA_ROUND64(PA_BK * PK_DQ * 4)
-#define PA_SZ_VP PA_ROUND64(PA_BK * PK_DO * 4)
-#define PA_SZ_S PA_ROUND64(PK_R * PA_BK * 4)
-#define PA_SZ_P PA_ROUND64(PK_R * PA_BK * 4)
-#define PA_SZ_O PA_ROUND64(PA_ROWS * PK_DO * 4)
-#define PA_SZ_M PA_ROUND64(PA_ROWS * 4)
-#define PA_SZ_L PA_ROUND64(PA_ROWS * 16 * 4)
-#define PA_SCRATCH_BYTES                                                                        \
-    (PA_SZ_Q + PA_SZ_KP + PA_SZ_VP + PA_SZ_S + PA_SZ_P + PA_SZ_O + PA_SZ_M + PA_SZ_L)
-
-static void pa__scratch_carve(char *base, pa__scratch *sc)
-{
-    sc->q = (uint32_t *)base, base += PA_SZ_Q;
-    sc->kp = (uint32_t *)base, base += PA_SZ_KP;
-    sc->vp = (ckb_bf16 *)base, base += PA_SZ_VP;
-    sc->s = (float *)base, base += PA_SZ_S;
-    sc->p = (ckb_bf16 *)base, base += PA_SZ_P;
-    sc->o = (float *)base, base += PA_SZ_O;
-    sc->m = (float *)base, base += PA_SZ_M;
-    sc->l = (float *)base;
-}
+static void pa__scratch_carve(char *base, pa__scratch *sc) { pk__state_carve(base, sc); }
 
 /* Online softmax of one row tile (state rows row0..row0+3) over nk valid
  * keys of a block of width w16: writes P (bf16, or its value in f32 where
@@ -292,7 +259,7 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
 {
     const int64_t i = it->seq, len = pa__len(kv_lens, i);
     const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
-    memset(sc->q, 0, PA_SZ_Q);
+    memset(sc->q, 0, PK_SZ_Q);
     for (int64_t kh = 0; kh < HKV; kh++)
         for (int64_t g = 0; g < PA_G; g++)
         {
@@ -440,38 +407,15 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
 
 #else /* portable path: no AVX-512, no AVX2 */
 
-/* One query head of one sequence, f32 throughout, two passes over its
- * pages in place; p[] holds the scores. P is rounded to bf16 as the
- * baseline's is. */
+/* One query head of one sequence: the paged kit's portable row (pk__row1)
+ * over its K and V pages. */
 static void pa__row(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
                     const int32_t *kv_lens, const int32_t *pages, const int32_t *cu_q_lens,
                     ckb_bf16 *out, int64_t i, int64_t h, float *p)
 {
-    const float scale = (float)(1.0 / sqrt((double)D));
-    const int64_t len = pa__len(kv_lens, i), kh = h / PA_G;
-    const ckb_bf16 *q = queries + (pk__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D;
-    float mx = -INFINITY, acc[D];
-    for (int64_t j = 0; j < len; j++) {
-        const ckb_bf16 *k = k_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
-        float s = 0.0f;
-        for (int64_t d = 0; d < D; d++)
-            s += ckb_bf16_to_f32(q[d]) * ckb_bf16_to_f32(k[d]);
-        p[j] = s * scale;
-        mx = p[j] > mx ? p[j] : mx;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < len; j++)
-        sum += p[j] = expf(p[j] - mx);
-    for (int64_t d = 0; d < D; d++)
-        acc[d] = 0.0f;
-    for (int64_t j = 0; j < len; j++) {
-        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = v_pages + (pk__slot(pages, i, j) * HKV + kh) * D;
-        for (int64_t d = 0; d < D; d++)
-            acc[d] += w * ckb_bf16_to_f32(v[d]);
-    }
-    for (int64_t d = 0; d < D; d++)
-        out[(i * HQ + h) * D + d] = ckb_f32_to_bf16(acc[d]);
+    const int64_t kh = h / PA_G;
+    pk__row1(queries + (pk__clamp(cu_q_lens[i], NT - 1) * HQ + h) * D, k_pages + kh * D,
+             v_pages + kh * D, HKV * D, pages, i, pa__len(kv_lens, i), p, out + (i * HQ + h) * D);
 }
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,

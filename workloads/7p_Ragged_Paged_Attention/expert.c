@@ -52,8 +52,9 @@
  *   - P v broadcasts a pair of probabilities against the same packed V, 4
  *     rows x 64 d.
  * MMA=0 needs AVX-512 BF16 and runs as 1 without it. Without AVX-512
- * F/BW/VL the paged kit's AVX2 + FMA core runs, and below AVX2 a portable
- * scalar path computes the same thing one query row at a time in f32.
+ * F/BW/VL the paged kit's AVX2 + FMA core runs, and below AVX2 the kit's
+ * portable path (pk__row1, scalar C) computes the same thing one query row
+ * at a time in f32.
  *
  * Tunable (ckbench tune passes -DNAME=VALUE):
  *   BQ  query rows per work item (multiple of 4; 16 for tiles): reuse of a
@@ -100,6 +101,8 @@
  * tile path (D and BK multiples of 32, BQ of 16). */
 #define PK_BK BK
 #define PK_ROWS BQ
+#define PK_SROWS (MMA == 2 ? 16 : PK_R) /* rows of scores and P: a tile's */
+#define PK_ROW_KEYS                     /* each row its own key limit */
 #include "ckb_kit_paged.h"
 
 /* Query rows of sequence i: cu_q_lens[i + 1] - cu_q_lens[i], none when
@@ -229,51 +232,16 @@ static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages,
 /* The packed layout is the paged kit's (expert-kit/ckb_kit_paged.h: PK_R
  * rows a register tile, q and K rows PK_DP d pairs or PK_DQ f32, output
  * rows PK_DO; BK is a multiple of 16, so blocks are PK_BKS = BK keys). */
-#define RA_RS (MMA == 2 ? 16 : PK_R) /* rows of scores and P: a tile's */
+#define RA_RS PK_SROWS
 #define RA_PE (MMA == 1 ? 4 : 2)     /* bytes of one P (and packed K/V) value */
 
-/* Per-thread scratch, 64-byte aligned; one allocation, owned by workload(). */
-typedef struct {
-    /* MMA=0: q [BQ][PK_DP] as d pairs, kp [BK/16][PK_DP][16] pairs, vp
-     * [BK/2][PK_DO][2], p [PK_R][BK] bf16. MMA=1: q [BQ][PK_DQ] f32, kp
-     * [BK/16][PK_DQ][16] f32, vp [BK][PK_DO] f32, p [PK_R][BK] f32 (holding
-     * bf16-rounded values, as the baseline's P). */
-    uint32_t *q;  /* the item's query rows */
-    uint32_t *kp; /* packed K of one block */
-    ckb_bf16 *vp; /* packed V of one block */
-    float *s;     /* [PK_R][BK] scores of one row tile */
-    ckb_bf16 *p;  /* probabilities of one row tile */
-    float *o;     /* [BQ][PK_DO] unnormalised output rows */
-    float *m;     /* [BQ] running max (base-2 domain) */
-    float *l;     /* [BQ][16] running sum, lane-wise */
-    int64_t *n;   /* [BQ] keys each row attends */
-} ra__scratch;
+/* Per-thread scratch: the paged kit's state (pk__state, with each row's
+ * key count; one allocation, owned by workload()). */
+typedef pk__state ra__scratch;
+#define RA_SCRATCH_BYTES PK_STATE_BYTES
+#define RA_ROUND64 PK_ROUND64
 
-#define RA_ROUND64(n) (((size_t)(n) + 63) / 64 * 64)
-#define RA_SZ_Q RA_ROUND64(BQ * PK_DQ * 4)
-#define RA_SZ_KP RA_ROUND64(BK * PK_DQ * 4)
-#define RA_SZ_VP RA_ROUND64(BK * PK_DO * 4)
-#define RA_SZ_S RA_ROUND64(RA_RS * BK * 4)
-#define RA_SZ_P RA_ROUND64(RA_RS * BK * 4)
-#define RA_SZ_O RA_ROUND64(BQ * PK_DO * 4)
-#define RA_SZ_M RA_ROUND64(BQ * 4)
-#define RA_SZ_L RA_ROUND64(BQ * 16 * 4)
-#define RA_SZ_N RA_ROUND64(BQ * 8)
-#define RA_SCRATCH_BYTES                                                                        \
-    (RA_SZ_Q + RA_SZ_KP + RA_SZ_VP + RA_SZ_S + RA_SZ_P + RA_SZ_O + RA_SZ_M + RA_SZ_L + RA_SZ_N)
-
-static void ra__scratch_carve(char *base, ra__scratch *sc)
-{
-    sc->q = (uint32_t *)base, base += RA_SZ_Q;
-    sc->kp = (uint32_t *)base, base += RA_SZ_KP;
-    sc->vp = (ckb_bf16 *)base, base += RA_SZ_VP;
-    sc->s = (float *)base, base += RA_SZ_S;
-    sc->p = (ckb_bf16 *)base, base += RA_SZ_P;
-    sc->o = (float *)base, base += RA_SZ_O;
-    sc->m = (float *)base, base += RA_SZ_M;
-    sc->l = (float *)base, base += RA_SZ_L;
-    sc->n = (int64_t *)base;
-}
+static void ra__scratch_carve(char *base, ra__scratch *sc) { pk__state_carve(base, sc); }
 
 /* Online softmax of the `rows` rows of the tile at item row rt against the
  * block of keys from j0, scores over w16 keys: row r keeps its first n[r] -
@@ -631,43 +599,21 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
 
 #else /* portable path: no AVX-512, no AVX2 */
 
-/* One query row (row t, head h of sequence i, which has q rows), f32
- * throughout, two passes over its keys in place; p[] holds the scores. P
- * is rounded to bf16 as JAX's is. */
+/* One query row (row t, head h of sequence i, which has q rows): the paged
+ * kit's portable row (pk__row1) over K and V interleaved in kv_pages, or
+ * the uniform row where it attends no key. */
 static void ra__row1(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
                      const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
                      int64_t q, int64_t t, int64_t h, float *p)
 {
-    const float scale = (float)(1.0 / sqrt((double)D));
     const int64_t n = ra__keys(kv_lens, i, q, t), kh = h / RA_G;
     ckb_bf16 *dst = out + (ra__row(cu_q_lens, i, t) * HQ + h) * D;
     if (n <= 0) {
         ra__uniform(kv_pages, pages, i, kh, dst);
         return;
     }
-    const ckb_bf16 *qr = ra__q(queries, cu_q_lens, i, t, h);
-    float mx = -INFINITY, acc[D];
-    for (int64_t j = 0; j < n; j++) {
-        const ckb_bf16 *k = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh) * D;
-        float s = 0.0f;
-        for (int64_t d = 0; d < D; d++)
-            s += ckb_bf16_to_f32(qr[d]) * ckb_bf16_to_f32(k[d]);
-        p[j] = s * scale;
-        mx = p[j] > mx ? p[j] : mx;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < n; j++)
-        sum += p[j] = expf(p[j] - mx);
-    for (int64_t d = 0; d < D; d++)
-        acc[d] = 0.0f;
-    for (int64_t j = 0; j < n; j++) {
-        const float w = ckb_bf16_to_f32(ckb_f32_to_bf16(p[j] / sum));
-        const ckb_bf16 *v = kv_pages + (pk__slot(pages, i, j) * HKV2 + 2 * kh + 1) * D;
-        for (int64_t d = 0; d < D; d++)
-            acc[d] += w * ckb_bf16_to_f32(v[d]);
-    }
-    for (int64_t d = 0; d < D; d++)
-        dst[d] = ckb_f32_to_bf16(acc[d]);
+    pk__row1(ra__q(queries, cu_q_lens, i, t, h), kv_pages + 2 * kh * D, kv_pages + (2 * kh + 1) * D,
+             HKV2 * D, pages, i, n, p, dst);
 }
 
 void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
