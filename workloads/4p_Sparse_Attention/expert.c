@@ -7,13 +7,14 @@
  *
  * The flash-attention core (online softmax, packing, the AVX-512 BF16 /
  * AMX / AVX2 / portable paths and their tunables BQ, BK, SCHED, MMA) is
- * expert-kit/ckb_kit_flash.h, shared with 1p and 2p. What is 4p's own:
- *   - splash attention's block mask: the causal mask is evaluated per
- *     block, not per element (the kit's ckb_kit_attn_block_kind). A tile of query rows against
- *     a block of keys is fully masked (skipped: no q k^T, no exp, no P v, no
- *     load of its K or V), fully visible (computed with no mask at all) or
- *     partial (the diagonal blocks: the only ones where element masks are
- *     applied). About half of the S x S blocks are skipped, which the
+ * expert-kit/ckb_kit_flash.h, shared with 1p and 2p. What makes it splash
+ * attention, and what is 4p's own:
+ *   - the block mask: the causal mask is evaluated per block, not per
+ *     element (the kit's ckb_kit_attn_block_kind). A tile of query rows
+ *     against a block of keys is fully masked (skipped: no q k^T, no exp, no
+ *     P v, no load of its K or V), fully visible (computed with no mask at
+ *     all) or partial (the diagonal blocks: the only ones where element
+ *     masks are applied). About half of the S x S blocks are skipped, which the
  *     baseline computes and then multiplies by zeros;
  *   - no score scale (q is pre-scaled) and GQA over head-major
  *     [B, H, S, D] tensors: the B * HKV (batch row, kv head) pairs are the
