@@ -158,11 +158,23 @@ CKBT_TEST(timing_other_work_is_seen_as_disturbance_and_quiet_is_not, "full")
 
     /* A run far shorter than the CPU-time ticks can judge (8p's GEMM once, a
      * few ms a call): the kernels' own run-queue wait (schedstat) still
-     * sees the spinners. */
+     * sees the spinners. Who runs is the scheduler's choice: the kernels'
+     * threads wake with credit over the spinners, and a run that brief can
+     * fit inside it and wait for nothing (once in CI: 0.8% waiting, one
+     * run, not flagged, rightly). So up to three tries, until the spinners
+     * make the kernels wait past the threshold; that run must be flagged.
+     * A wait that is never seen fails too. */
     char *quick = timing__gemm_reps(1);
-    ns = timing__spin(spinners, 256);
-    json_object *brief = timing__eval(quick, "10");
-    timing__stop(spinners, ns);
+    json_object *brief = NULL;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        json_object_put(brief);
+        ns = timing__spin(spinners, 256);
+        brief = timing__eval(quick, "10");
+        timing__stop(spinners, ns);
+        if (json_object_object_get(brief, "runqueue_wait_pct") == NULL ||
+            ckbt_num(brief, "runqueue_wait_pct") > CKB_EVAL_DEFAULT_MAX_DISTURBED_PCT)
+            break;
+    }
     if (json_object_object_get(brief, "runqueue_wait_pct") == NULL) {
         ckbt_skip("this kernel keeps no schedstat: a run shorter than %.1f s is not judged here",
                   CKB_EVAL_JUDGED_RUN_S);
