@@ -482,69 +482,66 @@ CKBT_TEST(experts_pass_every_configuration, "quick")
                 checked);
 }
 
+/* Each run on each expert that walks causal query blocks on the kit's walks
+ * (1p, 2p and 4p through the flash kit, 3p with its two key parts); with
+ * tiles, that the emulated tile path ran. */
+static void experts__flash_check(const experts_run *runs, size_t nruns, int tiles)
+{
+    static const char *const ids[] = {"1p", "2p", "3p", "4p"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        const ckb_workload *w = ckb_workload_find(ids[i]);
+        char path[512];
+        const int have = w && ckb_expert_path(w, path, sizeof path);
+        CKBT_EXPECT(have, "%s has an expert", ids[i]);
+        for (size_t r = 0; have && r < nruns; r++) {
+            long products = experts__check_config(w, path, 0, &runs[r]);
+            if (tiles)
+                CKBT_EXPECT(products > 0, "%s (%s): the emulated tile path did not run (%ld "
+                            "tile products)", ids[i], runs[r].defines, products);
+        }
+    }
+}
+
 CKBT_TEST(experts_flash_tile_paths_pass_emulated, "quick")
 {
     /* The AMX walk of a causal query block (ckb_kit_amx_flash in
-     * expert-kit/ckb_kit_attn.h) serves 1p, 2p and 4p through the flash kit
-     * and 3p with its two key parts and its own value width; the tests
-     * above never run it (one configuration each, and no AMX here). Each
-     * runs it here on emulated tiles, with its untuned blocks and with
-     * small ones (more query tiles and key blocks a head). */
+     * expert-kit/ckb_kit_attn.h); the tests above never run it (one
+     * configuration each, and no AMX here). Each runs it here on emulated
+     * tiles, with its untuned blocks and with small ones (more query tiles
+     * and key blocks a head). */
     const char *level = getenv("CKBENCH_ISA");
     if (!__builtin_cpu_supports("avx512bf16") || (level && *level)) {
         ckbt_skip("no AVX-512 BF16 at the ISA level in force: the flash tile path needs it");
         return;
     }
-    static const char *const ids[] = {"1p", "2p", "3p", "4p"};
-    static const char *const blocks[] = {"-DMMA=2", "-DMMA=2 -DBQ=32 -DBK=32"};
-    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
-        const ckb_workload *w = ckb_workload_find(ids[i]);
-        char path[512];
-        CKBT_EXPECT(w && ckb_expert_path(w, path, sizeof path), "%s has an expert", ids[i]);
-        if (!w || !ckb_expert_path(w, path, sizeof path))
-            continue;
-        for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
-            const experts_run run = {ckb_isa_level(), blocks[b], 2, 1};
-            long products = experts__check_config(w, path, 0, &run);
-            CKBT_EXPECT(products > 0, "%s (%s): the emulated tile path did not run (%ld tile "
-                        "products)", ids[i], blocks[b], products);
-        }
-    }
+    const experts_run runs[] = {{ckb_isa_level(), "-DMMA=2", 2, 1},
+                                {ckb_isa_level(), "-DMMA=2 -DBQ=32 -DBK=32", 2, 1}};
+    experts__flash_check(runs, sizeof runs / sizeof *runs, 1);
 }
 
 CKBT_TEST(experts_flash_register_walks_pass_with_small_blocks, "quick")
 {
     /* The register walk of a causal query block (ckb_kit_reg_flash in
-     * expert-kit/ckb_kit_attn.h: 1p, 2p and 4p through the flash kit, 3p
-     * with its two key parts) and the flash kit's AVX2 walk. At small size
-     * their untuned blocks cover the whole sequence, so a key block past
-     * the first (its packed key offset, the visible blocks between skipped
-     * and diagonal ones) would never run: small blocks here, on each unit
-     * the host has and at AVX2. */
-    static const char *const ids[] = {"1p", "2p", "3p", "4p"};
-    const int dot = __builtin_cpu_supports("avx512bf16") && ckb_isa_level() >= CKB_ISA_AVX512BF16;
-    const int avx512 = ckb_isa_level() >= CKB_ISA_AVX512;
-    const experts_run runs[] = {{ckb_isa_level(), "-DMMA=0 -DBQ=8 -DBK=16", 2, 0},
-                                {ckb_isa_level(), "-DMMA=1 -DBQ=8 -DBK=16", 2, 0},
-                                {CKB_ISA_AVX2, "-DMMA=1 -DBQ=8 -DBK=16", 2, 0}};
-    int ran = 0;
-    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
-        const ckb_workload *w = ckb_workload_find(ids[i]);
-        char path[512];
-        CKBT_EXPECT(w && ckb_expert_path(w, path, sizeof path), "%s has an expert", ids[i]);
-        if (!w || !ckb_expert_path(w, path, sizeof path))
-            continue;
-        for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
-            if ((r == 0 && !dot) || (r == 1 && !avx512) || ckb_isa_level() < CKB_ISA_AVX2)
-                continue;
-            experts__check_config(w, path, 0, &runs[r]);
-            ran++;
-        }
-    }
-    if (!ran)
+     * expert-kit/ckb_kit_attn.h) and the flash kit's AVX2 walk. At small
+     * size their untuned blocks cover the whole sequence, so a key block
+     * past the first (its packed key offset, the visible blocks between
+     * skipped and diagonal ones) would never run: small blocks here, on
+     * each unit the host has and at AVX2. */
+    if (ckb_isa_level() < CKB_ISA_AVX2) {
         ckbt_skip("no AVX2 at the ISA level in force: the register walks cannot run here");
-    else if (!dot)
+        return;
+    }
+    const int dot = __builtin_cpu_supports("avx512bf16") && ckb_isa_level() >= CKB_ISA_AVX512BF16;
+    experts_run runs[3];
+    size_t n = 0;
+    if (dot)
+        runs[n++] = (experts_run){ckb_isa_level(), "-DMMA=0 -DBQ=8 -DBK=16", 2, 0};
+    else
         printf("    (no AVX-512 BF16 at the ISA level in force: the vdpbf16ps walk not run)\n");
+    if (ckb_isa_level() >= CKB_ISA_AVX512)
+        runs[n++] = (experts_run){ckb_isa_level(), "-DMMA=1 -DBQ=8 -DBK=16", 2, 0};
+    runs[n++] = (experts_run){CKB_ISA_AVX2, "-DMMA=1 -DBQ=8 -DBK=16", 2, 0};
+    experts__flash_check(runs, n, 0);
 }
 
 CKBT_TEST(experts_pass_every_configuration_on_every_lower_isa_level, "full")

@@ -61,6 +61,16 @@ static double tune__median(const double *x, const int *ok, int n)
     return k ? ckb_stats_of(kept, k).median : -1;
 }
 
+/* Why a side with too few undisturbed confirm rounds is not stored. */
+static void tune__too_few(ckb_tune_confirmed *c, const char *side, int disturbed, int rounds,
+                          int need)
+{
+    snprintf(c->why, sizeof c->why,
+             "too few undisturbed confirm rounds: %s timing was disturbed by other work in %d of "
+             "%d (at least %d must count); run tune again on a quiet machine",
+             side, disturbed, rounds, need);
+}
+
 int ckb_tune_confirm_decide(const ckb_tune_timing *untuned, const ckb_tune_timing *best,
                             int rounds, ckb_tune_confirmed *c)
 {
@@ -98,10 +108,7 @@ int ckb_tune_confirm_decide(const ckb_tune_timing *untuned, const ckb_tune_timin
                  "the best was not correct in %d of %d confirm rounds (a configuration that "
                  "passes only sometimes is not stored)", best_wrong, rounds);
     } else if (c->best_counted < need) {
-        snprintf(c->why, sizeof c->why,
-                 "too few undisturbed confirm rounds: the best's timing was disturbed by other "
-                 "work in %d of %d (at least %d must count); run tune again on a quiet machine",
-                 c->best_disturbed, rounds, need);
+        tune__too_few(c, "the best's", c->best_disturbed, rounds, need);
     } else if (untuned_wrong) {
         /* the untuned defaults can fail where a tuned configuration does not:
          * any correct configuration is then better than them */
@@ -111,10 +118,7 @@ int ckb_tune_confirm_decide(const ckb_tune_timing *untuned, const ckb_tune_timin
                  "the untuned defaults were not correct in %d of %d confirm rounds: the best is "
                  "stored without a gain over them", untuned_wrong, rounds);
     } else if (c->untuned_counted < need) {
-        snprintf(c->why, sizeof c->why,
-                 "too few undisturbed confirm rounds: the untuned timing was disturbed by other "
-                 "work in %d of %d (at least %d must count); run tune again on a quiet machine",
-                 c->untuned_disturbed, rounds, need);
+        tune__too_few(c, "the untuned", c->untuned_disturbed, rounds, need);
     } else if (!(c->best_ms < CKB_TUNE_CONFIRM_MAX_RATIO * c->untuned_ms)) {
         snprintf(c->why, sizeof c->why,
                  "the best is not faster than untuned by more than the noise (%.2fx; storing "
