@@ -181,7 +181,7 @@ enum { CKB_KIT_MASKED, CKB_KIT_VISIBLE, CKB_KIT_PARTIAL };
  * right of the last row, fully visible when every key lies at or left of
  * the first row and inside nkeys, partial otherwise. Only partial blocks
  * apply element masks. */
-static inline __attribute__((always_inline)) int ckb_kit_attn_block_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w,
+static inline int ckb_kit_attn_block_kind(int64_t qi0, int64_t qend, int64_t j0, int64_t w,
                                           int64_t nkeys)
 {
     if (j0 > qend - 1)

@@ -101,7 +101,6 @@ static inline int64_t fa__block_of(int64_t it) { return FA_NQB - 1 - it; }
 #define FA_SP (MMA == 2 ? (S + 31) / 32 * 32 : (S + 15) / 16 * 16)
 #define FA_R 4                      /* query rows per register tile */
 #define FA_RS (MMA == 2 ? 16 : FA_R)  /* rows of scores and P: a tile's */
-#define FA_NV 4                     /* 16-key vectors per q k^T tile */
 /* Bytes of packed K and V of one head: bf16 (MMA=0) or f32 (MMA=1). */
 #define FA_EB (MMA == 1 ? 4 : 2)
 #define FA_KP_BYTES ((int64_t)FA_SP * FA_DQ * FA_EB)
@@ -177,14 +176,13 @@ static __attribute__((unused)) void fa__pack_vf(const ckb_bf16 *v, float *vf, in
 
 /* Per-thread scratch (one allocation, owned by fa__attention()): the query
  * block as d pairs and P as bf16 (MMA=1: both widened to f32), 16-lane sums. */
-typedef ckb_kit_attn_scratch fa__scratch;
 #define FA_SCRATCH(base, sc)                                                                    \
     ckb_kit_attn_scratch_carve(base, BQ, FA_DQ * FA_EB, FA_RS, BK, FA_EB, FA_DO, 16, sc)
 
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
  * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
 static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
-                      int64_t i0, fa__scratch *sc)
+                      int64_t i0, ckb_kit_attn_scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
@@ -213,7 +211,7 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const char *kp,
  * pairs x 16 d of packed V (fa__pack_v's layout). The output rows are loaded
  * into the accumulators after the alpha rescale and stored back. */
 static void fa__block_amx(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
-                          int64_t i0, fa__scratch *sc)
+                          int64_t i0, ckb_kit_attn_scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     memset(sc->q, 0, (size_t)(nrows + 15) / 16 * 16 * FA_DQ * 2);
@@ -329,17 +327,15 @@ static inline __attribute__((always_inline)) void fa__pv(const float *p, const f
 
 /* Per-thread scratch (one allocation, owned by fa__attention()): the query
  * block and P widened to f32, 8-lane sums. */
-typedef ckb_kit_attn_scratch fa__scratch;
 #define FA_SCRATCH(base, sc)                                                                    \
     ckb_kit_attn_scratch_carve(base, BQ, FA_DO * 4, FA_R, BK, 4, FA_DO, 8, sc)
 
 /* Online softmax of one row tile against key block j0, width w8 (a
  * multiple of 8), given each row's lane-wise max mx: row qi0 + r keeps its
  * causal keys (at least one: see fa__block). */
-static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, int64_t qi0,
-                                                              int64_t rt, int64_t j0,
-                                                              int64_t w8, const __m256 *mx,
-                                                              float *alpha)
+static inline __attribute__((always_inline)) void
+fa__softmax(ckb_kit_attn_scratch *sc, int64_t qi0, int64_t rt, int64_t j0, int64_t w8,
+            const __m256 *mx, float *alpha)
 {
     for (int r = 0; r < FA_R; r++)
         alpha[r] = ckb_kit_attn_row8(sc->s + r * BK, (float *)sc->p + r * BK,
@@ -351,7 +347,7 @@ static inline __attribute__((always_inline)) void fa__softmax(fa__scratch *sc, i
 /* One query block: rows i0 .. i0+BQ of one query head (q and out point at
  * its position 0, positions FA_QS apart) against its kv head's packed K, V. */
 static void fa__block(const ckb_bf16 *q, const char *kp, const char *vp, ckb_bf16 *out,
-                      int64_t i0, fa__scratch *sc)
+                      int64_t i0, ckb_kit_attn_scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
@@ -416,7 +412,7 @@ static void fa__attention(const ckb_bf16 *q, const ckb_bf16 *k, const ckb_bf16 *
 
 #pragma omp parallel num_threads(nthreads)
     {
-        fa__scratch sc;
+        ckb_kit_attn_scratch sc;
         FA_SCRATCH(mem + 2 * ring_bytes + (size_t)omp_get_thread_num() * scratch_bytes, &sc);
         FA_TILES_ON();
         for (int64_t h0 = 0; h0 < FA_BKV; h0 += FA_G) {

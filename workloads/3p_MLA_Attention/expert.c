@@ -359,7 +359,6 @@ static void fa__pack_v(const ckb_bf16 *v, ckb_bf16 *vp, int64_t g)
 
 /* Per-thread attention scratch: the query block as d pairs, P as bf16,
  * 16-lane sums. */
-typedef ckb_kit_attn_scratch fa__scratch;
 #define FA_SCRATCH(base, sc)                                                                    \
     ckb_kit_attn_scratch_carve(base, BQ, FA_DP * 4, FA_RS, BK, 2, FA_DO, 16, sc)
 
@@ -367,7 +366,7 @@ typedef ckb_kit_attn_scratch fa__scratch;
  * QKD apart) into the scratch as d pairs: each query row is gathered
  * exactly once, so its RoPE is applied here. */
 static void fa__gather_q(const ckb_bf16 *q, int64_t i0, int64_t nrows, const float *cs,
-                         fa__scratch *sc)
+                         ckb_kit_attn_scratch *sc)
 {
     for (int64_t r = 0; r < nrows; r++) {
         ckb_bf16 *dst = (ckb_bf16 *)((uint32_t *)sc->q + r * FA_DP);
@@ -382,7 +381,7 @@ static void fa__gather_q(const ckb_bf16 *q, int64_t i0, int64_t nrows, const flo
  * batch row's packed k_rope (kr) and its packed v (vp). */
 static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
                       const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
-                      fa__scratch *sc)
+                      ckb_kit_attn_scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     int64_t ntiles = (nrows + FA_R - 1) / FA_R;
@@ -403,7 +402,7 @@ static __attribute__((unused)) void fa__block(const ckb_bf16 *q, const uint32_t 
  * stored back. Same arguments as fa__block. */
 static void fa__block_amx(const ckb_bf16 *q, const uint32_t *kn, const uint32_t *kr,
                           const ckb_bf16 *vp, ckb_bf16 *out, int64_t i0, const float *cs,
-                          fa__scratch *sc)
+                          ckb_kit_attn_scratch *sc)
 {
     int64_t nrows = S - i0 < BQ ? S - i0 : BQ;
     memset(sc->q, 0, (size_t)(nrows + 15) / 16 * 16 * FA_DP * 4);
@@ -486,7 +485,7 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *q_down, const ckb_bf16 *q_up,
         char *mine = at + (size_t)omp_get_thread_num() * n_thr;
         uint32_t *pack = (uint32_t *)mine;
         int64_t packed = -1;
-        fa__scratch sc;
+        ckb_kit_attn_scratch sc;
         FA_SCRATCH(mine + ML_ROUND64(G_PACK_BYTES), &sc);
         ML_TILES_ON();
 

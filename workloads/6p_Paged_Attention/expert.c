@@ -171,19 +171,11 @@ __attribute__((unused)) static void pa__merge(const float *part, int64_t i, int6
 #define PA_EB (MMA ? 4 : 2)           /* bytes of a packed q, K, V or P value */
 #define PA_ROWS (HKV * PA_GP)         /* state rows of an item */
 
-/* Per-thread scratch: the paged kit's state (pk__state: one allocation,
- * owned by workload()). */
-typedef pk__state pa__scratch;
-#define PA_SCRATCH_BYTES PK_STATE_BYTES
-#define PA_ROUND64 PK_ROUND64
-
-static void pa__scratch_carve(char *base, pa__scratch *sc) { pk__state_carve(base, sc); }
-
 /* Online softmax of one row tile (state rows row0..row0+3) over nk valid
  * keys of a block of width w16: writes P (bf16, or its value in f32 where
  * MMA, zero past nk), updates m and l, returns in alpha how much each
  * row's old output shrinks. */
-static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, int64_t row0,
+static inline __attribute__((always_inline)) void pa__softmax(pk__state *sc, int64_t row0,
                                                               int64_t nk, int64_t w16,
                                                               float *alpha)
 {
@@ -198,7 +190,7 @@ static inline __attribute__((always_inline)) void pa__softmax(pa__scratch *sc, i
 /* One block of nk keys from position j0 of sequence i, kv head kh, against
  * that head's PA_GP query rows. */
 static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const int32_t *pages,
-                      int64_t i, int64_t kh, int64_t j0, int64_t nk, pa__scratch *sc)
+                      int64_t i, int64_t kh, int64_t j0, int64_t nk, pk__state *sc)
 {
     const int64_t w16 = (nk + 15) / 16 * 16, nv = w16 / 16;
     for (int64_t g = 0; g < nv; g++) {
@@ -255,7 +247,7 @@ static void pa__block(const ckb_bf16 *k_pages, const ckb_bf16 *v_pages, const in
  * item is the whole sequence, else its partial. */
 static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
                          const int32_t *kv_lens, const int32_t *pages, const int32_t *cu_q_lens,
-                         ckb_bf16 *out, float *part, const pa__item *it, pa__scratch *sc)
+                         ckb_bf16 *out, float *part, const pa__item *it, pk__state *sc)
 {
     const int64_t i = it->seq, len = pa__len(kv_lens, i);
     const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
@@ -301,18 +293,13 @@ static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const
  * item's state rows are each kv head's G query rows padded to whole 4-row
  * tiles (pad rows are zero queries, computed and never stored); each block
  * of NPB pages is packed and attended one kv head at a time. */
-typedef pk__state pa__scratch;
-#define PA_SCRATCH_BYTES PK_STATE_BYTES
-#define PA_ROUND64 PK_ROUND64
 #define PA_GP ((PA_G + 3) / 4 * 4)
-
-static void pa__scratch_carve(char *base, pa__scratch *sc) { pk__state_carve(base, sc); }
 
 /* One item: pages [pg0, pg1) of sequence i. Writes out directly when the
  * item is the whole sequence, else its partial. */
 static void pa__item_run(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *v_pages,
                          const int32_t *kv_lens, const int32_t *pages, const int32_t *cu_q_lens,
-                         ckb_bf16 *out, float *part, const pa__item *it, pa__scratch *sc)
+                         ckb_bf16 *out, float *part, const pa__item *it, pk__state *sc)
 {
     const int64_t i = it->seq, len = pa__len(kv_lens, i);
     const ckb_bf16 *q = queries + pk__clamp(cu_q_lens[i], NT - 1) * HQ * D;
@@ -363,9 +350,9 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
               ckb_bf16 *out)
 {
     const int nthreads = omp_get_max_threads();
-    const size_t item_bytes = PA_ROUND64((size_t)NS * PA_NCH * sizeof(pa__item));
-    const size_t nparts_bytes = PA_ROUND64((size_t)NS * sizeof(int32_t));
-    char *mem = ckb_kit_alloc64(item_bytes + nparts_bytes + (size_t)nthreads * PA_SCRATCH_BYTES);
+    const size_t item_bytes = PK_ROUND64((size_t)NS * PA_NCH * sizeof(pa__item));
+    const size_t nparts_bytes = PK_ROUND64((size_t)NS * sizeof(int32_t));
+    char *mem = ckb_kit_alloc64(item_bytes + nparts_bytes + (size_t)nthreads * PK_STATE_BYTES);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     pa__item *items = (pa__item *)mem;
@@ -384,8 +371,8 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *k_pages, const ckb_bf16 *
 
 #pragma omp parallel num_threads(nthreads)
     {
-        pa__scratch sc;
-        pa__scratch_carve(scratch + (size_t)omp_get_thread_num() * PA_SCRATCH_BYTES, &sc);
+        pk__state sc;
+        pk__state_carve(scratch + (size_t)omp_get_thread_num() * PK_STATE_BYTES, &sc);
 #pragma omp for schedule(dynamic, 1) nowait
         for (int64_t x = 0; x < nitems; x++)
             pa__item_run(queries, k_pages, v_pages, kv_lens, page_indices, cu_q_lens, out, part,

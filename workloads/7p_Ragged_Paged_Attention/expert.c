@@ -235,21 +235,13 @@ static void ra__item_finish(const ckb_bf16 *kv_pages, const int32_t *pages,
 #define RA_RS PK_SROWS
 #define RA_PE (MMA == 1 ? 4 : 2)     /* bytes of one P (and packed K/V) value */
 
-/* Per-thread scratch: the paged kit's state (pk__state, with each row's
- * key count; one allocation, owned by workload()). */
-typedef pk__state ra__scratch;
-#define RA_SCRATCH_BYTES PK_STATE_BYTES
-#define RA_ROUND64 PK_ROUND64
-
-static void ra__scratch_carve(char *base, ra__scratch *sc) { pk__state_carve(base, sc); }
-
 /* Online softmax of the `rows` rows of the tile at item row rt against the
  * block of keys from j0, scores over w16 keys: row r keeps its first n[r] -
  * j0 keys (none when that is <= 0: the row is done, its state stays), the
  * rest count as -inf. Writes P over wp >= w16 keys (bf16, zero where masked
  * and past w16), updates m and l, returns in alpha how much each row's old
  * output shrinks. */
-static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, const int rows,
+static inline __attribute__((always_inline)) void ra__softmax(pk__state *sc, const int rows,
                                                               int64_t rt, int64_t j0, int64_t w16,
                                                               int64_t wp, float *alpha)
 {
@@ -291,7 +283,7 @@ static inline __attribute__((always_inline)) void ra__softmax(ra__scratch *sc, c
  * zero past nk up to the next multiple of 16 (MMA=2: of 32, as P v reads
  * whole 32-key tiles and 0 * stale V could be NaN). */
 static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, int64_t kh,
-                     int64_t j0, int64_t nk, ra__scratch *sc)
+                     int64_t j0, int64_t nk, pk__state *sc)
 {
     const int64_t nv = MMA == 2 ? (nk + 31) / 32 * 2 : (nk + 15) / 16;
     for (int64_t g = 0; g < nv; g++) {
@@ -330,7 +322,7 @@ static void ra__pack(const ckb_bf16 *kv_pages, const int32_t *pages, int64_t i, 
  * *nrows gets the real ones, *kend the most keys any row attends. */
 static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
                               const int32_t *cu_q_lens, int64_t i, int64_t kh, int64_t r0,
-                              int64_t tile, ra__scratch *sc, int64_t *nrows_out,
+                              int64_t tile, pk__state *sc, int64_t *nrows_out,
                               int64_t *kend_out)
 {
     const int64_t q = ra__qlen(cu_q_lens, i), rows = RA_G * q;
@@ -365,7 +357,7 @@ static int64_t ra__item_setup(const ckb_bf16 *queries, const int32_t *kv_lens,
 
 /* A row tile (item rows rt .. rt + 3) against the first w keys of the
  * packed block at j0, in 4-row register tiles. */
-static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int64_t rt,
+static inline __attribute__((always_inline)) void ra__tile(pk__state *sc, int64_t rt,
                                                            int64_t j0, int64_t w)
 {
     const int64_t nv = (w + 15) / 16;
@@ -400,7 +392,7 @@ static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int6
  * is B's layout). P v: P bf16 [16][BK] (A) against V packed [key
  * pair][PK_DO][2] (ckb_kit_attn_pack_v2's layout is B's); rows whose max
  * stayed keep their output as it is. */
-static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int64_t rt,
+static inline __attribute__((always_inline)) void ra__tile(pk__state *sc, int64_t rt,
                                                            int64_t j0, int64_t w)
 {
     const int64_t nv = (w + 15) / 16, w32 = (w + 31) / 32 * 32;
@@ -430,7 +422,7 @@ static inline __attribute__((always_inline)) void ra__tile(ra__scratch *sc, int6
  * queries with the last row's limit: computed, never stored. */
 static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
                      const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
+                     int64_t kh, int64_t r0, pk__state *sc)
 {
     int64_t nrows, kend;
     const int64_t padded =
@@ -456,19 +448,14 @@ static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const in
  * register tiles; each row keeps its own causal limit (the kit masks every
  * row to it), pad rows past an item's last row are zero queries with that
  * row's limit, computed and never stored. */
-typedef pk__state ra__scratch;
-#define RA_SCRATCH_BYTES PK_STATE_BYTES
-#define RA_ROUND64 PK_ROUND64
 #define RA_TILES_ON() ((void)0)
 #define RA_TILES_OFF() ((void)0)
-
-static void ra__scratch_carve(char *base, ra__scratch *sc) { pk__state_carve(base, sc); }
 
 /* One work item: item rows [r0, r0 + BQ) of sequence i, kv head kh (item
  * row r is query row r / G of the sequence, query head kh * G + r % G). */
 static void ra__item(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *kv_lens,
                      const int32_t *pages, const int32_t *cu_q_lens, ckb_bf16 *out, int64_t i,
-                     int64_t kh, int64_t r0, ra__scratch *sc)
+                     int64_t kh, int64_t r0, pk__state *sc)
 {
     const int64_t q = ra__qlen(cu_q_lens, i), rows = RA_G * q;
     const int64_t nrows = rows - r0 < BQ ? rows - r0 : BQ;
@@ -570,8 +557,8 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
     const int nthreads = omp_get_max_threads();
     const int64_t nvalid = ra__nvalid(num_seqs);
     const int64_t nmax = ra__count(cu_q_lens, nvalid);
-    const size_t order_bytes = RA_ROUND64((size_t)(nmax > 0 ? nmax : 1) * 2 * sizeof(int64_t));
-    char *mem = ckb_kit_alloc64(order_bytes + (size_t)nthreads * RA_SCRATCH_BYTES);
+    const size_t order_bytes = PK_ROUND64((size_t)(nmax > 0 ? nmax : 1) * 2 * sizeof(int64_t));
+    char *mem = ckb_kit_alloc64(order_bytes + (size_t)nthreads * PK_STATE_BYTES);
     if (!mem)
         return; /* out of memory: the output stays as it was and fails the check */
     int64_t *order = (int64_t *)mem, *cost = order + (nmax > 0 ? nmax : 1);
@@ -582,8 +569,8 @@ void workload(const ckb_bf16 *queries, const ckb_bf16 *kv_pages, const int32_t *
 
 #pragma omp parallel num_threads(nthreads)
     {
-        ra__scratch sc;
-        ra__scratch_carve(mem + order_bytes + (size_t)omp_get_thread_num() * RA_SCRATCH_BYTES, &sc);
+        pk__state sc;
+        pk__state_carve(mem + order_bytes + (size_t)omp_get_thread_num() * PK_STATE_BYTES, &sc);
         ra__zero_rest(lo, hi, out);
         RA_TILES_ON();
 #pragma omp for schedule(dynamic, 1) nowait
