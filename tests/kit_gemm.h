@@ -31,11 +31,15 @@ int ckbt_kit_gemm16_fma(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t
 int ckbt_kit_gemm16_amx(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t n, int64_t k,
                         int64_t mc, int64_t nc, int tn, float *c);
 long ckbt_kit_amx_products(void);
-/* 29k's and 32k's f32 AMX GEMM (ckb_kit_amx_gemm_f32) on the emulated
- * tiles: c[m][16 np] = a[m][k] @ b[k][16 np], k in passes of kc; m a
- * multiple of 32, np of 2, k of 32. 2, or -2 without AVX-512 BF16. */
-int ckbt_kit_amx_gemm_f32(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t np, int64_t k,
-                          int64_t kc, float *c);
+/* The kit's panel GEMM (ckb_kit_panel_*, 29k's and 32k's), one function per
+ * unit (kit_panel_case.h; AMX on the emulated tiles): c[m][16 np] =
+ * a[m][k] @ B in f32, B given as b[k][16 np] (bt 0) or its transpose (bt 1),
+ * k in passes of kc, row blocks of mb on a team; m a multiple of mb, mb of
+ * 32, np of 2, k of 32. The unit that ran, -1 out of memory, -2 without
+ * AVX-512 BF16. */
+typedef int ckbt_kit_panel_fn(const ckb_bf16 *a, const ckb_bf16 *b, int bt, int64_t m, int64_t np,
+                              int64_t k, int64_t kc, int64_t mb, float *c);
+ckbt_kit_panel_fn ckbt_kit_panel_dot, ckbt_kit_panel_amx;
 /* The kit's thread grid (ckb_kit_gemm_grid_make / _share): the team's size and
  * thread t's rows and columns of C [m][n]. */
 void ckbt_kit_grid_share(int nthr, int tn_want, int t, int64_t m, int64_t rstep, int64_t n,

@@ -19,28 +19,6 @@ long ckbt_kit_amx_products(void)
     return amx_emu_products;
 }
 
-/* c[m][16 np] = a[m][k] @ b[k][16 np] through ckb_kit_amx_gemm_f32 (k in
- * passes of kc), b packed here into its 16-column pair panels. */
-int ckbt_kit_amx_gemm_f32(const ckb_bf16 *a, const ckb_bf16 *b, int64_t m, int64_t np, int64_t k,
-                          int64_t kc, float *c)
-{
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-    const int64_t n = 16 * np;
-    uint32_t *bp = ckb_kit_alloc64((size_t)(np * k / 2 * 16) * 4);
-    if (!bp)
-        return -1;
-    for (int64_t q = 0; q < np; q++)
-        for (int64_t p = 0; p < k / 2; p++)
-            for (int64_t j = 0; j < 16; j++)
-                bp[(q * (k / 2) + p) * 16 + j] = (uint32_t)b[2 * p * n + 16 * q + j] |
-                                                 (uint32_t)b[(2 * p + 1) * n + 16 * q + j] << 16;
-    ckb_kit_amx_on();
-    ckb_kit_amx_gemm_f32(a, k, bp, k, kc, c, n, m, np);
-    ckb_kit_amx_off();
-    free(bp);
-    return 2;
-#else
-    (void)a, (void)b, (void)m, (void)np, (void)k, (void)kc, (void)c;
-    return -2;
-#endif
-}
+/* The panel GEMM on the same emulated tiles. */
+#define KIT_PANEL_FN ckbt_kit_panel_amx
+#include "kit_panel_case.h"

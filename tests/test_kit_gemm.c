@@ -170,35 +170,46 @@ CKBT_TEST(kit_gemm16_matches_the_product_on_every_unit, "quick")
         }
 }
 
-/* The f32 AMX GEMM of 29k and 32k (emulated tiles): one pass over k and
- * several (the partial sums reloaded into the accumulators), against the
+/* The panel GEMM of 29k and 32k, on vdpbf16ps and on the emulated tiles:
+ * both packers (B as it is and transposed), k in one pass and in several
+ * (the partial sums reloaded), row blocks shared by a team, against the
  * double-precision product. */
-CKBT_TEST(kit_amx_gemm_f32_matches_the_product, "quick")
+CKBT_TEST(kit_panel_gemm_matches_the_product, "quick")
 {
-    const int64_t m = 64, np = 4, k = 96, n = 16 * np;
+    enum { m = 96, np = 4, k = 96, n = 16 * np };
+    static const struct {
+        const char *name;
+        ckbt_kit_panel_fn *fn;
+        int unit;
+    } units[] = {{"vdpbf16ps", ckbt_kit_panel_dot, 0}, {"AMX (emulated)", ckbt_kit_panel_amx, 2}};
     uint64_t s = 12345;
-    ckb_bf16 a[64 * 96], b[96 * 64];
-    static float c[64 * 64];
+    static ckb_bf16 a[m * k], b[k * n];
+    static float c[m * n];
     for (int64_t i = 0; i < m * k; i++)
         a[i] = kit__rand(&s);
     for (int64_t i = 0; i < k * n; i++)
         b[i] = kit__rand(&s);
     const int64_t passes[] = {0, 32, 64};
-    for (int t = 0; t < 3; t++) {
-        for (int64_t i = 0; i < m * n; i++)
-            c[i] = NAN;
-        const long products = ckbt_kit_amx_products();
-        const int rc = ckbt_kit_amx_gemm_f32(a, b, m, np, k, passes[t], c);
-        if (rc == -2) {
-            ckbt_skip("this build has no AVX-512 BF16: no AMX path to emulate");
-            return;
-        }
-        int64_t wi = 0, wj = 0;
-        const double worst = kit__worst(a, b, 0, c, m, n, k, &wi, &wj);
-        CKBT_EXPECT(rc == 2 && ckbt_kit_amx_products() > products && worst < 1e-5,
-                    "kc=%lld: rc %d, worst relative error %g at [%lld][%lld]",
-                    (long long)passes[t], rc, worst, (long long)wi, (long long)wj);
-    }
+    for (int u = 0; u < 2; u++)
+        for (int bt = 0; bt < 2; bt++)
+            for (int t = 0; t < 3; t++) {
+                for (int64_t i = 0; i < m * n; i++)
+                    c[i] = NAN;
+                const long products = ckbt_kit_amx_products();
+                const int rc = units[u].fn(a, b, bt, m, np, k, passes[t], 32, c);
+                if (rc == -2) {
+                    ckbt_skip("this build has no AVX-512 BF16: no panel GEMM to test");
+                    return;
+                }
+                int64_t wi = 0, wj = 0;
+                const double worst = kit__worst(a, b, bt, c, m, n, k, &wi, &wj);
+                const int tiles = ckbt_kit_amx_products() > products;
+                CKBT_EXPECT(rc == units[u].unit && tiles == (units[u].unit == 2) && worst < 1e-5,
+                            "%s, B%s, kc=%lld: unit %d, tile products %s, worst relative error "
+                            "%g at [%lld][%lld]",
+                            units[u].name, bt ? " transposed" : "", (long long)passes[t], rc,
+                            tiles ? "yes" : "no", worst, (long long)wi, (long long)wj);
+            }
 }
 
 /* The portable GEMM the experts' portable paths run (ckb_kit_gemm_rows):

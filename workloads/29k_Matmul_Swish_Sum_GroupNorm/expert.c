@@ -24,9 +24,10 @@
  *   bias, the group's mean and variance (two passes over 4 registers), the
  *   normalisation and affine, one rounding to bf16.
  * - The GEMM block (MMA=2, where AMX is targeted and the dims are
- *   multiples of 32): a 2 x 2 grid of 16 x 16 f32 accumulator tiles, A
- *   tiles straight from x, B tiles from the panels; threads split the row
- *   blocks, no barrier after the packing. Otherwise the kit's GEMM
+ *   multiples of 32): the kit's panel GEMM (ckb_kit_gemm.h), a 2 x 2 grid
+ *   of 16 x 16 f32 accumulator tiles, A tiles straight from x, B tiles from
+ *   the panels; threads split the row blocks once the packing is done.
+ *   Otherwise the kit's blocked GEMM
  *   (ckb_kit_gemm.h) on the unit MMA names (0 vdpbf16ps, 1 f32 FMA) with
  *   the same epilogue (see its comment); a portable OpenMP path below AVX2.
  * - exp is a vector one within ~1 ulp of expf.
@@ -61,6 +62,7 @@
 #endif
 /* the kit's unit: its dot (0 runs as 1 without AVX-512 BF16), or f32 FMA */
 #define CKB_KIT_GEMM_UNIT (MMA == 1 ? 1 : 0)
+#define CKB_KIT_PANEL_UNIT 2 /* the panel GEMM where AMX is targeted (MMA=2) */
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0
 #error "MB, NB and KC must be multiples of 32"
@@ -78,22 +80,6 @@
 #if OUT % MSG_NB != 0 || B % MSG_MB != 0 || MSG_NB % MSG_CG != 0
 #error "NB must divide OUT and hold whole groups, MB must divide B"
 #endif
-
-/* Packs panels [q0, q1) of weight [IN][OUT] (panel q = columns 16q..16q+15)
- * into bp[q][IN/2][16] pairs, row pair outer so each weight row is read
- * in one run of 16 * (q1 - q0) columns. */
-static void msg__pack(const ckb_bf16 *w, int64_t q0, int64_t q1, uint32_t *bp)
-{
-    for (int64_t p = 0; p < IN / 2; p++) {
-        const ckb_bf16 *r0 = w + 2 * p * OUT, *r1 = r0 + OUT;
-        for (int64_t q = q0; q < q1; q++) {
-            __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r0 + 16 * q)));
-            __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r1 + 16 * q)));
-            _mm512_store_si512((void *)(bp + (q * (IN / 2) + p) * 16),
-                               _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-        }
-    }
-}
 
 /* The epilogue of one block: out[0:MSG_MB, 0:MSG_NB] (rows OUT apart) from
  * the f32 products acc; bias, gamma, beta point at the block's column 0. */
@@ -134,6 +120,23 @@ static void msg__norm_block(const float *acc, const ckb_bf16 *bias, const ckb_bf
         }
 }
 
+struct msg__call {
+    const ckb_bf16 *x, *bias, *gamma, *beta;
+    const uint32_t *wp;
+    ckb_bf16 *out;
+};
+
+/* Rows [i0, i0 + MSG_MB): each column block's sums in acc, then its norm. */
+static void msg__rows(void *ctx, int64_t i0, void *acc)
+{
+    const struct msg__call *c = ctx;
+    for (int64_t j0 = 0; j0 < OUT; j0 += MSG_NB) {
+        ckb_kit_panel_gemm_f32(c->x + i0 * IN, IN, c->wp + j0 * IN / 2, IN, KC, acc, MSG_NB,
+                               MSG_MB, MSG_NB / 16);
+        msg__norm_block(acc, c->bias + j0, c->gamma + j0, c->beta + j0, c->out + i0 * OUT + j0);
+    }
+}
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
               const ckb_bf16 *gn_weight, const ckb_bf16 *gn_bias, ckb_bf16 *out)
 {
@@ -141,30 +144,14 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias,
     uint32_t *wp = ckb_kit_alloc64((size_t)(IN * OUT) * 2);
     if (!wp) /* out of memory: no way to report, out stays unwritten */
         return;
-
+    struct msg__call c = {x, bias, gn_weight, gn_bias, wp, out};
 #pragma omp parallel
     {
         /* the packing, in runs of 4 panels (128-byte row segments) */
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < npanel; q += 4)
-            msg__pack(weight, q, q + 4 < npanel ? q + 4 : npanel, wp);
-        float *acc = ckb_kit_alloc64((size_t)(MSG_MB * MSG_NB) * 4);
-        if (acc) /* out of memory: out stays unwritten */
-            ckb_kit_amx_on(); /* the kit's tiles: 2 x 2 f32 accumulators, A and B 32 deep */
-#pragma omp for schedule(static)
-        for (int64_t i0 = 0; i0 < B; i0 += MSG_MB) {
-            if (!acc)
-                continue;
-            for (int64_t j0 = 0; j0 < OUT; j0 += MSG_NB) {
-                ckb_kit_amx_gemm_f32(x + i0 * IN, IN, wp + j0 * IN / 2, IN, KC, acc, MSG_NB,
-                                     MSG_MB, MSG_NB / 16);
-                msg__norm_block(acc, bias + j0, gn_weight + j0, gn_bias + j0,
-                                out + i0 * OUT + j0);
-            }
-        }
-        if (acc)
-            ckb_kit_amx_off();
-        free(acc);
+            ckb_kit_panel_pack_kn(weight, OUT, IN, q, q + 4 < npanel ? q + 4 : npanel, wp);
+        ckb_kit_panel_rows(B, MSG_MB, (size_t)(MSG_MB * MSG_NB) * 4, msg__rows, &c);
     }
     free(wp);
 }

@@ -25,15 +25,16 @@
  * - Layer 2 reads that h block in place as its A operand and accumulates
  *   the block's logits [MB][OUT] in f32; the epilogue adds b2 and reduces
  *   each row to its logsumexp (max, sum of exp, log) while in L2.
- * - The GEMM block: AMX where the compiler targets it (a 2 x 2 grid of
- *   16 x 16 f32 accumulator tiles, A tiles loaded straight from x or h, B
- *   tiles from the packed panels); otherwise an AVX-512 BF16 micro-kernel
- *   (8 rows x 32 columns of zmm accumulators, vdpbf16ps); the kit's f32
+ * - The GEMM block: the kit's panel GEMM (ckb_kit_gemm.h), AMX where the
+ *   compiler targets it (a 2 x 2 grid of 16 x 16 f32 accumulator tiles, A
+ *   tiles loaded straight from x or h, B tiles from the packed panels),
+ *   otherwise vdpbf16ps (8 rows x 32 columns of zmm accumulators); the kit's f32
  *   FMA GEMM where MMA=1 (f32 FMA the host's fastest unit), without
  *   AVX-512 BF16 or for dims that are not multiples of 32, with its own
  *   blocking (threads split a block's columns, not its rows; see its
  *   comment); a portable OpenMP path below AVX2.
- * - Threads split the row blocks: no barrier after the packing.
+ * - Threads split the row blocks, once the packing is done (every block
+ *   reads every panel).
  * - exp is a vector one within ~1 ulp of expf (range reduction by ln 2
  *   split in two, degree-7 polynomial, scalef).
  * AMX needs the process's permission to use tile data (arch_prctl); the
@@ -69,6 +70,7 @@
  * path below (AMX per AMX), 1 the kit's f32 FMA (zmm on AVX-512: the faster
  * unit where the dot runs at half the FMA rate) */
 #include "ckb_kit_unit.h"
+#define CKB_KIT_PANEL_UNIT (AMX ? 2 : 0) /* the kit's panel GEMM, on MMA 0 and 2 */
 
 #if MB % 32 != 0 || NB % 32 != 0 || KC % 32 != 0
 #error "MB, NB and KC must be multiples of 32"
@@ -83,90 +85,6 @@
 #define GSL_MB (MB < B ? MB : B)
 #if HID % GSL_NB != 0 || B % GSL_MB != 0
 #error "NB must divide HID and MB must divide B"
-#endif
-
-/* Packs panels [q0, q1) of w [n][k] (panel q = rows 16q..16q+15 of w, i.e.
- * columns of the product) into bp[q][k/2][16] pairs. */
-static void gsl__pack(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1, uint32_t *bp)
-{
-    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5,
-                                                            4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32((int)(k / 2)));
-    for (int64_t q = q0; q < q1; q++) {
-        const int *src = (const int *)(w + q * 16 * k);
-        uint32_t *dst = bp + q * (k / 2) * 16;
-        for (int64_t p = 0; p < k / 2; p++)
-            _mm512_store_si512((void *)(dst + p * 16), _mm512_i32gather_epi32(idx, src + p, 4));
-    }
-}
-
-#if AMX && CKB_KIT_AMX
-
-/* The tile shapes: 0-3 the 2 x 2 f32 accumulators, 4-5 A (16 rows x 32
- * bf16), 6-7 B (16 pairs x 16 columns); all 16 rows of 64 bytes. */
-static void gsl__tiles_on(void)
-{
-    ckb_kit_amx_on();
-}
-
-static void gsl__tiles_off(void)
-{
-    ckb_kit_amx_off();
-}
-
-/* c[0:mb, 0:16 np] = a @ the packed panels, in f32, k in passes of KC. */
-static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
-                      int64_t ldc, int64_t mb, int64_t np)
-{
-    ckb_kit_amx_gemm_f32(a, lda, bp, k, KC, c, ldc, mb, np);
-}
-
-#else /* AVX-512 BF16 without AMX */
-
-static void gsl__tiles_on(void) {}
-static void gsl__tiles_off(void) {}
-
-/* As the AMX gsl__gemm: 8 rows x 2 panels of zmm accumulators per step. */
-static void gsl__gemm(const ckb_bf16 *a, int64_t lda, const uint32_t *bp, int64_t k, float *c,
-                      int64_t ldc, int64_t mb, int64_t np)
-{
-    const int64_t kc = KC > 0 && KC < k ? KC : k;
-    const int64_t pstride = k / 2 * 16;
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t p0 = k0 / 2, p1 = (k0 + kc < k ? k0 + kc : k) / 2;
-        for (int64_t q = 0; q < np; q += 2) {
-            const uint32_t *b0 = bp + q * pstride, *b1 = b0 + pstride;
-            for (int64_t i = 0; i < mb; i += 8) {
-                __m512 acc[8][2];
-                float *ci = c + i * ldc + q * 16;
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) {
-                    acc[r][0] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc);
-                    acc[r][1] =
-                        k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc + 16);
-                }
-                const ckb_bf16 *ai = a + i * lda;
-                for (int64_t p = p0; p < p1; p++) {
-                    __m512i v0 = _mm512_load_si512((const void *)(b0 + p * 16));
-                    __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
-#pragma GCC unroll 8
-                    for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(ckb_kit_pair(ai + r * lda + 2 * p));
-                        /* the broadcast last: it folds into the instruction */
-                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
-                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
-                    }
-                }
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) {
-                    _mm512_storeu_ps(ci + r * ldc, acc[r][0]);
-                    _mm512_storeu_ps(ci + r * ldc + 16, acc[r][1]);
-                }
-            }
-        }
-    }
-}
-
 #endif
 
 /* Layer 1's epilogue: h[0:MB, 0:GSL_NB] = bf16(sigmoid(acc + b1)). */
@@ -200,6 +118,29 @@ static ckb_bf16 gsl__logsumexp_row(float *y, const ckb_bf16 *b2)
     return ckb_f32_to_bf16(m + logf(_mm512_reduce_add_ps(s)));
 }
 
+struct gsl__call {
+    const ckb_bf16 *x, *b1, *b2;
+    const uint32_t *w1p, *w2p;
+    ckb_bf16 *out;
+};
+
+/* Rows [i0, i0 + GSL_MB) through both layers; the scratch holds the layer-1
+ * sums of one hidden block, the block's h and its logits. */
+static void gsl__rows(void *ctx, int64_t i0, void *scratch)
+{
+    const struct gsl__call *c = ctx;
+    float *acc = scratch, *y = acc + GSL_MB * GSL_NB;
+    ckb_bf16 *h = (ckb_bf16 *)(y + GSL_MB * OUT);
+    for (int64_t j0 = 0; j0 < HID; j0 += GSL_NB) {
+        ckb_kit_panel_gemm_f32(c->x + i0 * IN, IN, c->w1p + j0 * IN / 2, IN, KC, acc, GSL_NB,
+                               GSL_MB, GSL_NB / 16);
+        gsl__sigmoid_block(acc, c->b1 + j0, h + j0);
+    }
+    ckb_kit_panel_gemm_f32(h, HID, c->w2p, HID, KC, y, OUT, GSL_MB, OUT / 16);
+    for (int64_t i = 0; i < GSL_MB; i++)
+        c->out[i0 + i] = gsl__logsumexp_row(y + i * OUT, c->b2);
+}
+
 void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const ckb_bf16 *w2,
               const ckb_bf16 *b2, ckb_bf16 *out)
 {
@@ -208,42 +149,19 @@ void workload(const ckb_bf16 *x, const ckb_bf16 *w1, const ckb_bf16 *b1, const c
     if (!w1p) /* out of memory: no way to report, out stays unwritten */
         return;
     uint32_t *w2p = w1p + HID * IN / 2;
-
+    struct gsl__call c = {x, b1, b2, w1p, w2p, out};
 #pragma omp parallel
     {
         /* the packing, split by panels; the implicit barrier ends it */
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
         for (int64_t q = 0; q < np1 + np2; q++) {
             if (q < np1)
-                gsl__pack(w1, IN, q, q + 1, w1p);
+                ckb_kit_panel_pack_nk(w1, IN, q, q + 1, w1p);
             else
-                gsl__pack(w2, HID, q - np1, q - np1 + 1, w2p);
+                ckb_kit_panel_pack_nk(w2, HID, q - np1, q - np1 + 1, w2p);
         }
-#pragma omp barrier
-        float *acc = ckb_kit_alloc64((size_t)(GSL_MB * GSL_NB) * 4);
-        ckb_bf16 *h = ckb_kit_alloc64((size_t)(GSL_MB * HID) * 2);
-        float *y = ckb_kit_alloc64((size_t)(GSL_MB * OUT) * 4);
-        int ok = acc && h && y; /* out of memory: out stays unwritten */
-        if (ok)
-            gsl__tiles_on();
-#pragma omp for schedule(static)
-        for (int64_t i0 = 0; i0 < B; i0 += GSL_MB) {
-            if (!ok)
-                continue;
-            for (int64_t j0 = 0; j0 < HID; j0 += GSL_NB) {
-                gsl__gemm(x + i0 * IN, IN, w1p + j0 * IN / 2, IN, acc, GSL_NB, GSL_MB,
-                          GSL_NB / 16);
-                gsl__sigmoid_block(acc, b1 + j0, h + j0);
-            }
-            gsl__gemm(h, HID, w2p, HID, y, OUT, GSL_MB, np2);
-            for (int64_t i = 0; i < GSL_MB; i++)
-                out[i0 + i] = gsl__logsumexp_row(y + i * OUT, b2);
-        }
-        if (ok)
-            gsl__tiles_off();
-        free(acc);
-        free(h);
-        free(y);
+        ckb_kit_panel_rows(B, GSL_MB, (size_t)(GSL_MB * (GSL_NB + OUT)) * 4 + GSL_MB * HID * 2,
+                           gsl__rows, &c);
     }
     free(w1p);
 }
