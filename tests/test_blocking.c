@@ -132,8 +132,11 @@ CKBT_TEST(blocking_defaults_fit_each_expert, "quick")
         {"6p", "NPB", &avx2_host, 4, "128 keys are 8 pages of 16, capped at 4"},
         {"32k", "KC", &avx2_host, 1024, "160 to the grid's nearest; 0 (all of K) is no block"},
         {"32k", "MB", &avx2_host, 512, "408 to the nearest grid value (512 is 1.25x, 128 3.2x away)"},
-        {"33k", "PV", &avx512_host, 3, "NR 64 is 4 vectors of 16: the nearest, 3"},
-        {"33k", "PV", &avx2_host, 1, "NR 16 is one vector of 16"},
+        {"33k", "R", &avx512_host, 8, "8 x 3 zmm: 24 accumulators in 28 of 32 registers"},
+        {"33k", "PV", &avx512_host, 3, "8 x 3 zmm: 24 accumulators in 28 of 32 registers"},
+        {"33k", "R", &avx2_host, 4, "4 x 3 ymm: 12 accumulators in all 16 (8 rows leave 1 vector)"},
+        {"33k", "PV", &avx2_host, 3, "4 x 3 ymm: 12 accumulators in all 16 (8 rows leave 1 vector)"},
+        {"33k", "PV", &amx_host, 3, "AMX runs its own tiles; the dot's pair on 32 zmm"},
         {"11p", "NCB", &amx_host, 12, "43008 columns are 672 panels of 64, capped at 12"},
         {"11p", "KC", &amx_host, 320, "a multiple of 32 inside [256, 512]"},
     };

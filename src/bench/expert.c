@@ -67,7 +67,7 @@ int ckb_expert_value_runs(const ckb_param *p, int64_t v, const ckb_machine *m)
 
 int ckb_expert_param_is_block(const ckb_param *p)
 {
-    return p->fallback <= CKB_PARAM_HOST_MR && p->fallback >= CKB_PARAM_HOST_BK;
+    return p->fallback <= CKB_PARAM_HOST_MR && p->fallback >= CKB_PARAM_HOST_LAST;
 }
 
 int64_t ckb_expert_block_model(const ckb_param *p, const ckb_machine *m, int unit)
@@ -86,6 +86,9 @@ int64_t ckb_expert_block_model(const ckb_param *p, const ckb_machine *m, int uni
     case CKB_PARAM_HOST_NC: return g.nc;
     case CKB_PARAM_HOST_BQ: return bq;
     case CKB_PARAM_HOST_BK: return bk;
+    /* alone, the GEMM's tile; with its partner, ckb_expert_defaults_on fits the pair */
+    case CKB_PARAM_HOST_TILE_ROWS: return g.mr;
+    case CKB_PARAM_HOST_TILE_VECS: return g.nr / (f.vec_bytes / 4);
     default: return p->fallback;
     }
 }
@@ -117,6 +120,26 @@ int64_t ckb_expert_block_fit(const ckb_param *p, int64_t v)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The register tile's pair, on both grids at once (machine/blocking.h). */
+static void expert__fit_tile(const ckb_workload *w, const ckb_machine *m, int unit,
+                             int64_t *values)
+{
+    int ir = -1, iv = -1;
+    for (int i = 0; i < w->nparams; i++) {
+        if (w->params[i].fallback == CKB_PARAM_HOST_TILE_ROWS)
+            ir = i;
+        if (w->params[i].fallback == CKB_PARAM_HOST_TILE_VECS)
+            iv = i;
+    }
+    if (ir < 0 || iv < 0)
+        return;
+    ckb_blocking_facts f;
+    ckb_blocking_facts_of(m, unit, &f);
+    const ckb_param *pr = &w->params[ir], *pv = &w->params[iv];
+    ckb_blocking_tile(&f, pr->values, pr->nvalues, pv->values, pv->nvalues, &values[ir],
+                      &values[iv]);
+}
+
 void ckb_expert_defaults_on(const ckb_workload *w, const ckb_machine *m, int unit,
                             int64_t *values)
 {
@@ -127,6 +150,7 @@ void ckb_expert_defaults_on(const ckb_workload *w, const ckb_machine *m, int uni
         else
             values[i] = p->fallback == CKB_PARAM_HOST_UNIT ? unit : p->fallback;
     }
+    expert__fit_tile(w, m, unit, values);
 }
 
 void ckb_expert_defaults(const ckb_workload *w, const ckb_machine *m, int64_t *values)

@@ -50,7 +50,7 @@ int64_t ckb_expert_param_value(int64_t v, const ckb_machine *m);
  * to another unit, and timing it again would only repeat that one. */
 int ckb_expert_value_runs(const ckb_param *p, int64_t v, const ckb_machine *m);
 /* 1 when p's default is a block of the host model (CKB_PARAM_HOST_MR ...
- * CKB_PARAM_HOST_BK in workloads/workload.h). */
+ * CKB_PARAM_HOST_LAST in workloads/workload.h). */
 int ckb_expert_param_is_block(const ckb_param *p);
 /* The model's value of p's block for an expert on `unit` (the MMA
  * encoding) on the host m profiles (machine/blocking.h; m NULL: assumed
@@ -63,7 +63,8 @@ int64_t ckb_expert_block_model(const ckb_param *p, const ckb_machine *m, int uni
 int64_t ckb_expert_block_fit(const ckb_param *p, int64_t v);
 /* The declared defaults as they run on m with the matmul unit `unit`:
  * a CKB_PARAM_HOST_UNIT parameter is unit, a block is the model's for that
- * unit, fitted; any other as declared. */
+ * unit, fitted (a register tile's rows and vectors as a pair); any other as
+ * declared. */
 void ckb_expert_defaults_on(const ckb_workload *w, const ckb_machine *m, int unit,
                             int64_t *values);
 /* The same on m's fastest unit (ckb_expert_host_unit): the untuned

@@ -59,7 +59,7 @@ static void describe__docs(const ckb_workload *w)
  * measured fastest, a block of the host model), resolved when it runs. */
 static const char *describe__param_value(int64_t v, char *buf, size_t n)
 {
-    if (v <= CKB_PARAM_HOST_UNIT && v >= CKB_PARAM_HOST_BK)
+    if (v <= CKB_PARAM_HOST_UNIT && v >= CKB_PARAM_HOST_LAST)
         return "host";
     snprintf(buf, n, "%lld", (long long)v);
     return buf;

@@ -81,3 +81,23 @@ void ckb_blocking_attention(const ckb_blocking_facts *f, int64_t head, int64_t *
     *bk = blocking__down(quarter / (head * e), f->unit == 2 ? 32 : 16);
     *bq = blocking__down(quarter / (head * (e + 4) / 2), 16);
 }
+
+int ckb_blocking_tile(const ckb_blocking_facts *f, const int64_t *rows, int nrows,
+                      const int64_t *vecs, int nvecs, int64_t *r, int64_t *v)
+{
+    int64_t best_r = 0, best_v = 0;
+    for (int i = 0; i < nrows; i++)
+        for (int j = 0; j < nvecs; j++) {
+            const int64_t a = rows[i], b = vecs[j];
+            if (a < 1 || b < 1 || a * b + b + 1 > f->nregs)
+                continue;
+            const int64_t acc = a * b, best = best_r * best_v;
+            if (acc > best || (acc == best && (a + b < best_r + best_v ||
+                                               (a + b == best_r + best_v && a < best_r))))
+                best_r = a, best_v = b;
+        }
+    if (best_r == 0)
+        return -1;
+    *r = best_r, *v = best_v;
+    return 0;
+}

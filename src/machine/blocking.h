@@ -40,6 +40,14 @@
  *                for the packed ring streaming in: BK = (L2 / 4) / (head *
  *                e'), BQ = (L2 / 4) / (head / 2 * (e' + 4)), rounded down to
  *                16 (AMX: BK to 32, a tile's depth).
+ *   tile (grids) an expert whose register tile's rows and vectors each
+ *                come from a grid (rows that must divide a dim: 33k's
+ *                output channels) takes the pair with the most
+ *                accumulators rows x vecs that fits beside a row of vecs
+ *                inputs and one broadcast: rows x vecs + vecs + 1 <= regs.
+ *                Fitting MR and NR to the grids one by one can miss it: on
+ *                16 ymm, MR 6 goes to 8 rows, which leave room for one
+ *                vector (8 accumulators) where 4 x 3 holds 12.
  *
  * Facts the profile lacks take assumed values (32 KiB L1, 512 KiB L2, no
  * L3; without an ISA level, 16 ymm registers unless a bf16 unit was
@@ -80,5 +88,11 @@ void ckb_blocking_gemm(const ckb_blocking_facts *f, ckb_blocking *out);
 /* Attention's query and key blocks for keys of `head` elements (a K row
  * plus a V row; a query's q plus out row alike). */
 void ckb_blocking_attention(const ckb_blocking_facts *f, int64_t head, int64_t *bq, int64_t *bk);
+
+/* The register tile of rows[0:nrows] x vecs[0:nvecs] for f (see "tile"
+ * above); ties go to the fewer loads a step (rows + vecs), then the fewer
+ * rows. 0 with *r, *v set; -1 where no pair fits (*r, *v untouched). */
+int ckb_blocking_tile(const ckb_blocking_facts *f, const int64_t *rows, int nrows,
+                      const int64_t *vecs, int nvecs, int64_t *r, int64_t *v);
 
 #endif /* CKB_MACHINE_BLOCKING_H */

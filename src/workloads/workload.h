@@ -97,6 +97,12 @@ typedef struct {
 #define CKB_PARAM_HOST_NC (-6)
 #define CKB_PARAM_HOST_BQ (-7)
 #define CKB_PARAM_HOST_BK (-8)
+/* A register tile's rows and vectors, each from its own grid, chosen as a
+ * pair for the host's register file (machine/blocking.h, "tile"); an
+ * expert declares both or neither. */
+#define CKB_PARAM_HOST_TILE_ROWS (-9)
+#define CKB_PARAM_HOST_TILE_VECS (-10)
+#define CKB_PARAM_HOST_LAST CKB_PARAM_HOST_TILE_VECS /* the last host kind */
 typedef struct {
     const char *name;
     int64_t fallback;

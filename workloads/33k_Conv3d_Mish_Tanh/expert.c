@@ -62,8 +62,8 @@
 #ifndef R /* output channels per micro-tile (divides OC) */
 #define R 8
 #endif
-#ifndef PV /* vectors of 16 output positions per micro-tile */
-#define PV 2
+#ifndef PV /* vectors of output positions per micro-tile: 16 positions a zmm, 8 a ymm (AVX2) */
+#define PV 3 /* 8 x 3 in 32 zmm, 4 x 3 sub-tiles in 16 ymm: the model's pair (bench) */
 #endif
 
 #if R < 1 || PV < 1 || R * PV + PV > 31

@@ -148,9 +148,10 @@ const ckb_workload ckb_wl_33k_Conv3d_Mish_Tanh = {
     .chain = {"bias", "mish", "tanh"},
     .reference_without = cmt_reference_without,
     /* expert.c: micro-tile of R output channels x PV vectors of output
-     * positions held in registers over every tap; MMA the unit. */
+     * positions held in registers over every tap, the pair the register
+     * file holds best (R must divide OC); MMA the unit. */
     .nparams = 3,
-    .params = {{"R", CKB_PARAM_HOST_MR, 2, {4, 8}},
-               {"PV", CKB_PARAM_HOST_NR, 3, {1, 2, 3}, .per = 16},
+    .params = {{"R", CKB_PARAM_HOST_TILE_ROWS, 2, {4, 8}},
+               {"PV", CKB_PARAM_HOST_TILE_VECS, 3, {1, 2, 3}},
                {"MMA", CKB_PARAM_HOST_UNIT, 1, {CKB_PARAM_HOST_UNIT}}},
 };
