@@ -189,79 +189,99 @@ static inline int ckb_kit_attn_block_kind(int64_t qi0, int64_t qend, int64_t j0,
     return j0 + w - 1 <= qi0 && j0 + w <= nkeys ? CKB_KIT_VISIBLE : CKB_KIT_PARTIAL;
 }
 
+/* ---- the f32 register tiles, in the target's widest vectors ------------- */
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define CKB_KIT_ATTN_W 16 /* f32 lanes of a vector */
+#define CKB_KIT_ATTN_NV 4 /* the most vectors of a tile row */
+typedef __m512 ckb_kit_attn_vec;
+#define CKB_KIT_ATTN_V(op) _mm512_##op /* the width's intrinsic op */
+#define CKB_KIT_ATTN_BCAST(p) _mm512_set1_ps(*(p))
+#elif defined(__AVX2__) && defined(__FMA__)
+#define CKB_KIT_ATTN_W 8
+#define CKB_KIT_ATTN_NV 3
+typedef __m256 ckb_kit_attn_vec;
+#define CKB_KIT_ATTN_V(op) _mm256_##op
+#define CKB_KIT_ATTN_BCAST(p) _mm256_broadcast_ss(p) /* from memory: GCC keeps it so */
+#endif
+
+#ifdef CKB_KIT_ATTN_W
 
 /* The accumulators of a 4-row tile: zeroed; stored to rows lds floats
- * apart; loaded from output rows ldo apart, each scaled by alpha[r]. */
-static inline __attribute__((always_inline)) void ckb_kit_attn__zero16(__m512 acc[][4],
-                                                                       const int nv)
+ * apart; loaded from output rows ldo apart, each scaled by alpha[r]
+ * (CKB_KIT_ATTN_SCALED). */
+static inline __attribute__((always_inline)) void
+ckb_kit_attn__zero(ckb_kit_attn_vec acc[][CKB_KIT_ATTN_NV], const int nv)
 {
     for (int r = 0; r < CKB_KIT_ATTN_R; r++)
         for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm512_setzero_ps();
+            acc[r][v] = CKB_KIT_ATTN_V(setzero_ps)();
 }
 
 static inline __attribute__((always_inline)) void
-ckb_kit_attn__store16(float *s, int64_t lds, __m512 acc[][4], const int nv)
+ckb_kit_attn__store(float *s, int64_t lds, ckb_kit_attn_vec acc[][CKB_KIT_ATTN_NV], const int nv)
 {
     for (int r = 0; r < CKB_KIT_ATTN_R; r++)
         for (int v = 0; v < nv; v++)
-            _mm512_store_ps(s + r * lds + 16 * v, acc[r][v]);
+            CKB_KIT_ATTN_V(store_ps)(s + r * lds + CKB_KIT_ATTN_W * v, acc[r][v]);
 }
 
-static inline __attribute__((always_inline)) void
-ckb_kit_attn__scaled16(const float *o, int64_t ldo, const float *alpha, __m512 acc[][4],
-                       const int dc)
-{
-    for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-        __m512 al = _mm512_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm512_mul_ps(al, _mm512_load_ps(o + r * ldo + 16 * c));
+/* (a macro: the loop compiles exactly as written out in place, which an
+ * inlined function did not on AVX2, checked against the disassembly) */
+#define CKB_KIT_ATTN_SCALED(acc, o, ldo, alpha, dc)                                            \
+    for (int r_ = 0; r_ < CKB_KIT_ATTN_R; r_++) {                                              \
+        ckb_kit_attn_vec al_ = CKB_KIT_ATTN_V(set1_ps)((alpha)[r_]);                           \
+        for (int c_ = 0; c_ < (dc); c_++)                                                      \
+            (acc)[r_][c_] = CKB_KIT_ATTN_V(mul_ps)(                                            \
+                al_, CKB_KIT_ATTN_V(load_ps)((o) + r_ * (ldo) + CKB_KIT_ATTN_W * c_));         \
     }
-}
 
 /* The micro-kernel of both matmuls: acc[r][v] += a[r][t] b[t][v] over n
  * steps t, a's rows lda apart, b's vector (t, v) at b + t bt + v bv. q k^T:
- * a = q, t a depth, v a key group (bt 16, bv a group's size); P v: a = P,
- * t a key, v a 16-wide d chunk (bt a V row, bv 16). */
+ * a = q, t a depth, v a key group (bt W, bv a group's size); P v: a = P,
+ * t a key, v a W-wide d chunk (bt a V row, bv W); W the lanes. */
 static inline __attribute__((always_inline)) void
-ckb_kit_attn__fma16(const float *a, int64_t lda, const float *b, int64_t bt, int64_t bv, int64_t n,
-                    const int nv, __m512 acc[][4])
+ckb_kit_attn__fma(const float *a, int64_t lda, const float *b, int64_t bt, int64_t bv, int64_t n,
+                  const int nv, ckb_kit_attn_vec acc[][CKB_KIT_ATTN_NV])
 {
     for (int64_t t = 0; t < n; t++) {
-        __m512 bb[4];
+        ckb_kit_attn_vec bb[CKB_KIT_ATTN_NV];
         for (int v = 0; v < nv; v++)
-            bb[v] = _mm512_load_ps(b + t * bt + v * bv);
+            bb[v] = CKB_KIT_ATTN_V(load_ps)(b + t * bt + v * bv);
         for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m512 x = _mm512_set1_ps(a[r * lda + t]);
+            ckb_kit_attn_vec x = CKB_KIT_ATTN_BCAST(a + r * lda + t);
             for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm512_fmadd_ps(x, bb[v], acc[r][v]);
+                acc[r][v] = CKB_KIT_ATTN_V(fmadd_ps)(x, bb[v], acc[r][v]);
         }
     }
 }
 
-/* q rows ldq floats apart, K groups ldk x 16 floats apart, depth d steps;
+/* q rows ldq floats apart, K groups ldk x W floats apart, depth d steps;
  * scores rows lds apart. */
 static inline __attribute__((always_inline)) void
-ckb_kit_attn_qk16_f(const float *q, int64_t ldq, const float *kf, int64_t ldk, int64_t depth,
-                    float *s, int64_t lds, const int nv, __m512 acc[][4])
+ckb_kit_attn_qk_f(const float *q, int64_t ldq, const float *kf, int64_t ldk, int64_t depth,
+                  float *s, int64_t lds, const int nv, ckb_kit_attn_vec acc[][CKB_KIT_ATTN_NV])
 {
-    ckb_kit_attn__zero16(acc, nv);
-    ckb_kit_attn__fma16(q, ldq, kf, 16, ldk * 16, depth, nv, acc);
-    ckb_kit_attn__store16(s, lds, acc, nv);
+    ckb_kit_attn__zero(acc, nv);
+    ckb_kit_attn__fma(q, ldq, kf, CKB_KIT_ATTN_W, ldk * CKB_KIT_ATTN_W, depth, nv, acc);
+    ckb_kit_attn__store(s, lds, acc, nv);
 }
 
 /* P rows ldp floats apart over nk keys, V rows ldv floats apart, o rows
  * ldo apart. */
 static inline __attribute__((always_inline)) void
-ckb_kit_attn_pv16_f(const float *p, int64_t ldp, const float *vf, int64_t ldv, float *o,
-                    int64_t ldo, const float *alpha, int64_t nk, const int dc)
+ckb_kit_attn_pv_f(const float *p, int64_t ldp, const float *vf, int64_t ldv, float *o,
+                  int64_t ldo, const float *alpha, int64_t nk, const int dc)
 {
-    __m512 acc[CKB_KIT_ATTN_R][4];
-    ckb_kit_attn__scaled16(o, ldo, alpha, acc, dc);
-    ckb_kit_attn__fma16(p, ldp, vf, ldv, 16, nk, dc, acc);
-    ckb_kit_attn__store16(o, ldo, acc, dc);
+    ckb_kit_attn_vec acc[CKB_KIT_ATTN_R][CKB_KIT_ATTN_NV];
+    CKB_KIT_ATTN_SCALED(acc, o, ldo, alpha, dc);
+    ckb_kit_attn__fma(p, ldp, vf, ldv, CKB_KIT_ATTN_W, nk, dc, acc);
+    ckb_kit_attn__store(o, ldo, acc, dc);
 }
+
+#endif /* AVX-512 or AVX2 */
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
 /* The lane-wise max mx[r] of the unmasked scores of a 4-row tile (acc, nv
  * 16-key vectors from key0): all of them unless diag (a partial block);
@@ -429,7 +449,7 @@ static inline void ckb_kit_attn_softmax16(const float *s, int64_t lds, ckb_bf16 
     }
 }
 
-/* The dot's micro-kernel, as ckb_kit_attn__fma16 on bf16 pairs: a's
+/* The dot's micro-kernel, as ckb_kit_attn__fma on bf16 pairs: a's
  * pairs, b's pair vectors (t, v) at b + t bt + v bv (in pairs). */
 static inline __attribute__((always_inline)) void
 ckb_kit_attn__dot16(const uint32_t *a, int64_t lda, const uint32_t *b, int64_t bt, int64_t bv,
@@ -455,10 +475,10 @@ ckb_kit_attn_qk16_bf2(const uint32_t *q, int64_t ldq, const uint32_t *kp, int64_
                       int64_t depth, const uint32_t *kp2, int64_t ldk2, int64_t depth2, float *s,
                       int64_t lds, const int nv, __m512 acc[][4])
 {
-    ckb_kit_attn__zero16(acc, nv);
+    ckb_kit_attn__zero(acc, nv);
     ckb_kit_attn__dot16(q, ldq, kp, 16, ldk * 16, depth, nv, acc);
     ckb_kit_attn__dot16(q + depth, ldq, kp2, 16, ldk2 * 16, depth2, nv, acc);
-    ckb_kit_attn__store16(s, lds, acc, nv);
+    ckb_kit_attn__store(s, lds, acc, nv);
 }
 
 /* The dot: q rows ldq pairs apart, K groups ldk x 16 pairs apart, depth d
@@ -477,15 +497,15 @@ ckb_kit_attn_pv16_bf(const uint32_t *p, int64_t ldp, const ckb_bf16 *vp, int64_t
                      int64_t ldo, const float *alpha, int64_t np, const int dc)
 {
     __m512 acc[CKB_KIT_ATTN_R][4];
-    ckb_kit_attn__scaled16(o, ldo, alpha, acc, dc);
+    CKB_KIT_ATTN_SCALED(acc, o, ldo, alpha, dc);
     ckb_kit_attn__dot16(p, ldp, (const uint32_t *)vp, ldv, 16, np, dc, acc);
-    ckb_kit_attn__store16(o, ldo, acc, dc);
+    ckb_kit_attn__store(o, ldo, acc, dc);
 }
 
 #endif /* AVX-512 BF16 */
 
-/* A 4-row tile's q k^T (ckb_kit_attn_qk16_f, or _bf2 over two key parts)
- * and P v (ckb_kit_attn_pv16_f or _bf over nk keys) on the unit f32 picks,
+/* A 4-row tile's q k^T (ckb_kit_attn_qk_f, or _bf2 over two key parts)
+ * and P v (ckb_kit_attn_pv_f or _bf over nk keys) on the unit f32 picks,
  * with ckb_kit_reg_flash's layouts. */
 static inline __attribute__((always_inline)) void
 ckb_kit_attn__qk_unit(const int f32, const uint32_t *q, int64_t ldq, const uint32_t *k,
@@ -499,7 +519,7 @@ ckb_kit_attn__qk_unit(const int f32, const uint32_t *q, int64_t ldq, const uint3
     }
 #endif
     (void)f32, (void)k2, (void)kd2;
-    ckb_kit_attn_qk16_f((const float *)q, ldq, (const float *)k, kd, kd, s, lds, nv, acc);
+    ckb_kit_attn_qk_f((const float *)q, ldq, (const float *)k, kd, kd, s, lds, nv, acc);
 }
 
 static inline __attribute__((always_inline)) void
@@ -513,7 +533,7 @@ ckb_kit_attn__pv_unit(const int f32, const void *p, int64_t bk, const char *v, i
     }
 #endif
     (void)f32;
-    ckb_kit_attn_pv16_f(p, bk, (const float *)v, ldo, o, ldo, alpha, nk, dc);
+    ckb_kit_attn_pv_f(p, bk, (const float *)v, ldo, o, ldo, alpha, nk, dc);
 }
 
 /*
@@ -590,61 +610,6 @@ ckb_kit_reg_flash(const void *q, int64_t ldq, const void *k, const int64_t kd, c
 }
 
 #elif defined(__AVX2__) && defined(__FMA__)
-
-/* 8 lanes: the micro-kernel of both matmuls, as ckb_kit_attn__fma16;
- * and the accumulators stored to rows ld floats apart. */
-static inline __attribute__((always_inline)) void
-ckb_kit_attn__fma8(const float *a, int64_t lda, const float *b, int64_t bt, int64_t bv, int64_t n,
-                   const int nv, __m256 acc[][3])
-{
-    for (int64_t t = 0; t < n; t++) {
-        __m256 bb[3];
-        for (int v = 0; v < nv; v++)
-            bb[v] = _mm256_load_ps(b + t * bt + v * bv);
-        for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-            __m256 x = _mm256_broadcast_ss(a + r * lda + t);
-            for (int v = 0; v < nv; v++)
-                acc[r][v] = _mm256_fmadd_ps(x, bb[v], acc[r][v]);
-        }
-    }
-}
-
-static inline __attribute__((always_inline)) void
-ckb_kit_attn__store8(float *s, int64_t ld, __m256 acc[][3], const int nv)
-{
-    for (int r = 0; r < CKB_KIT_ATTN_R; r++)
-        for (int v = 0; v < nv; v++)
-            _mm256_store_ps(s + r * ld + 8 * v, acc[r][v]);
-}
-
-/* 8 lanes: q rows ldq floats apart, K groups ldk x 8 floats apart, depth
- * d steps; scores rows lds apart. */
-static inline __attribute__((always_inline)) void
-ckb_kit_attn_qk8(const float *q, int64_t ldq, const float *kf, int64_t ldk, int64_t depth, float *s,
-                 int64_t lds, const int nv, __m256 acc[][3])
-{
-    for (int r = 0; r < CKB_KIT_ATTN_R; r++)
-        for (int v = 0; v < nv; v++)
-            acc[r][v] = _mm256_setzero_ps();
-    ckb_kit_attn__fma8(q, ldq, kf, 8, ldk * 8, depth, nv, acc);
-    ckb_kit_attn__store8(s, lds, acc, nv);
-}
-
-/* 8 lanes: P rows ldp floats apart over nk keys, V rows ldv floats apart,
- * o rows ldo apart. */
-static inline __attribute__((always_inline)) void
-ckb_kit_attn_pv8(const float *p, int64_t ldp, const float *vf, int64_t ldv, float *o, int64_t ldo,
-                 const float *alpha, int64_t nk, const int dc)
-{
-    __m256 acc[CKB_KIT_ATTN_R][3];
-    for (int r = 0; r < CKB_KIT_ATTN_R; r++) {
-        __m256 al = _mm256_set1_ps(alpha[r]);
-        for (int c = 0; c < dc; c++)
-            acc[r][c] = _mm256_mul_ps(al, _mm256_load_ps(o + r * ldo + 8 * c));
-    }
-    ckb_kit_attn__fma8(p, ldp, vf, ldv, 8, nk, dc, acc);
-    ckb_kit_attn__store8(o, ldo, acc, dc);
-}
 
 /* 8 lanes: the largest of a row's first c >= 1 scores. */
 static inline __attribute__((always_inline)) float ckb_kit_attn_max8(const float *s, int64_t c)
@@ -786,29 +751,29 @@ static inline __attribute__((always_inline)) void ckb_kit_amx_1x4(const char *a,
 }
 
 /* Accumulator tiles 0..n-1 from / to f32 rows ld floats apart, 16 columns
- * each; or zeroed. */
+ * each (op _tile_loadd or _tile_stored; a tile's number must be a constant,
+ * so no loop); or zeroed. */
+#define CKB_KIT_AMX_EACH4(op, f, ld, n)                                                        \
+    do {                                                                                       \
+        op(0, (f), (ld) * 4);                                                                  \
+        if ((n) > 1)                                                                           \
+            op(1, (f) + 16, (ld) * 4);                                                         \
+        if ((n) > 2)                                                                           \
+            op(2, (f) + 32, (ld) * 4);                                                         \
+        if ((n) > 3)                                                                           \
+            op(3, (f) + 48, (ld) * 4);                                                         \
+    } while (0)
+
 static inline __attribute__((always_inline)) void ckb_kit_amx_load4(const float *f, int64_t ld,
                                                                     int64_t n)
 {
-    _tile_loadd(0, f, ld * 4);
-    if (n > 1)
-        _tile_loadd(1, f + 16, ld * 4);
-    if (n > 2)
-        _tile_loadd(2, f + 32, ld * 4);
-    if (n > 3)
-        _tile_loadd(3, f + 48, ld * 4);
+    CKB_KIT_AMX_EACH4(_tile_loadd, f, ld, n);
 }
 
 static inline __attribute__((always_inline)) void ckb_kit_amx_store4(float *f, int64_t ld,
                                                                      int64_t n)
 {
-    _tile_stored(0, f, ld * 4);
-    if (n > 1)
-        _tile_stored(1, f + 16, ld * 4);
-    if (n > 2)
-        _tile_stored(2, f + 32, ld * 4);
-    if (n > 3)
-        _tile_stored(3, f + 48, ld * 4);
+    CKB_KIT_AMX_EACH4(_tile_stored, f, ld, n);
 }
 
 static inline __attribute__((always_inline)) void ckb_kit_amx_zero4(void)

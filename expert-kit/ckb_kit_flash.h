@@ -297,7 +297,7 @@ static inline __attribute__((always_inline)) void fa__qk(const float *q, const f
                                                          int64_t key0, int64_t qi0)
 {
     __m256 acc[FA_R][FA_NV];
-    ckb_kit_attn_qk8(q, FA_DO, kf, FA_DO, D, s, BK, nv, acc);
+    ckb_kit_attn_qk_f(q, FA_DO, kf, FA_DO, D, s, BK, nv, acc);
     if (!diag) {
         for (int r = 0; r < FA_R; r++)
             for (int v = 0; v < nv; v++)
@@ -322,7 +322,7 @@ static inline __attribute__((always_inline)) void fa__pv(const float *p, const f
                                                          const float *alpha, int64_t nk,
                                                          const int dc)
 {
-    ckb_kit_attn_pv8(p, BK, vf, FA_DO, o, FA_DO, alpha, nk, dc);
+    ckb_kit_attn_pv_f(p, BK, vf, FA_DO, o, FA_DO, alpha, nk, dc);
 }
 
 /* Per-thread scratch (one allocation, owned by fa__attention()): the query

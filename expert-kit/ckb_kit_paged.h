@@ -168,7 +168,7 @@ static inline __attribute__((always_inline)) void pk__qk(const void *q, const vo
 #if defined(MMA) && MMA == 0
     ckb_kit_attn_qk16_bf(q, PK_DP, kp, PK_DP, PK_DP, s, PK_BKS, nv, acc);
 #else
-    ckb_kit_attn_qk16_f(q, PK_DQ, kp, PK_DQ, PK_DQ, s, PK_BKS, nv, acc);
+    ckb_kit_attn_qk_f(q, PK_DQ, kp, PK_DQ, PK_DQ, s, PK_BKS, nv, acc);
 #endif
 }
 
@@ -183,7 +183,7 @@ static inline __attribute__((always_inline)) void pk__pv(const void *p, const vo
 #if defined(MMA) && MMA == 0
     ckb_kit_attn_pv16_bf(p, PK_BKS / 2, v, PK_DO, o, PK_DO, alpha, nk / 2, dc);
 #else
-    ckb_kit_attn_pv16_f(p, PK_BKS, v, PK_DO, o, PK_DO, alpha, nk, dc);
+    ckb_kit_attn_pv_f(p, PK_BKS, v, PK_DO, o, PK_DO, alpha, nk, dc);
 #endif
 }
 
@@ -262,7 +262,7 @@ static inline __attribute__((always_inline)) void pk__qk(const float *q, const f
                                                          const int nv)
 {
     __m256 acc[PK_R][PK_NV];
-    ckb_kit_attn_qk8(q, PK_DO, kf, PK_DO, D, s, PK_BKP, nv, acc);
+    ckb_kit_attn_qk_f(q, PK_DO, kf, PK_DO, D, s, PK_BKP, nv, acc);
 }
 
 /* o[r][0 .. 8dc) = alpha[r] * o[r] + P[r] . V over nk keys. */
@@ -270,7 +270,7 @@ static inline __attribute__((always_inline)) void pk__pv(const float *p, const f
                                                          const float *alpha, int64_t nk,
                                                          const int dc)
 {
-    ckb_kit_attn_pv8(p, PK_BKP, vf, PK_DO, o, PK_DO, alpha, nk, dc);
+    ckb_kit_attn_pv_f(p, PK_BKP, vf, PK_DO, o, PK_DO, alpha, nk, dc);
 }
 
 /* Online softmax of the row tile at state row rt over a block of keys from
