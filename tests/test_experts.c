@@ -5,6 +5,7 @@
  * matmul-unit parameter, on each unit with the blocks the host model gives
  * for it, bench's untuned defaults (units this host lacks run as the
  * expert's fallback, which is then tested again). */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <json-c/json.h>
 #include <omp.h>
@@ -479,6 +480,42 @@ CKBT_TEST(experts_pass_every_configuration, "quick")
         }
     }
     CKBT_EXPECT(checked >= 4, "6p and 7p have an expert and two configurations each (%d checked)",
+                checked);
+}
+
+CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
+{
+    /* The AMX path (MMA=2) of every expert that takes the unit and that no
+     * other test runs on tiles (the flash four have theirs below, the
+     * experts with configurations experts_pass_every_configuration): no
+     * host here has AMX, so without this the GEMM and conv experts' tile
+     * code (8p, 11p, 29k, 32k, 33k, 41k, 50k) would only ever compile. */
+    const char *level = getenv("CKBENCH_ISA");
+    if (!__builtin_cpu_supports("avx512bf16") || (level && *level)) {
+        ckbt_skip("no AVX-512 BF16 at the ISA level in force: the tile paths need it");
+        return;
+    }
+    static const char *const flash[] = {"1p", "2p", "3p", "4p"};
+    const experts_run tiles = {ckb_isa_level(), "-DMMA=2", 2, 1};
+    int checked = 0;
+    for (int i = 0; i < ckb_workload_count(); i++) {
+        const ckb_workload *w = ckb_workload_at(i);
+        char path[512];
+        int unit = 0;
+        for (int p = 0; p < w->nparams; p++)
+            unit |= w->params[p].fallback == CKB_PARAM_HOST_UNIT;
+        int skip = w->nconfigs > 0 || !unit || !ckb_expert_path(w, path, sizeof path);
+        for (size_t f = 0; !skip && f < sizeof flash / sizeof *flash; f++)
+            skip = strncmp(w->id, flash[f], strlen(flash[f])) == 0 &&
+                   !isdigit((unsigned char)w->id[strlen(flash[f])]);
+        if (skip)
+            continue;
+        long products = experts__check_config(w, path, 0, &tiles);
+        CKBT_EXPECT(products > 0, "%s: the emulated tile path did not run (%ld tile products)",
+                    w->id, products);
+        checked++;
+    }
+    CKBT_EXPECT(checked >= 7, "8p, 11p, 29k, 32k, 33k, 41k and 50k take MMA (%d checked)",
                 checked);
 }
 
