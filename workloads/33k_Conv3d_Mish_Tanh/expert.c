@@ -157,6 +157,9 @@ static void cmt__pair_input(const ckb_bf16 *x, uint32_t *xp, int64_t z0, int64_t
 
 #define CMT_KCH (IC % 32 == 0 ? 32 : IC) /* channels per tile step */
 
+typedef ckb_bf16 cmt_weight;
+#define CMT_WEIGHTS (CMT_TAPS * IC * OC)
+
 /* wa[tap][icc][oc][CMT_KCH] bf16: a weight tile is 16 rows of oc. */
 static void cmt__pack_weight(const ckb_bf16 *weight, ckb_bf16 *wa)
 {
@@ -168,10 +171,22 @@ static void cmt__pack_weight(const ckb_bf16 *weight, ckb_bf16 *wa)
                         weight[(o * IC + c * CMT_KCH + k) * CMT_TAPS + t];
 }
 
+/* The tiles each thread configures: 4-5 weights, 6-7 inputs. */
+static void cmt__unit_on(void)
+{
+    ckb_kit_amx_on_k(CMT_KCH);
+}
+
+static void cmt__unit_off(void)
+{
+    _tile_release();
+}
+
 /* One (n, od) plane of every output channel. */
 static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *bias,
-                       ckb_bf16 *out, int64_t s, int64_t od, float *st)
+                       ckb_bf16 *out, int64_t s, int64_t od)
 {
+    float st[32 * 32] __attribute__((aligned(64)));
     for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 32)
         for (int64_t o0 = 0; o0 < OC; o0 += 32) {
             _tile_zero(0);
@@ -215,31 +230,13 @@ static void cmt__plane(const uint32_t *xp, const ckb_bf16 *wa, const ckb_bf16 *b
         }
 }
 
-void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
-{
-    const int64_t nz = N * D * CMT_ICP;
-    uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
-    ckb_bf16 *wa = ckb_kit_alloc64(((size_t)(CMT_TAPS * IC * OC) * 2 + 63) / 64 * 64);
-    if (xp && wa) { /* out of memory: no way to report, out stays unwritten */
-        cmt__pack_weight(weight, wa);
-#pragma omp parallel
-        {
-#pragma omp for schedule(static)
-            for (int64_t z = 0; z < nz; z += 16)
-                cmt__pair_input(x, xp, z, z + 16 < nz ? z + 16 : nz);
-            float st[32 * 32] __attribute__((aligned(64)));
-            ckb_kit_amx_on_k(CMT_KCH); /* tiles 4-5 weights, 6-7 inputs */
-#pragma omp for schedule(static)
-            for (int64_t i = 0; i < N * OD; i++)
-                cmt__plane(xp, wa, bias, out, i / OD, i % OD, st);
-            _tile_release();
-        }
-    }
-    free(xp);
-    free(wa);
-}
-
 #else /* AVX-512 BF16 micro-kernel */
+
+typedef uint32_t cmt_weight;
+#define CMT_WEIGHTS (CMT_TAPS * CMT_ICP * OC)
+
+static void cmt__unit_on(void) {}
+static void cmt__unit_off(void) {}
 
 /* wb[tap][p][oc]: the weight pair (channels 2p, 2p+1) of each output
  * channel, one word, broadcast by the micro-kernel. */
@@ -286,31 +283,42 @@ static inline void cmt__tile(const uint32_t *xp, const uint32_t *wb, const ckb_b
     }
 }
 
+/* One (n, od) plane of every output channel, positions outer: one block
+ * of x rows serves every channel. */
+static inline void cmt__plane(const uint32_t *xp, const uint32_t *wb, const ckb_bf16 *bias,
+                              ckb_bf16 *out, int64_t s, int64_t od)
+{
+    for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 16 * PV)
+        for (int64_t o0 = 0; o0 < OC; o0 += R)
+            cmt__tile(xp, wb, bias, out, s, od, o0, s0);
+}
+
+#endif
+
+/* Either unit: x into channel pairs and the weights packed, by all
+ * threads; then the threads split the (n, od) planes. */
 void workload(const ckb_bf16 *x, const ckb_bf16 *weight, const ckb_bf16 *bias, ckb_bf16 *out)
 {
     const int64_t nz = N * D * CMT_ICP;
     uint32_t *xp = ckb_kit_alloc64((size_t)(nz * CMT_PLANE) * 4);
-    uint32_t *wb = ckb_kit_alloc64(((size_t)(CMT_TAPS * CMT_ICP * OC) * 4 + 63) / 64 * 64);
-    if (xp && wb) { /* out of memory: no way to report, out stays unwritten */
-        cmt__pack_weight(weight, wb);
+    cmt_weight *wp = ckb_kit_alloc64(((size_t)CMT_WEIGHTS * sizeof(cmt_weight) + 63) / 64 * 64);
+    if (xp && wp) { /* out of memory: no way to report, out stays unwritten */
+        cmt__pack_weight(weight, wp);
 #pragma omp parallel
         {
 #pragma omp for schedule(static)
             for (int64_t z = 0; z < nz; z += 16)
                 cmt__pair_input(x, xp, z, z + 16 < nz ? z + 16 : nz);
-            /* positions outer: one block of x rows serves every channel */
+            cmt__unit_on();
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < N * OD; i++)
-                for (int64_t s0 = 0; s0 < CMT_SPAN; s0 += 16 * PV)
-                    for (int64_t o0 = 0; o0 < OC; o0 += R)
-                        cmt__tile(xp, wb, bias, out, i / OD, i % OD, o0, s0);
+                cmt__plane(xp, wp, bias, out, i / OD, i % OD);
+            cmt__unit_off();
         }
     }
     free(xp);
-    free(wb);
+    free(wp);
 }
-
-#endif
 
 #elif defined(__AVX2__) && defined(__FMA__) && OC % R == 0 && 16 * PV + KW <= 128
 
