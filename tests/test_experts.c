@@ -61,7 +61,12 @@ static void expect_expert_ok(const ckb_workload *w, const char *path, const char
     expect_expert_ok_on(w, path, label, values, NULL);
 }
 
-CKBT_TEST(experts_pass_eval_at_small_size, "quick")
+/* Tier full: what it adds to experts_pass_eval_with_a_team_of_three (the
+ * same `ckbench eval` of every expert, quick) is other -D values for the
+ * kernels, which are compiled as candidates are, without the sanitizers.
+ * The sanitizer pass keeps that evaluator path on every expert, --define
+ * included (experts_run_the_unit_they_are_given); the plain pass runs this. */
+CKBT_TEST(experts_pass_eval_at_small_size, "full")
 {
     ckb_machine here; /* caches and ISA level: what the host model reads */
     ckb_machine_probe(1, &here);
