@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/expert.h"
+#include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/proc.h"
 #include "eval/check.h"
@@ -171,20 +173,33 @@ static int compile_ok(char *const *argv, char **message)
     return ok;
 }
 
+/* One compile of experts_build_for_the_units_this_host_lacks: its label,
+ * its command line's own parts, and what came of it. */
+typedef struct {
+    char label[160];
+    const char *target;
+    char path[512], dims[600], unit[16];
+    int ok;
+    char *message;
+} experts_build;
+
 CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
 {
     static const char *const targets[] = {"-march=sapphirerapids", "-march=cooperlake"};
     const char *dir = ckbt_tmpdir();
-    char empty[600], obj[600], dims[600], inc[600], kit[600];
+    char empty[600], obj[600], inc[600], kit[600];
     snprintf(empty, sizeof empty, "%s/empty.c", dir);
     snprintf(obj, sizeof obj, "%s/expert.o", dir);
-    snprintf(dims, sizeof dims, "%s/dims.h", dir);
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
     snprintf(kit, sizeof kit, "-I%s/expert-kit", ckb_home());
     static const char empty_src[] = "int ckbt_empty;\n";
     CKBT_EXPECT(ckb_write_file_atomic(empty, empty_src, strlen(empty_src)) == 0, "write %s",
                 empty);
-    int built = 0;
+    /* Every compile is listed first (each workload configuration's dims in a
+     * header of its own), then run a few at once: they are independent, and
+     * one at a time they left all cores but one idle for most of a minute. */
+    experts_build *jobs = NULL;
+    int njobs = 0, cap = 0;
     for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
         char *probe[] = {(char *)ckb_compiler(), (char *)targets[t], "-c", empty, "-o", obj, NULL};
         if (!compile_ok(probe, NULL))
@@ -195,6 +210,8 @@ CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
             if (!ckb_expert_path(w, path, sizeof path))
                 continue;
             for (int cf = 0; cf < ckb_workload_config_count(w); cf++) {
+                char dims[600];
+                snprintf(dims, sizeof dims, "%s/dims-%s-%d.h", dir, w->id, cf);
                 int64_t d[CKB_MAX_DIMS];
                 ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, d);
                 char *header = ckb_workload_dims_header(w, d, "small");
@@ -205,22 +222,44 @@ CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
                 for (int p = 0; p < w->nparams; p++)
                     has_unit |= w->params[p].fallback == CKB_PARAM_HOST_UNIT;
                 for (int u = has_unit ? 0 : 2; u <= 2; u++) {
-                    char unit[16];
-                    snprintf(unit, sizeof unit, "-DMMA=%d", u);
-                    char *argv[] = {(char *)ckb_compiler(), "-O2", (char *)targets[t], "-fopenmp",
-                                    "-fPIC", "-std=gnu11", "-Werror=implicit-function-declaration",
-                                    inc, kit, "-include", dims, unit, "-c", path, "-o", obj, NULL};
-                    char *message = NULL;
-                    int ok = compile_ok(argv, &message);
-                    CKBT_EXPECT(ok, "%s%s%s expert, %s, %s: %.600s", w->id, cf ? "/" : "",
-                                cf ? ckb_workload_config_name(w, cf) : "", targets[t], unit,
-                                message ? message : "");
-                    free(message);
-                    built += ok;
+                    if (njobs == cap) {
+                        cap = cap ? 2 * cap : 64;
+                        jobs = ckb_xrealloc(jobs, (size_t)cap * sizeof *jobs);
+                    }
+                    experts_build *b = &jobs[njobs++];
+                    memset(b, 0, sizeof *b);
+                    snprintf(b->label, sizeof b->label, "%s%s%s expert, %s", w->id,
+                             cf ? "/" : "", cf ? ckb_workload_config_name(w, cf) : "",
+                             targets[t]);
+                    snprintf(b->path, sizeof b->path, "%s", path);
+                    b->target = targets[t];
+                    snprintf(b->dims, sizeof b->dims, "%s", dims);
+                    snprintf(b->unit, sizeof b->unit, "-DMMA=%d", u);
                 }
             }
         }
     }
+    int width = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#pragma omp parallel for schedule(dynamic) num_threads(width > 1 ? width : 1)
+    for (int k = 0; k < njobs; k++) {
+        experts_build *b = &jobs[k];
+        char o[640];
+        snprintf(o, sizeof o, "%s/expert-%d.o", dir, k);
+        char *argv[] = {(char *)ckb_compiler(), "-O2", (char *)b->target, "-fopenmp",
+                        "-fPIC", "-std=gnu11", "-Werror=implicit-function-declaration",
+                        inc, kit, "-include", b->dims, b->unit, "-c", b->path, "-o", o,
+                        NULL};
+        b->ok = compile_ok(argv, &b->message);
+        remove(o);
+    }
+    int built = 0;
+    for (int k = 0; k < njobs; k++) {
+        CKBT_EXPECT(jobs[k].ok, "%s, %s: %.600s", jobs[k].label, jobs[k].unit,
+                    jobs[k].message ? jobs[k].message : "");
+        built += jobs[k].ok;
+        free(jobs[k].message);
+    }
+    free(jobs);
     printf("    (%d builds for units this host may lack)\n", built);
 }
 
