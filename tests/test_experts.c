@@ -356,80 +356,111 @@ typedef struct {
     int amx_emulated;    /* the tile intrinsics from tests/amx_emu.h */
 } experts_run;
 
-/* Returns the object's amx_emu_products after the call (-1 without one). */
-static long experts__check_config(const ckb_workload *w, const char *path, int cf,
-                                  const experts_run *run)
+/* One expert at one configuration and run: what experts__check_all
+ * compiles (all of a test's at once) and then loads, runs and checks. */
+typedef struct {
+    const ckb_workload *w;
+    char path[512];
+    int cf;
+    experts_run run;
+    char defines[256]; /* run.defines' copy, split in place by the compile */
+    char label[300], hdr[600], so[600];
+    int64_t dims[CKB_MAX_DIMS];
+    int ready, ok;     /* its dims header written; its object built */
+    char *message;     /* the compiler's output */
+    long products;     /* the object's amx_emu_products after the call (-1 without one) */
+} experts_case;
+
+/* Fills c for w's expert at path, configuration cf, run run. */
+static void experts__case(experts_case *c, const ckb_workload *w, const char *path, int cf,
+                          const experts_run *run)
 {
     static int seq;
     seq++;
-    char label[300], hdr[600], so[600], inc[600], kit[600], emu[600], defs[256];
-    snprintf(label, sizeof label, "%s/%s at %s%s%s, %d threads%s", w->id,
+    memset(c, 0, sizeof *c);
+    c->w = w;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    c->cf = cf;
+    c->run = *run;
+    snprintf(c->defines, sizeof c->defines, "%s", run->defines ? run->defines : "");
+    c->products = -1;
+    snprintf(c->label, sizeof c->label, "%s/%s at %s%s%s, %d threads%s", w->id,
              ckb_workload_config_name(w, cf), ckb_isa_name(run->level),
              run->defines ? ", " : "", run->defines ? run->defines : "", run->threads,
              run->amx_emulated ? ", AMX emulated" : "");
-    snprintf(hdr, sizeof hdr, "%s/cfg-%d.h", ckbt_tmpdir(), seq);
-    snprintf(so, sizeof so, "%s/cfg-%d.so", ckbt_tmpdir(), seq);
+    snprintf(c->hdr, sizeof c->hdr, "%s/cfg-%d.h", ckbt_tmpdir(), seq);
+    snprintf(c->so, sizeof c->so, "%s/cfg-%d.so", ckbt_tmpdir(), seq);
+    c->run.defines = NULL; /* the caller's; the copy above is the compile's */
+    ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, c->dims);
+    char *h = ckb_workload_dims_header(w, c->dims, c->label);
+    c->ready = h && ckb_write_file_atomic(c->hdr, h, strlen(h)) == 0;
+    free(h);
+    CKBT_EXPECT(c->ready, "%s: cannot write %s", c->label, c->hdr);
+}
+
+/* Compiles c as eval would; no test state is touched (it runs beside
+ * others), the outcome is left in c. */
+static void experts__compile(experts_case *c)
+{
+    char *argv[48], inc[600], kit[600], emu[600];
+    int n = 0;
     snprintf(inc, sizeof inc, "-I%s/include", ckb_home());
     snprintf(kit, sizeof kit, "-I%s/expert-kit", ckb_home());
     snprintf(emu, sizeof emu, "%s/tests/amx_emu.h", ckb_home());
-    int64_t dims[CKB_MAX_DIMS];
-    ckb_workload_config_dims(w, CKB_SIZE_SMALL, cf, dims);
-    char *h = ckb_workload_dims_header(w, dims, label);
-    int ok = h && ckb_write_file_atomic(hdr, h, strlen(h)) == 0;
-    free(h);
-    CKBT_EXPECT(ok, "%s: cannot write %s", label, hdr);
-    if (!ok)
-        return -1;
-
-    char *argv[48];
-    int n = 0;
     const char *march[CKB_ISA_MAX_FLAGS];
     argv[n++] = (char *)ckb_compiler();
     argv[n++] = "-O3";
-    for (int i = 0, nm = ckb_isa_march(run->level, march); i < nm; i++)
+    for (int i = 0, nm = ckb_isa_march(c->run.level, march); i < nm; i++)
         argv[n++] = (char *)march[i];
     char *fixed[] = {"-fopenmp", "-shared", "-fPIC", "-std=gnu11",
                      "-Werror=implicit-function-declaration", inc, kit};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         argv[n++] = fixed[i];
-    if (run->amx_emulated) {
+    if (c->run.amx_emulated) {
         argv[n++] = "-D__AMX_TILE__";
         argv[n++] = "-D__AMX_BF16__";
         argv[n++] = "-include";
         argv[n++] = emu;
     }
     argv[n++] = "-include";
-    argv[n++] = hdr;
-    snprintf(defs, sizeof defs, "%s", run->defines ? run->defines : "");
-    for (char *save, *tok = strtok_r(defs, " ", &save); tok && n < 40;
+    argv[n++] = c->hdr;
+    for (char *save, *tok = strtok_r(c->defines, " ", &save); tok && n < 40;
          tok = strtok_r(NULL, " ", &save))
         argv[n++] = tok;
-    argv[n++] = (char *)path;
+    argv[n++] = c->path;
     argv[n++] = "-o";
-    argv[n++] = so;
+    argv[n++] = c->so;
     argv[n++] = "-lm";
     argv[n++] = "-latomic";
     argv[n] = NULL;
-    char *message = NULL;
-    ok = compile_ok(argv, &message);
-    CKBT_EXPECT(ok, "%s: the expert does not compile:\n%.1500s", label, message ? message : "");
-    free(message);
-    void *lib = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+    c->ok = compile_ok(argv, &c->message);
+}
+
+/* Loads c's object, runs it once on guarded buffers (an overrun faults, an
+ * output left unwritten is NaN) and holds it to the reference with that
+ * configuration's tolerance; its amx_emu_products into c->products. */
+static void experts__run_case(experts_case *c)
+{
+    const ckb_workload *w = c->w;
+    const char *label = c->label;
+    CKBT_EXPECT(c->ok, "%s: the expert does not compile:\n%.1500s", label,
+                c->message ? c->message : "");
+    void *lib = c->ok ? dlopen(c->so, RTLD_NOW | RTLD_LOCAL) : NULL;
     experts_fn fn = lib ? (experts_fn)dlsym(lib, "workload") : NULL;
-    CKBT_EXPECT(!ok || fn, "%s: cannot load %s", label, so);
+    CKBT_EXPECT(!c->ok || fn, "%s: cannot load %s", label, c->so);
     if (!fn) {
         if (lib)
             dlclose(lib);
-        return -1;
+        return;
     }
 
     void *ref[CKB_MAX_TENSORS], *cand[CKB_MAX_TENSORS];
     ckb_guard g[CKB_MAX_TENSORS];
-    if (ckb_tensors_alloc(w, dims, ref) != 0)
+    if (ckb_tensors_alloc(w, c->dims, ref) != 0)
         abort();
-    w->create_inputs(dims, 11, ref);
+    w->create_inputs(c->dims, 11, ref);
     for (int i = 0; i < w->ntensors; i++) {
-        size_t bytes = ckb_tensor_bytes(&w->tensors[i], dims);
+        size_t bytes = ckb_tensor_bytes(&w->tensors[i], c->dims);
         if (ckb_guard_alloc(&g[i], bytes) != 0)
             abort();
         cand[i] = g[i].ptr;
@@ -438,9 +469,9 @@ static long experts__check_config(const ckb_workload *w, const char *path, int c
         else
             memset(cand[i], 0xff, bytes);
     }
-    w->reference(dims, ref);
+    w->reference(c->dims, ref);
     const int team = omp_get_max_threads();
-    omp_set_num_threads(run->threads);
+    omp_set_num_threads(c->run.threads);
     CKBT_EXPECT(experts__call(fn, w->ntensors, cand) == 0, "%s: %d tensors: extend experts__call",
                 label, w->ntensors);
     omp_set_num_threads(team);
@@ -449,20 +480,55 @@ static long experts__check_config(const ckb_workload *w, const char *path, int c
         if (t->role != CKB_OUT)
             continue;
         ckb_check k;
-        ckb_check_allclose(t->dtype, cand[i], ref[i], ckb_tensor_numel(t, dims),
-                           ckb_workload_config_atol(w, cf), ckb_workload_config_rtol(w, cf), &k);
+        ckb_check_allclose(t->dtype, cand[i], ref[i], ckb_tensor_numel(t, c->dims),
+                           ckb_workload_config_atol(w, c->cf), ckb_workload_config_rtol(w, c->cf),
+                           &k);
         CKBT_EXPECT(k.ok && ckb_guard_canary_ok(&g[i]),
                     "%s: %lld wrong elements of %s (worst [%lld]: %g, the reference %g), "
                     "canary %s", label, (long long)k.nbad, t->name, (long long)k.worst, k.got,
                     k.want, ckb_guard_canary_ok(&g[i]) ? "intact" : "overwritten");
     }
     const long *products = dlsym(lib, "amx_emu_products");
-    long nprod = products ? *products : -1;
+    c->products = products ? *products : -1;
     for (int i = 0; i < w->ntensors; i++)
         ckb_guard_free(&g[i]);
     ckb_tensors_free(w, ref);
     dlclose(lib);
-    return nprod;
+}
+
+/* Checks cases[0..n): every object compiled first, on every core at once
+ * (one at a time the compiles, most of these tests' time, left the other
+ * cores idle), then each loaded and run in turn, in order. */
+static void experts__check_all(experts_case *cases, int n)
+{
+    int width = (int)sysconf(_SC_NPROCESSORS_ONLN);
+#pragma omp parallel for schedule(dynamic) num_threads(width > 1 ? width : 1)
+    for (int i = 0; i < n; i++)
+        if (cases[i].ready)
+            experts__compile(&cases[i]);
+    for (int i = 0; i < n; i++) {
+        if (cases[i].ready)
+            experts__run_case(&cases[i]);
+        free(cases[i].message);
+        cases[i].message = NULL;
+    }
+}
+
+/* A test's cases, grown as it lists them. */
+typedef struct {
+    experts_case *c;
+    int n, cap;
+} experts_cases;
+
+static experts_case *experts__add(experts_cases *cs, const ckb_workload *w, const char *path,
+                                  int cf, const experts_run *run)
+{
+    if (cs->n == cs->cap) {
+        cs->cap = cs->cap ? 2 * cs->cap : 16;
+        cs->c = ckb_xrealloc(cs->c, (size_t)cs->cap * sizeof *cs->c);
+    }
+    experts__case(&cs->c[cs->n], w, path, cf, run);
+    return &cs->c[cs->n++];
 }
 
 /* The grid's smallest and largest value of every parameter but the matmul
@@ -500,6 +566,7 @@ CKBT_TEST(experts_pass_every_configuration, "quick")
     /* At this host's level: untuned with 2 and 3 threads, the grid's
      * extremes, and the tile path (emulated) where the grid has one. */
     int checked = 0;
+    experts_cases cs = {0};
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
         char path[512], lo[256], hi[256];
@@ -513,16 +580,20 @@ CKBT_TEST(experts_pass_every_configuration, "quick")
                                         {ckb_isa_level(), lo, 2, 0},
                                         {ckb_isa_level(), hi, 3, 0}};
             for (size_t r = 0; r < sizeof runs / sizeof *runs; r++)
-                experts__check_config(w, path, cf, &runs[r]);
+                experts__add(&cs, w, path, cf, &runs[r]);
             if (experts__grid_has_tiles(w)) {
                 const experts_run tiles = {ckb_isa_level(), "-DMMA=2", 2, 1};
-                long products = experts__check_config(w, path, cf, &tiles);
-                CKBT_EXPECT(products > 0, "%s/%s: the emulated tile path did not run (%ld "
-                            "tile products)", w->id, ckb_workload_config_name(w, cf), products);
+                experts__add(&cs, w, path, cf, &tiles);
             }
             checked++;
         }
     }
+    experts__check_all(cs.c, cs.n);
+    for (int k = 0; k < cs.n; k++)
+        if (cs.c[k].run.amx_emulated)
+            CKBT_EXPECT(cs.c[k].products > 0, "%s: the emulated tile path did not run (%ld "
+                        "tile products)", cs.c[k].label, cs.c[k].products);
+    free(cs.c);
     CKBT_EXPECT(checked >= 4, "6p and 7p have an expert and two configurations each (%d checked)",
                 checked);
 }
@@ -542,6 +613,7 @@ CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
     static const char *const flash[] = {"1p", "2p", "3p", "4p"};
     const experts_run tiles = {ckb_isa_level(), "-DMMA=2", 2, 1};
     int checked = 0;
+    experts_cases cs = {0};
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
         char path[512];
@@ -554,11 +626,14 @@ CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
                    !isdigit((unsigned char)w->id[strlen(flash[f])]);
         if (skip)
             continue;
-        long products = experts__check_config(w, path, 0, &tiles);
-        CKBT_EXPECT(products > 0, "%s: the emulated tile path did not run (%ld tile products)",
-                    w->id, products);
+        experts__add(&cs, w, path, 0, &tiles);
         checked++;
     }
+    experts__check_all(cs.c, cs.n);
+    for (int k = 0; k < cs.n; k++)
+        CKBT_EXPECT(cs.c[k].products > 0, "%s: the emulated tile path did not run (%ld tile "
+                    "products)", cs.c[k].w->id, cs.c[k].products);
+    free(cs.c);
     CKBT_EXPECT(checked >= 7, "8p, 11p, 29k, 32k, 33k, 41k and 50k take MMA (%d checked)",
                 checked);
 }
@@ -569,18 +644,20 @@ CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
 static void experts__flash_check(const experts_run *runs, size_t nruns, int tiles)
 {
     static const char *const ids[] = {"1p", "2p", "3p", "4p"};
+    experts_cases cs = {0};
     for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
         const ckb_workload *w = ckb_workload_find(ids[i]);
         char path[512];
         const int have = w && ckb_expert_path(w, path, sizeof path);
         CKBT_EXPECT(have, "%s has an expert", ids[i]);
-        for (size_t r = 0; have && r < nruns; r++) {
-            long products = experts__check_config(w, path, 0, &runs[r]);
-            if (tiles)
-                CKBT_EXPECT(products > 0, "%s (%s): the emulated tile path did not run (%ld "
-                            "tile products)", ids[i], runs[r].defines, products);
-        }
+        for (size_t r = 0; have && r < nruns; r++)
+            experts__add(&cs, w, path, 0, &runs[r]);
     }
+    experts__check_all(cs.c, cs.n);
+    for (int k = 0; tiles && k < cs.n; k++)
+        CKBT_EXPECT(cs.c[k].products > 0, "%s: the emulated tile path did not run (%ld tile "
+                    "products)", cs.c[k].label, cs.c[k].products);
+    free(cs.c);
 }
 
 CKBT_TEST(experts_flash_tile_paths_pass_emulated, "quick")
@@ -629,6 +706,7 @@ CKBT_TEST(experts_pass_every_configuration_on_every_lower_isa_level, "full")
 {
     /* Untuned, on each level below this host's and on each matmul unit at
      * this host's (a unit it lacks runs as the expert's fallback). */
+    experts_cases cs = {0};
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
         char path[512];
@@ -637,14 +715,16 @@ CKBT_TEST(experts_pass_every_configuration_on_every_lower_isa_level, "full")
         for (int cf = 0; cf < w->nconfigs; cf++) {
             for (int level = CKB_ISA_PORTABLE; level < (int)ckb_isa_level(); level++) {
                 const experts_run run = {(ckb_isa)level, NULL, 2, 0};
-                experts__check_config(w, path, cf, &run);
+                experts__add(&cs, w, path, cf, &run);
             }
             for (int unit = 0; unit <= 2; unit++) {
                 char def[16];
                 snprintf(def, sizeof def, "-DMMA=%d", unit);
                 const experts_run run = {ckb_isa_level(), def, 2, 0};
-                experts__check_config(w, path, cf, &run);
+                experts__add(&cs, w, path, cf, &run);
             }
         }
     }
+    experts__check_all(cs.c, cs.n);
+    free(cs.c);
 }
