@@ -19,9 +19,7 @@ typedef struct {
 } ckbt_server;
 
 /* Starts `ckbench serve --db DIR/db.sqlite --listen 127.0.0.1:0 --no-host-speed`
- * plus extra (NULL-terminated) in dir (made when missing), prefixed by
- * wrapper (NULL, or a shell command line that ends with "exec" semantics,
- * e.g. "unshare -m sh -c '... && exec \"$0\" \"$@\"'"). Waits until it
+ * plus extra (NULL-terminated) in dir (made when missing). Waits until it
  * answers /healthz (at most 30 s). 0, or -1 after a test failure with its log. */
 int ckbt_serve_start(ckbt_server *s, const char *dir, const char *const *extra);
 /* The same in ckbt_tmpdir()/name. */
