@@ -730,157 +730,6 @@ ckb_kit_amx_2x2(const ckb_bf16 *a, int64_t lda, const uint32_t *b0, const uint32
 
 #endif /* AMX */
 
-/* ---- Panel GEMM: f32 row blocks from packed panels ------------------------ */
-
-/*
- * For the experts whose epilogue needs a whole block of f32 sums at once (a
- * group norm over a row's groups, a log-sum-exp over the row: 29k, 32k).
- * B is packed once per call into panels of 16 columns in the pair layout
- * (panel q at bp + q k/2 16 dwords; lane j of pair p: B[2p][16q + j] low,
- * B[2p + 1][16q + j] high), A is read in place (two consecutive k of a row
- * are already a pair), and a block of C is left in f32 memory, k in passes
- * of kc with the partial sums reloaded between them. The unit,
- * CKB_KIT_PANEL_UNIT in the experts' MMA encoding: 2 AMX (2 x 2 tile blocks,
- * ckb_kit_amx_2x2; 2 runs as 0 where the target lacks AMX), 0 vdpbf16ps
- * (8 rows x 2 panels of zmm accumulators).
- */
-#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-
-#ifndef CKB_KIT_PANEL_UNIT
-#define CKB_KIT_PANEL_UNIT 2
-#endif
-#if CKB_KIT_PANEL_UNIT == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__))
-#undef CKB_KIT_PANEL_UNIT
-#define CKB_KIT_PANEL_UNIT 0
-#endif
-
-/* Panels [q0, q1) of w [k][n] (B as it is), pair row outer so each row of w
- * is read in one run of 16 (q1 - q0) columns. */
-static inline void ckb_kit_panel_pack_kn(const ckb_bf16 *w, int64_t n, int64_t k, int64_t q0,
-                                         int64_t q1, uint32_t *bp)
-{
-    for (int64_t p = 0; p < k / 2; p++) {
-        const ckb_bf16 *r0 = w + 2 * p * n, *r1 = r0 + n;
-        for (int64_t q = q0; q < q1; q++) {
-            __m512i lo = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r0 + 16 * q)));
-            __m512i hi = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r1 + 16 * q)));
-            _mm512_store_si512((void *)(bp + (q * (k / 2) + p) * 16),
-                               _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
-        }
-    }
-}
-
-/* Panels [q0, q1) of w [n][k] (B transposed, as a linear layer's weight):
- * a pair of each of the panel's 16 rows gathered per store. */
-static inline void ckb_kit_panel_pack_nk(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1,
-                                         uint32_t *bp)
-{
-    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5,
-                                                            4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32((int)(k / 2)));
-    for (int64_t q = q0; q < q1; q++) {
-        const int *src = (const int *)(w + q * 16 * k);
-        uint32_t *dst = bp + q * (k / 2) * 16;
-        for (int64_t p = 0; p < k / 2; p++)
-            _mm512_store_si512((void *)(dst + p * 16), _mm512_i32gather_epi32(idx, src + p, 4));
-    }
-}
-
-/* The unit's per-thread state: AMX's tile configuration, which each thread
- * loads before its blocks and releases after; none for vdpbf16ps. */
-static inline void ckb_kit_panel_on(void)
-{
-#if CKB_KIT_PANEL_UNIT == 2
-    ckb_kit_amx_on();
-#endif
-}
-
-static inline void ckb_kit_panel_off(void)
-{
-#if CKB_KIT_PANEL_UNIT == 2
-    ckb_kit_amx_off();
-#endif
-}
-
-/*
- * c[0:mb, 0:16 np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
- * @ np packed panels at bp, in f32: mb a multiple of 32 (AMX) or 8, np of
- * 2, k of 32 (AMX) or 2; k in passes of kc (< 1: all of it), c holding the
- * partial sums between passes. Called between ckb_kit_panel_on and _off.
- */
-static inline void ckb_kit_panel_gemm_f32(const ckb_bf16 *a, int64_t lda, const uint32_t *bp,
-                                          int64_t k, int64_t kc, float *c, int64_t ldc,
-                                          int64_t mb, int64_t np)
-{
-    kc = kc > 0 && kc < k ? kc : k;
-    const int64_t pstride = k / 2 * 16; /* uint32 per panel */
-    for (int64_t k0 = 0; k0 < k; k0 += kc) {
-        const int64_t k1 = k0 + kc < k ? k0 + kc : k;
-        for (int64_t q = 0; q < np; q += 2) {
-            const uint32_t *b0 = bp + q * pstride + k0 / 2 * 16, *b1 = b0 + pstride;
-#if CKB_KIT_PANEL_UNIT == 2
-            for (int64_t i = 0; i < mb; i += 32)
-                ckb_kit_amx_2x2(a + i * lda + k0, lda, b0, b1, 16, k1 - k0, 2, k0 == 0,
-                                c + i * ldc + q * 16, ldc);
-#else
-            for (int64_t i = 0; i < mb; i += 8) {
-                __m512 acc[8][2];
-                float *ci = c + i * ldc + q * 16;
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) {
-                    acc[r][0] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc);
-                    acc[r][1] =
-                        k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc + 16);
-                }
-                const ckb_bf16 *ai = a + i * lda + k0;
-                for (int64_t p = 0; p < (k1 - k0) / 2; p++) {
-                    __m512i v0 = _mm512_load_si512((const void *)(b0 + p * 16));
-                    __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
-#pragma GCC unroll 8
-                    for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(ckb_kit_pair(ai + r * lda + 2 * p));
-                        /* the broadcast last: it folds into the instruction */
-                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
-                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
-                    }
-                }
-#pragma GCC unroll 8
-                for (int r = 0; r < 8; r++) {
-                    _mm512_storeu_ps(ci + r * ldc, acc[r][0]);
-                    _mm512_storeu_ps(ci + r * ldc + 16, acc[r][1]);
-                }
-            }
-#endif
-        }
-    }
-}
-
-/*
- * Called by every thread of a parallel region: the row blocks [i0, i0 + mb)
- * of [0, m) shared out statically, body(ctx, i0, scratch) on each, with a
- * scratch of `bytes` (64-byte aligned) per thread and the unit on around
- * them. A thread that cannot get its scratch runs none of its blocks (out of
- * memory: their rows stay unwritten). Ends in the loop's barrier.
- */
-typedef void (*ckb_kit_panel_rows_fn)(void *ctx, int64_t i0, void *scratch);
-
-static inline void ckb_kit_panel_rows(int64_t m, int64_t mb, size_t bytes,
-                                      ckb_kit_panel_rows_fn body, void *ctx)
-{
-    void *scratch = ckb_kit_alloc64(bytes);
-    if (scratch)
-        ckb_kit_panel_on();
-#pragma omp for schedule(static)
-    for (int64_t i0 = 0; i0 < m; i0 += mb)
-        if (scratch)
-            body(ctx, i0, scratch);
-    if (scratch)
-        ckb_kit_panel_off();
-    free(scratch);
-}
-
-#endif /* AVX-512 BF16 */
-
 /* ---- AVX-512 BF16: the resident driver ------------------------------------ */
 
 /*
@@ -1275,6 +1124,150 @@ static inline void ckb_kit_gemm16_run(const ckb_kit_gemm16_job *g)
             ckb_kit_gemm16_tiles_off();
         }
     }
+}
+
+#endif /* AVX-512 BF16 */
+
+/* ---- Panel GEMM: f32 row blocks from packed panels ------------------------ */
+
+/*
+ * For the experts whose epilogue needs a whole block of f32 sums at once (a
+ * group norm over a row's groups, a log-sum-exp over the row: 29k, 32k).
+ * B is packed once per call into panels of 16 columns in the pair layout
+ * (panel q at bp + q k/2 16 dwords; lane j of pair p: B[2p][16q + j] low,
+ * B[2p + 1][16q + j] high), A is read in place (two consecutive k of a row
+ * are already a pair), and a block of C is left in f32 memory, k in passes
+ * of kc with the partial sums reloaded between them. The unit,
+ * CKB_KIT_PANEL_UNIT in the experts' MMA encoding: 2 AMX (2 x 2 tile blocks,
+ * ckb_kit_amx_2x2; 2 runs as 0 where the target lacks AMX), 0 vdpbf16ps
+ * (8 rows x 2 panels of zmm accumulators).
+ */
+#if defined(__AVX512BF16__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+
+#ifndef CKB_KIT_PANEL_UNIT
+#define CKB_KIT_PANEL_UNIT 2
+#endif
+#if CKB_KIT_PANEL_UNIT == 2 && !(defined(__AMX_BF16__) && defined(__AMX_TILE__))
+#undef CKB_KIT_PANEL_UNIT
+#define CKB_KIT_PANEL_UNIT 0
+#endif
+
+/* Panels [q0, q1) of w [k][n] (B as it is): the resident driver's packer at
+ * a panel width of 16. */
+static inline void ckb_kit_panel_pack_kn(const ckb_bf16 *w, int64_t n, int64_t k, int64_t q0,
+                                         int64_t q1, uint32_t *bp)
+{
+    const ckb_kit_gemm16_job g = {.b = w, .ldb = n, .n = n, .k = k};
+    ckb_kit_gemm16_pack(&g, 0, k, 16 * q0, q1 - q0, 16, bp + q0 * (k / 2) * 16);
+}
+
+/* Panels [q0, q1) of w [n][k] (B transposed, as a linear layer's weight):
+ * a pair of each of the panel's 16 rows gathered per store. */
+static inline void ckb_kit_panel_pack_nk(const ckb_bf16 *w, int64_t k, int64_t q0, int64_t q1,
+                                         uint32_t *bp)
+{
+    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5,
+                                                            4, 3, 2, 1, 0),
+                                           _mm512_set1_epi32((int)(k / 2)));
+    for (int64_t q = q0; q < q1; q++) {
+        const int *src = (const int *)(w + q * 16 * k);
+        uint32_t *dst = bp + q * (k / 2) * 16;
+        for (int64_t p = 0; p < k / 2; p++)
+            _mm512_store_si512((void *)(dst + p * 16), _mm512_i32gather_epi32(idx, src + p, 4));
+    }
+}
+
+/* The unit's per-thread state: AMX's tile configuration, which each thread
+ * loads before its blocks and releases after; none for vdpbf16ps. */
+static inline void ckb_kit_panel_on(void)
+{
+#if CKB_KIT_PANEL_UNIT == 2
+    ckb_kit_amx_on();
+#endif
+}
+
+static inline void ckb_kit_panel_off(void)
+{
+#if CKB_KIT_PANEL_UNIT == 2
+    ckb_kit_amx_off();
+#endif
+}
+
+/*
+ * c[0:mb, 0:16 np] (rows ldc floats apart) = a[0:mb, 0:k] (rows lda apart)
+ * @ np packed panels at bp, in f32: mb a multiple of 32 (AMX) or 8, np of
+ * 2, k of 32 (AMX) or 2; k in passes of kc (< 1: all of it), c holding the
+ * partial sums between passes. Called between ckb_kit_panel_on and _off.
+ */
+static inline void ckb_kit_panel_gemm_f32(const ckb_bf16 *a, int64_t lda, const uint32_t *bp,
+                                          int64_t k, int64_t kc, float *c, int64_t ldc,
+                                          int64_t mb, int64_t np)
+{
+    kc = kc > 0 && kc < k ? kc : k;
+    const int64_t pstride = k / 2 * 16; /* uint32 per panel */
+    for (int64_t k0 = 0; k0 < k; k0 += kc) {
+        const int64_t k1 = k0 + kc < k ? k0 + kc : k;
+        for (int64_t q = 0; q < np; q += 2) {
+            const uint32_t *b0 = bp + q * pstride + k0 / 2 * 16, *b1 = b0 + pstride;
+#if CKB_KIT_PANEL_UNIT == 2
+            for (int64_t i = 0; i < mb; i += 32)
+                ckb_kit_amx_2x2(a + i * lda + k0, lda, b0, b1, 16, k1 - k0, 2, k0 == 0,
+                                c + i * ldc + q * 16, ldc);
+#else
+            for (int64_t i = 0; i < mb; i += 8) {
+                __m512 acc[8][2];
+                float *ci = c + i * ldc + q * 16;
+#pragma GCC unroll 8
+                for (int r = 0; r < 8; r++) {
+                    acc[r][0] = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc);
+                    acc[r][1] =
+                        k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + r * ldc + 16);
+                }
+                const ckb_bf16 *ai = a + i * lda + k0;
+                for (int64_t p = 0; p < (k1 - k0) / 2; p++) {
+                    __m512i v0 = _mm512_load_si512((const void *)(b0 + p * 16));
+                    __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
+#pragma GCC unroll 8
+                    for (int r = 0; r < 8; r++) {
+                        __m512i xv = _mm512_set1_epi32(ckb_kit_pair(ai + r * lda + 2 * p));
+                        /* the broadcast last: it folds into the instruction */
+                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
+                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
+                    }
+                }
+#pragma GCC unroll 8
+                for (int r = 0; r < 8; r++) {
+                    _mm512_storeu_ps(ci + r * ldc, acc[r][0]);
+                    _mm512_storeu_ps(ci + r * ldc + 16, acc[r][1]);
+                }
+            }
+#endif
+        }
+    }
+}
+
+/*
+ * Called by every thread of a parallel region: the row blocks [i0, i0 + mb)
+ * of [0, m) shared out statically, body(ctx, i0, scratch) on each, with a
+ * scratch of `bytes` (64-byte aligned) per thread and the unit on around
+ * them. A thread that cannot get its scratch runs none of its blocks (out of
+ * memory: their rows stay unwritten). Ends in the loop's barrier.
+ */
+typedef void (*ckb_kit_panel_rows_fn)(void *ctx, int64_t i0, void *scratch);
+
+static inline void ckb_kit_panel_rows(int64_t m, int64_t mb, size_t bytes,
+                                      ckb_kit_panel_rows_fn body, void *ctx)
+{
+    void *scratch = ckb_kit_alloc64(bytes);
+    if (scratch)
+        ckb_kit_panel_on();
+#pragma omp for schedule(static)
+    for (int64_t i0 = 0; i0 < m; i0 += mb)
+        if (scratch)
+            body(ctx, i0, scratch);
+    if (scratch)
+        ckb_kit_panel_off();
+    free(scratch);
 }
 
 #endif /* AVX-512 BF16 */
