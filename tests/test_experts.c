@@ -5,7 +5,6 @@
  * matmul-unit parameter, on each unit with the blocks the host model gives
  * for it, bench's untuned defaults (units this host lacks run as the
  * expert's fallback, which is then tested again). */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <json-c/json.h>
 #include <omp.h>
@@ -173,6 +172,15 @@ static int compile_ok(char *const *argv, char **message)
     return ok;
 }
 
+/* Whether w's expert takes the matmul unit as a parameter (MMA). */
+static int experts__takes_unit(const ckb_workload *w)
+{
+    for (int p = 0; p < w->nparams; p++)
+        if (w->params[p].fallback == CKB_PARAM_HOST_UNIT)
+            return 1;
+    return 0;
+}
+
 /* One compile of experts_build_for_the_units_this_host_lacks: its label,
  * its command line's own parts, and what came of it. */
 typedef struct {
@@ -218,10 +226,7 @@ CKBT_TEST(experts_build_for_the_units_this_host_lacks, "full")
                 CKBT_EXPECT(header && ckb_write_file_atomic(dims, header, strlen(header)) == 0,
                             "write %s", dims);
                 free(header);
-                int has_unit = 0;
-                for (int p = 0; p < w->nparams; p++)
-                    has_unit |= w->params[p].fallback == CKB_PARAM_HOST_UNIT;
-                for (int u = has_unit ? 0 : 2; u <= 2; u++) {
+                for (int u = experts__takes_unit(w) ? 0 : 2; u <= 2; u++) {
                     if (njobs == cap) {
                         cap = cap ? 2 * cap : 64;
                         jobs = ckb_xrealloc(jobs, (size_t)cap * sizeof *jobs);
@@ -598,6 +603,22 @@ CKBT_TEST(experts_pass_every_configuration, "quick")
                 checked);
 }
 
+/* The experts that walk causal query blocks on the kit's walks (1p, 2p
+ * and 4p through the flash kit, 3p with its two key parts). */
+static const char *const experts__flash_ids[] = {"1p", "2p", "3p", "4p"};
+#define EXPERTS_NFLASH (sizeof experts__flash_ids / sizeof *experts__flash_ids)
+
+/* 1, after saying "skipped", where the emulated tiles cannot run: they
+ * need AVX-512 BF16 at the ISA level in force. */
+static int experts__no_tiles_here(void)
+{
+    const char *level = getenv("CKBENCH_ISA");
+    if (__builtin_cpu_supports("avx512bf16") && !(level && *level))
+        return 0;
+    ckbt_skip("no AVX-512 BF16 at the ISA level in force: the tile paths need it");
+    return 1;
+}
+
 CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
 {
     /* The AMX path (MMA=2) of every expert that takes the unit and that no
@@ -605,25 +626,18 @@ CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
      * experts with configurations experts_pass_every_configuration): no
      * host here has AMX, so without this the GEMM and conv experts' tile
      * code (8p, 11p, 29k, 32k, 33k, 41k, 50k) would only ever compile. */
-    const char *level = getenv("CKBENCH_ISA");
-    if (!__builtin_cpu_supports("avx512bf16") || (level && *level)) {
-        ckbt_skip("no AVX-512 BF16 at the ISA level in force: the tile paths need it");
+    if (experts__no_tiles_here())
         return;
-    }
-    static const char *const flash[] = {"1p", "2p", "3p", "4p"};
     const experts_run tiles = {ckb_isa_level(), "-DMMA=2", 2, 1};
     int checked = 0;
     experts_cases cs = {0};
     for (int i = 0; i < ckb_workload_count(); i++) {
         const ckb_workload *w = ckb_workload_at(i);
         char path[512];
-        int unit = 0;
-        for (int p = 0; p < w->nparams; p++)
-            unit |= w->params[p].fallback == CKB_PARAM_HOST_UNIT;
-        int skip = w->nconfigs > 0 || !unit || !ckb_expert_path(w, path, sizeof path);
-        for (size_t f = 0; !skip && f < sizeof flash / sizeof *flash; f++)
-            skip = strncmp(w->id, flash[f], strlen(flash[f])) == 0 &&
-                   !isdigit((unsigned char)w->id[strlen(flash[f])]);
+        int skip = w->nconfigs > 0 || !experts__takes_unit(w) ||
+                   !ckb_expert_path(w, path, sizeof path);
+        for (size_t f = 0; !skip && f < EXPERTS_NFLASH; f++)
+            skip = ckb_workload_find(experts__flash_ids[f]) == w;
         if (skip)
             continue;
         experts__add(&cs, w, path, 0, &tiles);
@@ -643,9 +657,9 @@ CKBT_TEST(experts_tile_paths_pass_emulated, "quick")
  * tiles, that the emulated tile path ran. */
 static void experts__flash_check(const experts_run *runs, size_t nruns, int tiles)
 {
-    static const char *const ids[] = {"1p", "2p", "3p", "4p"};
+    const char *const *ids = experts__flash_ids;
     experts_cases cs = {0};
-    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+    for (size_t i = 0; i < EXPERTS_NFLASH; i++) {
         const ckb_workload *w = ckb_workload_find(ids[i]);
         char path[512];
         const int have = w && ckb_expert_path(w, path, sizeof path);
@@ -667,11 +681,8 @@ CKBT_TEST(experts_flash_tile_paths_pass_emulated, "quick")
      * configuration each, and no AMX here). Each runs it here on emulated
      * tiles, with its untuned blocks and with small ones (more query tiles
      * and key blocks a head). */
-    const char *level = getenv("CKBENCH_ISA");
-    if (!__builtin_cpu_supports("avx512bf16") || (level && *level)) {
-        ckbt_skip("no AVX-512 BF16 at the ISA level in force: the flash tile path needs it");
+    if (experts__no_tiles_here())
         return;
-    }
     const experts_run runs[] = {{ckb_isa_level(), "-DMMA=2", 2, 1},
                                 {ckb_isa_level(), "-DMMA=2 -DBQ=32 -DBK=32", 2, 1}};
     experts__flash_check(runs, sizeof runs / sizeof *runs, 1);
