@@ -1225,15 +1225,9 @@ static inline void ckb_kit_panel_gemm_f32(const ckb_bf16 *a, int64_t lda, const 
                 }
                 const ckb_bf16 *ai = a + i * lda + k0;
                 for (int64_t p = 0; p < (k1 - k0) / 2; p++) {
-                    __m512i v0 = _mm512_load_si512((const void *)(b0 + p * 16));
-                    __m512i v1 = _mm512_load_si512((const void *)(b1 + p * 16));
-#pragma GCC unroll 8
-                    for (int r = 0; r < 8; r++) {
-                        __m512i xv = _mm512_set1_epi32(ckb_kit_pair(ai + r * lda + 2 * p));
-                        /* the broadcast last: it folds into the instruction */
-                        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)v0, (__m512bh)xv);
-                        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)v1, (__m512bh)xv);
-                    }
+                    const __m512i v[2] = {_mm512_load_si512((const void *)(b0 + p * 16)),
+                                          _mm512_load_si512((const void *)(b1 + p * 16))};
+                    CKB_KIT_DPBF16_TILE(acc, v, 8, 2, r, ckb_kit_pair(ai + r * lda + 2 * p));
                 }
 #pragma GCC unroll 8
                 for (int r = 0; r < 8; r++) {
