@@ -179,7 +179,7 @@ static void cmt__unit_on(void)
 
 static void cmt__unit_off(void)
 {
-    _tile_release();
+    ckb_kit_amx_off();
 }
 
 /* One (n, od) plane of every output channel. */
